@@ -1,0 +1,278 @@
+//! Dense kernels on `faer`, behind `ndarray` types.
+//!
+//! This module is the only place in ksvd-rs that calls faer. Views are zero-copy: an
+//! [`ArrayView2`] becomes a [`faer::MatRef`] with the same pointer and strides.
+use crate::error::{LinalgError, Result};
+use faer::linalg::solvers::Solve;
+use faer::{Accum, Mat, MatMut, MatRef, Par, Side};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, ShapeBuilder};
+
+/// The faer parallelism matching the current rayon pool: sequential with one thread.
+/// Both settings are deterministic for a fixed thread count.
+pub fn parallelism() -> Par {
+    let n = rayon::current_num_threads();
+    if n <= 1 {
+        Par::Seq
+    } else {
+        Par::rayon(n)
+    }
+}
+
+/// A zero-copy faer view of an ndarray view.
+pub fn as_faer(a: ArrayView2<'_, f64>) -> MatRef<'_, f64> {
+    let (r, c) = a.dim();
+    let s = a.strides();
+    // SAFETY: the pointer, shape and element strides come from a live ndarray view that
+    // outlives the returned reference (same lifetime 'a).
+    unsafe { MatRef::from_raw_parts(a.as_ptr(), r, c, s[0], s[1]) }
+}
+
+/// A zero-copy mutable faer view of a mutable ndarray view.
+pub fn as_faer_mut(mut a: ArrayViewMut2<'_, f64>) -> MatMut<'_, f64> {
+    let (r, c) = a.dim();
+    let s = a.strides().to_vec();
+    // SAFETY: as in `as_faer`; the mutable borrow is moved into the returned view.
+    unsafe { MatMut::from_raw_parts_mut(a.as_mut_ptr(), r, c, s[0], s[1]) }
+}
+
+/// Copies a faer matrix into a new (column-major) ndarray.
+pub fn to_ndarray(m: MatRef<'_, f64>) -> Array2<f64> {
+    let (r, c) = (m.nrows(), m.ncols());
+    let mut out = Array2::zeros((r, c).f());
+    for j in 0..c {
+        for i in 0..r {
+            out[[i, j]] = m[(i, j)];
+        }
+    }
+    out
+}
+
+fn from_mat(m: Mat<f64>) -> Array2<f64> {
+    to_ndarray(m.as_ref())
+}
+
+/// `A B` (pass `a.t()` or `b.t()` for transposed operands: views are zero-copy).
+pub fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    let mut out = Array2::zeros((a.nrows(), b.ncols()));
+    gemm_into(out.view_mut(), a, b, 1.0, false)?;
+    Ok(out)
+}
+
+/// `out = alpha A B` (or `out += alpha A B` when `accumulate`).
+pub fn gemm_into(
+    out: ArrayViewMut2<'_, f64>,
+    a: ArrayView2<'_, f64>,
+    b: ArrayView2<'_, f64>,
+    alpha: f64,
+    accumulate: bool,
+) -> Result<()> {
+    if a.ncols() != b.nrows() {
+        return Err(LinalgError::ShapeMismatch { op: "matmul", left: a.dim(), right: b.dim() });
+    }
+    if out.dim() != (a.nrows(), b.ncols()) {
+        return Err(LinalgError::ShapeMismatch { op: "matmul output", left: out.dim(), right: (a.nrows(), b.ncols()) });
+    }
+    if out.is_empty() {
+        return Ok(());
+    }
+    let mut out = out;
+    if a.ncols() == 0 {
+        if !accumulate {
+            out.fill(0.0);
+        }
+        return Ok(());
+    }
+    let beta = if accumulate { Accum::Add } else { Accum::Replace };
+    faer::linalg::matmul::matmul(as_faer_mut(out), beta, as_faer(a), as_faer(b), alpha, parallelism());
+    Ok(())
+}
+
+/// A thin singular value decomposition.
+#[derive(Debug, Clone)]
+pub struct DenseSvd {
+    /// Left singular vectors, `n x k`, `k = min(n, m)`, orthonormal columns.
+    pub u: Array2<f64>,
+    /// Singular values, non-negative, in descending order.
+    pub s: Array1<f64>,
+    /// Right singular vectors, `m x k`, orthonormal columns.
+    pub v: Array2<f64>,
+}
+
+/// The thin SVD `A = U diag(s) V^T` (faer's divide and conquer).
+pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<DenseSvd> {
+    let (n, m) = a.dim();
+    if n == 0 || m == 0 {
+        let k = n.min(m);
+        return Ok(DenseSvd { u: Array2::zeros((n, k)), s: Array1::zeros(k), v: Array2::zeros((m, k)) });
+    }
+    crate::error::check_finite("matrix", a)?;
+    let svd = as_faer(a)
+        .thin_svd()
+        .map_err(|e| LinalgError::Factorization { op: "SVD", reason: format!("{e:?}") })?;
+    let s = svd.S().column_vector();
+    let s = Array1::from_iter((0..s.nrows()).map(|i| s[i].max(0.0)));
+    Ok(DenseSvd { u: to_ndarray(svd.U()), s, v: to_ndarray(svd.V()) })
+}
+
+/// Singular values only, in descending order.
+pub fn singular_values(a: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
+    if a.is_empty() {
+        return Ok(Array1::zeros(a.nrows().min(a.ncols())));
+    }
+    crate::error::check_finite("matrix", a)?;
+    let s = as_faer(a)
+        .singular_values()
+        .map_err(|e| LinalgError::Factorization { op: "SVD", reason: format!("{e:?}") })?;
+    Ok(Array1::from_iter(s.into_iter().map(|x| x.max(0.0))))
+}
+
+/// An orthonormal basis of the column space of `a` (`n x k`, `n >= k`): the thin `Q` of a
+/// Householder QR factorisation.
+pub fn thin_q(a: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    if a.nrows() < a.ncols() {
+        return Err(LinalgError::ShapeMismatch { op: "thin QR (needs rows >= cols)", left: a.dim(), right: a.dim() });
+    }
+    if a.is_empty() {
+        return Ok(Array2::zeros(a.dim()));
+    }
+    Ok(from_mat(as_faer(a).qr().compute_thin_Q()))
+}
+
+/// Eigen-decomposition of a symmetric matrix: eigenvalues in **descending** order and the
+/// matching orthonormal eigenvectors as columns. Only the lower triangle is read.
+pub fn symmetric_eigen(a: ArrayView2<'_, f64>) -> Result<(Array1<f64>, Array2<f64>)> {
+    if a.nrows() != a.ncols() {
+        return Err(LinalgError::ShapeMismatch { op: "symmetric eigen (needs square)", left: a.dim(), right: a.dim() });
+    }
+    let n = a.nrows();
+    if n == 0 {
+        return Ok((Array1::zeros(0), Array2::zeros((0, 0))));
+    }
+    crate::error::check_finite("matrix", a)?;
+    let evd = as_faer(a)
+        .self_adjoint_eigen(Side::Lower)
+        .map_err(|e| LinalgError::Factorization { op: "symmetric eigendecomposition", reason: format!("{e:?}") })?;
+    let s = evd.S().column_vector();
+    let u = evd.U();
+    let vals = Array1::from_iter((0..n).rev().map(|i| s[i]));
+    let mut vecs = Array2::zeros((n, n).f());
+    for (jj, j) in (0..n).rev().enumerate() {
+        for i in 0..n {
+            vecs[[i, jj]] = u[(i, j)];
+        }
+    }
+    Ok((vals, vecs))
+}
+
+/// Solves `A X = B` for symmetric positive definite `A` by Cholesky.
+pub fn cholesky_solve(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    if a.nrows() != a.ncols() || a.nrows() != b.nrows() {
+        return Err(LinalgError::ShapeMismatch { op: "Cholesky solve", left: a.dim(), right: b.dim() });
+    }
+    crate::error::check_finite("matrix", a)?;
+    crate::error::check_finite("right-hand side", b)?;
+    let llt = as_faer(a)
+        .llt(Side::Lower)
+        .map_err(|e| LinalgError::Factorization { op: "Cholesky", reason: format!("{e:?} (matrix not positive definite)") })?;
+    let mut x = b.to_owned();
+    llt.solve_in_place(as_faer_mut(x.view_mut()));
+    Ok(x)
+}
+
+/// Solves `A X = B` for square `A` by LU with partial pivoting. A singular `A` yields an error.
+pub fn lu_solve(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    if a.nrows() != a.ncols() || a.nrows() != b.nrows() {
+        return Err(LinalgError::ShapeMismatch { op: "LU solve", left: a.dim(), right: b.dim() });
+    }
+    crate::error::check_finite("matrix", a)?;
+    crate::error::check_finite("right-hand side", b)?;
+    let lu = as_faer(a).partial_piv_lu();
+    let mut x = b.to_owned();
+    lu.solve_in_place(as_faer_mut(x.view_mut()));
+    if x.iter().any(|v| !v.is_finite()) {
+        return Err(LinalgError::Factorization { op: "LU", reason: "matrix is singular".into() });
+    }
+    Ok(x)
+}
+
+/// Moore-Penrose pseudo-inverse; singular values below `rcond * s_max` are treated as zero.
+pub fn pinv(a: ArrayView2<'_, f64>, rcond: f64) -> Result<Array2<f64>> {
+    let DenseSvd { u, s, v } = thin_svd(a)?;
+    let smax = s.iter().cloned().fold(0.0, f64::max);
+    let mut vs = v;
+    for (j, &sj) in s.iter().enumerate() {
+        let inv = if sj > rcond * smax && sj > 0.0 { 1.0 / sj } else { 0.0 };
+        vs.column_mut(j).mapv_inplace(|x| x * inv);
+    }
+    matmul(vs.view(), u.t())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::{gaussian_matrix, rng_from_seed};
+
+    fn tol(n: usize) -> f64 {
+        f64::EPSILON * (8.0 * n as f64).sqrt() * 100.0
+    }
+
+    #[test]
+    fn svd_reconstructs_and_is_orthonormal() {
+        let mut rng = rng_from_seed(1);
+        for &(n, m) in &[(7, 4), (4, 7), (5, 5)] {
+            let a = gaussian_matrix(&mut rng, n, m);
+            let DenseSvd { u, s, v } = thin_svd(a.view()).unwrap();
+            let us = &u * &s;
+            let rec = matmul(us.view(), v.t()).unwrap();
+            assert!((&rec - &a).iter().all(|e| e.abs() < tol(n.max(m)) * s[0]));
+            let k = n.min(m);
+            let utu = matmul(u.t(), u.view()).unwrap();
+            assert!((&utu - &Array2::<f64>::eye(k)).iter().all(|e| e.abs() < tol(n)));
+            assert!(s.windows(2).into_iter().all(|w| w[0] >= w[1]));
+        }
+    }
+
+    #[test]
+    fn transposed_views_are_zero_copy_and_correct() {
+        let mut rng = rng_from_seed(2);
+        let a = gaussian_matrix(&mut rng, 6, 3);
+        let b = gaussian_matrix(&mut rng, 6, 2);
+        let c = matmul(a.t(), b.view()).unwrap();
+        let d = a.t().dot(&b);
+        assert!((&c - &d).iter().all(|e| e.abs() < tol(6)));
+    }
+
+    #[test]
+    fn solves_and_eigen() {
+        let mut rng = rng_from_seed(3);
+        let g = gaussian_matrix(&mut rng, 8, 5);
+        let a = matmul(g.t(), g.view()).unwrap() + Array2::<f64>::eye(5);
+        let b = gaussian_matrix(&mut rng, 5, 2);
+        let x = cholesky_solve(a.view(), b.view()).unwrap();
+        assert!((&a.dot(&x) - &b).iter().all(|e| e.abs() < 1e3 * f64::EPSILON * 10.0));
+        let y = lu_solve(a.view(), b.view()).unwrap();
+        assert!((&x - &y).iter().all(|e| e.abs() < 1e-12));
+        let (w, q) = symmetric_eigen(a.view()).unwrap();
+        assert!(w.windows(2).into_iter().all(|p| p[0] >= p[1]));
+        let aq = a.dot(&q);
+        let qw = &q * &w;
+        assert!((&aq - &qw).iter().all(|e| e.abs() < 1e-12 * w[0]));
+        let singular = Array2::<f64>::zeros((3, 3));
+        assert!(lu_solve(singular.view(), Array2::<f64>::ones((3, 1)).view()).is_err());
+        assert!(cholesky_solve(singular.view(), Array2::<f64>::ones((3, 1)).view()).is_err());
+    }
+
+    #[test]
+    fn pinv_of_rank_deficient() {
+        let a = ndarray::array![[1.0, 2.0], [2.0, 4.0], [0.0, 0.0]];
+        let p = pinv(a.view(), 1e-12).unwrap();
+        let apa = a.dot(&p).dot(&a);
+        assert!((&apa - &a).iter().all(|e| e.abs() < 1e-12));
+    }
+
+    #[test]
+    fn nan_is_rejected() {
+        let a = ndarray::array![[1.0, f64::NAN]];
+        assert!(matches!(thin_svd(a.view()), Err(LinalgError::NonFinite { row: 0, col: 1, .. })));
+    }
+}

@@ -1,0 +1,40 @@
+//! # ksvd-linalg
+//!
+//! The numerical floor of ksvd-rs: dense kernels on [faer](https://docs.rs/faer) behind
+//! [`ndarray`] types, compressed sparse row matrices, and the [`LinearOperator`] abstraction
+//! that every solver in the workspace is written against.
+//!
+//! * [`dense`]: GEMM, thin SVD, QR, symmetric eigen-decomposition, Cholesky/LU solves and the
+//!   pseudo-inverse. This is the only module of the workspace that calls faer; views between
+//!   ndarray and faer are zero-copy.
+//! * [`CsrMatrix`]: sparse storage with parallel sparse x dense and sparse x sparse products.
+//! * [`LinearOperator`] / [`MatrixBlocks`]: `A X`, `A^T X` and `A[rows, cols]` for dense, sparse
+//!   and implicit matrices alike.
+//! * [`random`]: seeded generators (every random choice in ksvd-rs takes an explicit seed).
+//!
+//! ```
+//! use ksvd_linalg::{dense, CsrMatrix, LinearOperator};
+//! use ndarray::array;
+//!
+//! let a = array![[3.0, 0.0], [0.0, 4.0], [0.0, 0.0]];
+//! let svd = dense::thin_svd(a.view())?;
+//! assert!((svd.s[0] - 4.0).abs() < 1e-12 && (svd.s[1] - 3.0).abs() < 1e-12);
+//!
+//! let sparse = CsrMatrix::from_dense(a.view())?;
+//! let y = sparse.apply(array![[1.0], [1.0]].view())?;
+//! assert_eq!(y, array![[3.0], [4.0], [0.0]]);
+//! # Ok::<(), ksvd_linalg::LinalgError>(())
+//! ```
+//!
+//! Parallelism follows the current rayon pool (see [`dense::parallelism`]); results are
+//! deterministic for a fixed thread count.
+
+mod csr;
+pub mod dense;
+mod error;
+mod operator;
+pub mod random;
+
+pub use csr::CsrMatrix;
+pub use error::{check_finite, check_nonempty, LinalgError, Result};
+pub use operator::{check_indices, materialize, LinearOperator, MatrixBlocks, Transposed};

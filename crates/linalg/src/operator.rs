@@ -1,0 +1,212 @@
+//! The linear-operator abstraction every solver is written against.
+//!
+//! A [`LinearOperator`] multiplies a block of vectors by a matrix `A` (`nrows x ncols`) or by
+//! its transpose without exposing how `A` is stored: dense arrays, [`CsrMatrix`], and implicit
+//! kernel matrices (evaluated block by block, never materialised) all implement it.
+//! [`MatrixBlocks`] adds access to arbitrary sub-blocks `A[rows, cols]`, which the Nyström
+//! methods need.
+use crate::csr::CsrMatrix;
+use crate::dense::gemm_into;
+use crate::error::{LinalgError, Result};
+use ndarray::{Array2, ArrayView2, ArrayViewMut2};
+
+/// A matrix known through its action on blocks of vectors.
+pub trait LinearOperator: Sync {
+    /// Number of rows of `A`.
+    fn nrows(&self) -> usize;
+    /// Number of columns of `A`.
+    fn ncols(&self) -> usize;
+    /// `out = A x` with `x` of shape `ncols x k` and `out` of shape `nrows x k`.
+    /// Implementations may assume the shapes were checked (use [`LinearOperator::apply`]).
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>);
+    /// `out = A^T x` with `x` of shape `nrows x k` and `out` of shape `ncols x k`.
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>);
+
+    /// `A x`, with shapes checked.
+    fn apply(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        if x.nrows() != self.ncols() {
+            return Err(LinalgError::ShapeMismatch { op: "A x", left: (self.nrows(), self.ncols()), right: x.dim() });
+        }
+        let mut out = Array2::zeros((self.nrows(), x.ncols()));
+        self.apply_into(x, out.view_mut());
+        Ok(out)
+    }
+    /// `A^T x`, with shapes checked.
+    fn apply_transpose(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        if x.nrows() != self.nrows() {
+            return Err(LinalgError::ShapeMismatch { op: "A^T x", left: (self.nrows(), self.ncols()), right: x.dim() });
+        }
+        let mut out = Array2::zeros((self.ncols(), x.ncols()));
+        self.apply_transpose_into(x, out.view_mut());
+        Ok(out)
+    }
+}
+
+/// Random access to dense sub-blocks of a matrix.
+pub trait MatrixBlocks: LinearOperator {
+    /// `A[rows, cols]` as a dense `|rows| x |cols|` matrix (indices in the given order).
+    fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>>;
+
+    /// The rows `A[rows, :]`.
+    fn row_block(&self, rows: &[usize]) -> Result<Array2<f64>> {
+        let cols: Vec<usize> = (0..self.ncols()).collect();
+        self.block(rows, &cols)
+    }
+    /// The columns `A[:, cols]`.
+    fn col_block(&self, cols: &[usize]) -> Result<Array2<f64>> {
+        let rows: Vec<usize> = (0..self.nrows()).collect();
+        self.block(&rows, cols)
+    }
+}
+
+/// Checks that every index is below `len`.
+pub fn check_indices(what: &'static str, idx: &[usize], len: usize) -> Result<()> {
+    match idx.iter().find(|&&i| i >= len) {
+        Some(&index) => Err(LinalgError::IndexOutOfBounds { what, index, len }),
+        None => Ok(()),
+    }
+}
+
+/// The dense matrix of an operator (`A I`). Meant for small operators and tests.
+pub fn materialize<O: LinearOperator + ?Sized>(op: &O) -> Array2<f64> {
+    let mut out = Array2::zeros((op.nrows(), op.ncols()));
+    op.apply_into(Array2::<f64>::eye(op.ncols()).view(), out.view_mut());
+    out
+}
+
+impl<T: LinearOperator + ?Sized> LinearOperator for &T {
+    fn nrows(&self) -> usize {
+        (**self).nrows()
+    }
+    fn ncols(&self) -> usize {
+        (**self).ncols()
+    }
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+        (**self).apply_into(x, out)
+    }
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+        (**self).apply_transpose_into(x, out)
+    }
+}
+
+impl<T: MatrixBlocks + ?Sized> MatrixBlocks for &T {
+    fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
+        (**self).block(rows, cols)
+    }
+}
+
+macro_rules! dense_operator {
+    ($t:ty) => {
+        impl LinearOperator for $t {
+            fn nrows(&self) -> usize {
+                self.dim().0
+            }
+            fn ncols(&self) -> usize {
+                self.dim().1
+            }
+            fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+                // Shapes were checked by the caller; gemm_into re-checks and cannot fail here.
+                let _ = gemm_into(out, self.view(), x, 1.0, false);
+            }
+            fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+                let _ = gemm_into(out, self.t(), x, 1.0, false);
+            }
+        }
+        impl MatrixBlocks for $t {
+            fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
+                check_indices("row", rows, self.dim().0)?;
+                check_indices("column", cols, self.dim().1)?;
+                Ok(Array2::from_shape_fn((rows.len(), cols.len()), |(a, b)| self[[rows[a], cols[b]]]))
+            }
+        }
+    };
+}
+dense_operator!(Array2<f64>);
+dense_operator!(ArrayView2<'_, f64>);
+
+impl LinearOperator for CsrMatrix {
+    fn nrows(&self) -> usize {
+        CsrMatrix::nrows(self)
+    }
+    fn ncols(&self) -> usize {
+        CsrMatrix::ncols(self)
+    }
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+        self.mul_dense_into(x, out)
+    }
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+        self.tmul_dense_into(x, out)
+    }
+}
+
+impl MatrixBlocks for CsrMatrix {
+    fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
+        check_indices("row", rows, CsrMatrix::nrows(self))?;
+        check_indices("column", cols, CsrMatrix::ncols(self))?;
+        let mut pos = vec![usize::MAX; CsrMatrix::ncols(self)];
+        for (b, &j) in cols.iter().enumerate() {
+            pos[j] = b;
+        }
+        let mut out = Array2::zeros((rows.len(), cols.len()));
+        for (a, &i) in rows.iter().enumerate() {
+            let (idx, val) = self.row(i);
+            for (&j, &v) in idx.iter().zip(val) {
+                if pos[j] != usize::MAX {
+                    out[[a, pos[j]]] = v;
+                }
+            }
+        }
+        // Repeated column indices: fill the remaining copies.
+        if cols.iter().enumerate().any(|(b, &j)| pos[j] != b) {
+            return Ok(Array2::from_shape_fn((rows.len(), cols.len()), |(a, b)| {
+                self.get(rows[a], cols[b]).unwrap_or(0.0)
+            }));
+        }
+        Ok(out)
+    }
+}
+
+/// The transpose of an operator, as an operator (no data is moved).
+#[derive(Debug, Clone, Copy)]
+pub struct Transposed<O>(pub O);
+
+impl<O: LinearOperator> LinearOperator for Transposed<O> {
+    fn nrows(&self) -> usize {
+        self.0.ncols()
+    }
+    fn ncols(&self) -> usize {
+        self.0.nrows()
+    }
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+        self.0.apply_transpose_into(x, out)
+    }
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+        self.0.apply_into(x, out)
+    }
+}
+
+impl<O: MatrixBlocks> MatrixBlocks for Transposed<O> {
+    fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
+        Ok(self.0.block(cols, rows)?.reversed_axes())
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn dense_sparse_and_transposed_agree() {
+        let a = array![[1.0, 0.0, 2.0], [0.0, 3.0, 0.0]];
+        let s = CsrMatrix::from_dense(a.view()).unwrap();
+        let x = array![[1.0], [2.0], [3.0]];
+        assert_eq!(a.apply(x.view()).unwrap(), s.apply(x.view()).unwrap());
+        let t = Transposed(&s);
+        assert_eq!(materialize(&t), a.t().to_owned());
+        assert_eq!(s.block(&[1, 0], &[2, 1]).unwrap(), array![[0.0, 3.0], [2.0, 0.0]]);
+        assert_eq!(s.block(&[0], &[2, 2]).unwrap(), array![[2.0, 2.0]]);
+        assert!(matches!(a.apply(array![[1.0]].view()), Err(LinalgError::ShapeMismatch { .. })));
+        assert!(matches!(s.block(&[5], &[0]), Err(LinalgError::IndexOutOfBounds { .. })));
+    }
+}
