@@ -87,6 +87,24 @@ pub fn gemm_into(
     Ok(())
 }
 
+/// `out = A B` computed on the calling thread only: for use inside parallel loops that
+/// already occupy every core. Shapes must match (checked; a mismatch returns an error).
+pub fn gemm_into_seq(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<()> {
+    if a.ncols() != b.nrows() || out.dim() != (a.nrows(), b.ncols()) {
+        return Err(LinalgError::ShapeMismatch { op: "matmul", left: a.dim(), right: b.dim() });
+    }
+    let mut out = out;
+    if out.is_empty() {
+        return Ok(());
+    }
+    if a.ncols() == 0 {
+        out.fill(0.0);
+        return Ok(());
+    }
+    faer::linalg::matmul::matmul(as_faer_mut(out), Accum::Replace, as_faer(a), as_faer(b), 1.0, Par::Seq);
+    Ok(())
+}
+
 /// A thin singular value decomposition.
 #[derive(Debug, Clone)]
 pub struct DenseSvd {

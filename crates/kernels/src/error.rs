@@ -1,0 +1,48 @@
+use ksvd_linalg::LinalgError;
+use thiserror::Error;
+
+/// Errors of kernel evaluation and kernel-matrix construction.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum KernelError {
+    /// A kernel hyper-parameter is out of range.
+    #[error("invalid kernel parameter {name} = {value}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// Offending value.
+        value: f64,
+        /// What is required.
+        reason: &'static str,
+    },
+    /// The two sample sets live in spaces of different dimension.
+    #[error("dimension mismatch: x has dimension {x_dim} but z has dimension {z_dim} (use a compatibility matrix, --compat)")]
+    DimensionMismatch {
+        /// Dimension of the x samples.
+        x_dim: usize,
+        /// Dimension of the z samples.
+        z_dim: usize,
+    },
+    /// A sample set has no samples or no features.
+    #[error("{what} is empty ({rows} samples x {dim} features)")]
+    Empty {
+        /// Which input.
+        what: &'static str,
+        /// Number of samples.
+        rows: usize,
+        /// Dimension.
+        dim: usize,
+    },
+    /// The SNE normaliser of a row is zero or not finite (every distance underflowed).
+    #[error("SNE normaliser of row {row} is not positive and finite; increase gamma")]
+    DegenerateNormalizer {
+        /// The row.
+        row: usize,
+    },
+    /// An error of the linear-algebra layer (shapes, NaN, factorisations).
+    #[error(transparent)]
+    Linalg(#[from] LinalgError),
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, KernelError>;

@@ -1,0 +1,446 @@
+//! Implicit kernel matrices `G_ij = k(x_i, z_j)`: evaluated block by block and fused with the
+//! product, never materialised.
+use crate::error::{KernelError, Result};
+use crate::kernel::Kernel;
+use crate::samples::{inner_block, Samples};
+use ksvd_linalg::{check_indices, dense, CsrMatrix, LinearOperator, MatrixBlocks};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
+use rayon::prelude::*;
+
+/// Target number of kernel entries evaluated at once by one thread (8 MiB of f64).
+const BLOCK_ENTRIES: usize = 1 << 20;
+
+/// How the matrix is evaluated.
+#[derive(Debug, Clone)]
+enum Repr {
+    /// Dense blocks from GEMM-style identities (`‖x‖² + ‖z‖² − 2 x.z`).
+    Blocked,
+    /// `G = a eᵀ + C` with `C` sparse on the nonzeros of `X Zᵀ`: exact for sparse inputs and
+    /// every kernel that is a function of `x.z`, `‖x‖²`, `‖z‖²` separable at `x.z = 0`.
+    RankOnePlusSparse { a: Vec<f64>, e: Vec<f64>, c: CsrMatrix, ct: CsrMatrix },
+}
+
+/// Both-sided centring data: `G̃ = H_n G H_m`, i.e. `G̃_ij = G_ij − r_i − c_j + g`.
+#[derive(Debug, Clone)]
+struct Centering {
+    row_means: Vec<f64>,
+    col_means: Vec<f64>,
+    grand_mean: f64,
+}
+
+/// The kernel matrix `G ∈ R^{n×m}`, `G_ij = k(x_i, z_j)`, as an implicit operator.
+///
+/// Rows index X, columns index Z. Products `G V` and `Gᵀ U` are computed block by block with
+/// bounded memory (about `BLOCK_ENTRIES` entries per thread), and [`MatrixBlocks::block`] gives
+/// any sub-block. For sparse X and Z, and the linear, polynomial, RBF and SNE kernels, `G` is
+/// stored exactly as a rank-one term plus a sparse correction on the nonzeros of `X Zᵀ`, so
+/// nothing of size `n × m` is ever formed (for a graph adjacency `A` with `x_i` = row `i` and
+/// `z_j` = column `j`, `X Zᵀ = A A`).
+///
+/// The SNE row normalisers `S_i = Σ_j exp(−‖x_i − z_j‖²/γ²)` are computed exactly at
+/// construction (in the log domain): from the nonzeros of `X Zᵀ` for sparse inputs, by one
+/// blocked pass otherwise.
+///
+/// ```
+/// use ksvd_kernels::{Kernel, KernelMatrix, Samples};
+/// use ksvd_linalg::LinearOperator;
+/// use ndarray::{array, Array2};
+///
+/// let x = Samples::dense(array![[0.0, 1.0], [1.0, 0.0], [1.0, 1.0]])?;
+/// let z = Samples::dense(array![[0.0, 0.0], [2.0, 1.0]])?;
+/// let g = KernelMatrix::new(x, z, Kernel::Sne { gamma: 1.0 })?;
+/// let row_sums = g.apply(Array2::ones((2, 1)).view())?;
+/// assert!(row_sums.iter().all(|s| (s - 1.0).abs() < 1e-12));
+/// # Ok::<(), ksvd_kernels::KernelError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct KernelMatrix {
+    x: Samples,
+    z: Samples,
+    kernel: Kernel,
+    nx: Vec<f64>,
+    nz: Vec<f64>,
+    xt: Option<CsrMatrix>,
+    zt: Option<CsrMatrix>,
+    log_norm: Option<Vec<f64>>,
+    repr: Repr,
+    centering: Option<Centering>,
+}
+
+fn row_chunk(ncols: usize) -> usize {
+    (BLOCK_ENTRIES / ncols.max(1)).max(1)
+}
+
+/// `log Σ exp(v)` over a slice, stable.
+fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
+    let m = v.clone().fold(f64::NEG_INFINITY, f64::max);
+    if m == f64::NEG_INFINITY {
+        return m;
+    }
+    m + v.map(|t| (t - m).exp()).sum::<f64>().ln()
+}
+
+impl KernelMatrix {
+    /// The kernel matrix of `kernel` between the rows of `x` (n samples) and of `z` (m samples).
+    pub fn new(x: Samples, z: Samples, kernel: Kernel) -> Result<Self> {
+        kernel.validate()?;
+        x.check_nonempty("x samples")?;
+        z.check_nonempty("z samples")?;
+        if x.dim() != z.dim() {
+            return Err(KernelError::DimensionMismatch { x_dim: x.dim(), z_dim: z.dim() });
+        }
+        let (nx, nz) = if kernel.needs_norms() { (x.sq_norms(), z.sq_norms()) } else { (vec![], vec![]) };
+        let (xt, zt) = match (&x, &z) {
+            (Samples::Sparse(xs), Samples::Sparse(zs)) => (Some(xs.transpose()), Some(zs.transpose())),
+            _ => (None, None),
+        };
+        let mut g = KernelMatrix { x, z, kernel, nx, nz, xt, zt, log_norm: None, repr: Repr::Blocked, centering: None };
+        if let Some(p) = g.sparse_inner_products() {
+            g.repr = g.rank_one_plus_sparse(p)?;
+        } else if let Kernel::Sne { gamma } = kernel {
+            g.log_norm = Some(g.blocked_log_normalizers(gamma)?);
+        }
+        Ok(g)
+    }
+
+    /// The same matrix centred on both sides (section 2.2 of the paper):
+    /// `G̃ = (I − 11ᵀ/n) G (I − 11ᵀ/m)`, without forming it (costs one product with `G` and
+    /// one with `Gᵀ` to get the row and column means).
+    pub fn centered(mut self) -> Result<Self> {
+        self.centering = None;
+        let (n, m) = (self.nrows(), self.ncols());
+        let r = self.apply(Array2::from_elem((m, 1), 1.0 / m as f64).view())?;
+        let c = self.apply_transpose(Array2::from_elem((n, 1), 1.0 / n as f64).view())?;
+        let row_means: Vec<f64> = r.column(0).to_vec();
+        let grand_mean = row_means.iter().sum::<f64>() / n as f64;
+        self.centering = Some(Centering { row_means, col_means: c.column(0).to_vec(), grand_mean });
+        Ok(self)
+    }
+
+    /// Whether the matrix is centred.
+    pub fn is_centered(&self) -> bool {
+        self.centering.is_some()
+    }
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    /// The row samples X.
+    pub fn x(&self) -> &Samples {
+        &self.x
+    }
+    /// The column samples Z.
+    pub fn z(&self) -> &Samples {
+        &self.z
+    }
+    /// `log S_i` of the SNE kernel (`None` for other kernels).
+    pub fn log_normalizers(&self) -> Option<&[f64]> {
+        self.log_norm.as_deref()
+    }
+    /// Whether `G` is held as rank one plus sparse (sparse inputs), rather than dense blocks.
+    pub fn is_rank_one_plus_sparse(&self) -> bool {
+        matches!(self.repr, Repr::RankOnePlusSparse { .. })
+    }
+
+    /// `X Zᵀ` as a sparse matrix when both inputs are sparse, the kernel allows it, and the
+    /// product is sparse enough to be worth it.
+    fn sparse_inner_products(&self) -> Option<CsrMatrix> {
+        if matches!(self.kernel, Kernel::Laplacian { .. }) {
+            return None;
+        }
+        let (Samples::Sparse(xs), Some(zt)) = (&self.x, &self.zt) else { return None };
+        let flops: usize = xs.indices().iter().map(|&k| zt.row(k).0.len()).sum();
+        let (n, m) = (xs.nrows(), zt.ncols());
+        if (flops as f64) > 0.3 * n as f64 * m as f64 || flops > 400_000_000 {
+            return None;
+        }
+        xs.matmul_sparse(zt).ok()
+    }
+
+    fn rank_one_plus_sparse(&mut self, p: CsrMatrix) -> Result<Repr> {
+        let (n, m) = (p.nrows(), p.ncols());
+        let (a, e, c) = match self.kernel {
+            Kernel::Linear => (vec![0.0; n], vec![0.0; m], p),
+            Kernel::Polynomial { degree, offset } => {
+                let base = offset.powi(degree as i32);
+                let c = p.map_values(|v| (v + offset).powi(degree as i32) - base);
+                (vec![base; n], vec![1.0; m], c)
+            }
+            Kernel::Rbf { gamma } | Kernel::Sne { gamma } => {
+                let g2 = gamma * gamma;
+                let shift = self.nz.iter().cloned().fold(f64::INFINITY, f64::min);
+                let log_e: Vec<f64> = self.nz.iter().map(|&v| -(v - shift) / g2).collect();
+                let log_norm = if matches!(self.kernel, Kernel::Sne { .. }) {
+                    let lse_e = log_sum_exp(log_e.iter().cloned());
+                    let ln: Vec<f64> = (0..n)
+                        .into_par_iter()
+                        .map(|i| {
+                            let base = -(self.nx[i] + shift) / g2 + lse_e;
+                            let (idx, val) = p.row(i);
+                            let t = |k: usize| Kernel::log_rbf(gamma, val[k], self.nx[i], self.nz[idx[k]]);
+                            let b = |k: usize| -(self.nx[i] + self.nz[idx[k]]) / g2;
+                            let mx = (0..idx.len()).map(t).fold(base, f64::max);
+                            let s: f64 =
+                                (base - mx).exp() + (0..idx.len()).map(|k| (t(k) - mx).exp() - (b(k) - mx).exp()).sum::<f64>();
+                            mx + s.ln()
+                        })
+                        .collect();
+                    if let Some(row) = ln.iter().position(|v| !v.is_finite()) {
+                        return Err(KernelError::DegenerateNormalizer { row });
+                    }
+                    Some(ln)
+                } else {
+                    None
+                };
+                let off = |i: usize| log_norm.as_ref().map_or(0.0, |l| l[i]);
+                let a: Vec<f64> = (0..n).map(|i| (-(self.nx[i] + shift) / g2 - off(i)).exp()).collect();
+                let e: Vec<f64> = log_e.iter().map(|v| v.exp()).collect();
+                let mut c = p;
+                let rows: Vec<Vec<f64>> = (0..n)
+                    .into_par_iter()
+                    .map(|i| {
+                        let (idx, val) = c.row(i);
+                        idx.iter()
+                            .zip(val)
+                            .map(|(&j, &v)| {
+                                (Kernel::log_rbf(gamma, v, self.nx[i], self.nz[j]) - off(i)).exp() - a[i] * e[j]
+                            })
+                            .collect()
+                    })
+                    .collect();
+                let data: Vec<f64> = rows.into_iter().flatten().collect();
+                c = CsrMatrix::try_new(n, m, c.indptr().to_vec(), c.indices().to_vec(), data)?;
+                self.log_norm = log_norm;
+                (a, e, c)
+            }
+            // No rank-one-plus-sparse form (`sparse_inner_products` excludes it): stay blocked.
+            Kernel::Laplacian { .. } => return Ok(Repr::Blocked),
+        };
+        let ct = c.transpose();
+        Ok(Repr::RankOnePlusSparse { a, e, c, ct })
+    }
+
+    fn blocked_log_normalizers(&self, gamma: f64) -> Result<Vec<f64>> {
+        let (n, m) = (self.x.len(), self.z.len());
+        let all_cols: Vec<usize> = (0..m).collect();
+        let chunk = row_chunk(m);
+        let starts: Vec<usize> = (0..n).step_by(chunk).collect();
+        let parts: Vec<Vec<f64>> = starts
+            .into_par_iter()
+            .map(|s0| {
+                let rows: Vec<usize> = (s0..(s0 + chunk).min(n)).collect();
+                let p = inner_block(&self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
+                rows.iter()
+                    .enumerate()
+                    .map(|(a, &i)| {
+                        log_sum_exp(p.row(a).iter().enumerate().map(|(j, &v)| Kernel::log_rbf(gamma, v, self.nx[i], self.nz[j])))
+                    })
+                    .collect()
+            })
+            .collect();
+        let ln: Vec<f64> = parts.into_iter().flatten().collect();
+        if let Some(row) = ln.iter().position(|v| !v.is_finite()) {
+            return Err(KernelError::DegenerateNormalizer { row });
+        }
+        Ok(ln)
+    }
+
+    /// Un-centred block `G[rows, cols]`, computed on this thread.
+    fn raw_block(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
+        match &self.repr {
+            Repr::RankOnePlusSparse { a, e, c, .. } => {
+                let mut out = c.block(rows, cols).unwrap_or_else(|_| Array2::zeros((rows.len(), cols.len())));
+                for (ra, &i) in rows.iter().enumerate() {
+                    for (cb, &j) in cols.iter().enumerate() {
+                        out[[ra, cb]] += a[i] * e[j];
+                    }
+                }
+                out
+            }
+            Repr::Blocked => {
+                let mut p = inner_block(&self.x, rows, &self.z, self.zt.as_ref(), cols);
+                self.transform(&mut p, rows, cols, false);
+                p
+            }
+        }
+    }
+
+    /// Un-centred transposed block `G[rows, cols]ᵀ` (|cols| × |rows|), computed on this thread.
+    fn raw_block_t(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
+        match &self.repr {
+            Repr::RankOnePlusSparse { .. } => self.raw_block(rows, cols).reversed_axes(),
+            Repr::Blocked => {
+                let mut p = inner_block(&self.z, cols, &self.x, self.xt.as_ref(), rows);
+                self.transform(&mut p, rows, cols, true);
+                p
+            }
+        }
+    }
+
+    /// Turns inner products into kernel values in place (`transposed`: `p` is cols × rows).
+    fn transform(&self, p: &mut Array2<f64>, rows: &[usize], cols: &[usize], transposed: bool) {
+        let k = self.kernel;
+        let norms = !self.nx.is_empty();
+        let ln = self.log_norm.as_deref();
+        for ((ra, cb), v) in p.indexed_iter_mut() {
+            let (i, j) = if transposed { (rows[cb], cols[ra]) } else { (rows[ra], cols[cb]) };
+            let (nxi, nzj) = if norms { (self.nx[i], self.nz[j]) } else { (0.0, 0.0) };
+            *v = match (k, ln) {
+                (Kernel::Sne { gamma }, Some(l)) => (Kernel::log_rbf(gamma, *v, nxi, nzj) - l[i]).exp(),
+                _ => k.from_inner(*v, nxi, nzj),
+            };
+        }
+    }
+
+    fn raw_apply(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+        match &self.repr {
+            Repr::RankOnePlusSparse { a, e, c, .. } => {
+                let etx = Array1::from(e.clone()).dot(&x);
+                c.apply_into(x, out.view_mut());
+                for (mut row, &ai) in out.outer_iter_mut().zip(a) {
+                    row.scaled_add(ai, &etx);
+                }
+            }
+            Repr::Blocked => {
+                let m = self.ncols();
+                let all_cols: Vec<usize> = (0..m).collect();
+                let chunk = row_chunk(m);
+                out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, oc)| {
+                    let rows: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
+                    let g = self.raw_block(&rows, &all_cols);
+                    let _ = dense::gemm_into_seq(oc, g.view(), x);
+                });
+            }
+        }
+    }
+
+    fn raw_apply_transpose(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+        match &self.repr {
+            Repr::RankOnePlusSparse { a, e, ct, .. } => {
+                let atx = Array1::from(a.clone()).dot(&x);
+                ct.apply_into(x, out.view_mut());
+                for (mut row, &ej) in out.outer_iter_mut().zip(e) {
+                    row.scaled_add(ej, &atx);
+                }
+            }
+            Repr::Blocked => {
+                let n = self.nrows();
+                let all_rows: Vec<usize> = (0..n).collect();
+                let chunk = row_chunk(n);
+                out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, oc)| {
+                    let cols: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
+                    let gt = self.raw_block_t(&all_rows, &cols);
+                    let _ = dense::gemm_into_seq(oc, gt.view(), x);
+                });
+            }
+        }
+    }
+
+    /// Kernel values `k(x'_a, z_{cols[b]})` for new row samples `x'` (out-of-sample extension),
+    /// centred like `G` when `G` is centred. For SNE the normaliser of each new row runs over the
+    /// whole training Z set.
+    pub fn cross_rows(&self, new_x: &Samples, cols: &[usize]) -> Result<Array2<f64>> {
+        new_x.check_nonempty("new x samples")?;
+        if new_x.dim() != self.z.dim() {
+            return Err(KernelError::DimensionMismatch { x_dim: new_x.dim(), z_dim: self.z.dim() });
+        }
+        check_indices("column", cols, self.ncols())?;
+        let g = KernelMatrix::new(new_x.clone(), self.z.clone(), self.kernel)?;
+        let mut out = g.block(&(0..new_x.len()).collect::<Vec<_>>(), cols)?;
+        if let Some(c) = &self.centering {
+            let m = self.ncols();
+            let means = g.apply(Array2::from_elem((m, 1), 1.0 / m as f64).view())?;
+            for ((a, b), v) in out.indexed_iter_mut() {
+                *v += c.grand_mean - means[[a, 0]] - c.col_means[cols[b]];
+            }
+        }
+        Ok(out)
+    }
+
+    /// Kernel values `k(x_{rows[a]}, z'_b)` for new column samples `z'`, centred like `G` when
+    /// `G` is centred. For SNE the normalisers are those of the training rows (over Z).
+    pub fn cross_cols(&self, rows: &[usize], new_z: &Samples) -> Result<Array2<f64>> {
+        new_z.check_nonempty("new z samples")?;
+        if new_z.dim() != self.x.dim() {
+            return Err(KernelError::DimensionMismatch { x_dim: self.x.dim(), z_dim: new_z.dim() });
+        }
+        check_indices("row", rows, self.nrows())?;
+        let kernel = match self.kernel {
+            Kernel::Sne { gamma } => Kernel::Rbf { gamma },
+            k => k,
+        };
+        let g = KernelMatrix::new(self.x.clone(), new_z.clone(), kernel)?;
+        let all: Vec<usize> = (0..new_z.len()).collect();
+        let mut full = if self.centering.is_some() { g.col_block(&all)? } else { g.block(rows, &all)? };
+        if let Some(ln) = &self.log_norm {
+            let sel: Vec<usize> = if self.centering.is_some() { (0..self.nrows()).collect() } else { rows.to_vec() };
+            for (mut row, &i) in full.outer_iter_mut().zip(&sel) {
+                row.mapv_inplace(|v| v * (-ln[i]).exp());
+            }
+        }
+        if let Some(c) = &self.centering {
+            let col_means = full.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(all.len()));
+            let mut out = full.select(Axis(0), rows);
+            for ((a, b), v) in out.indexed_iter_mut() {
+                *v += c.grand_mean - c.row_means[rows[a]] - col_means[b];
+            }
+            return Ok(out);
+        }
+        Ok(full)
+    }
+}
+
+fn center_columns(x: ArrayView2<'_, f64>) -> Array2<f64> {
+    let mean = x.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(x.ncols()));
+    &x - &mean
+}
+
+impl LinearOperator for KernelMatrix {
+    fn nrows(&self) -> usize {
+        self.x.len()
+    }
+    fn ncols(&self) -> usize {
+        self.z.len()
+    }
+    fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+        match &self.centering {
+            None => self.raw_apply(x, out),
+            Some(_) => {
+                let xc = center_columns(x);
+                self.raw_apply(xc.view(), out.view_mut());
+                let y = center_columns(out.view());
+                out.assign(&y);
+            }
+        }
+    }
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+        match &self.centering {
+            None => self.raw_apply_transpose(x, out),
+            Some(_) => {
+                let xc = center_columns(x);
+                self.raw_apply_transpose(xc.view(), out.view_mut());
+                let y = center_columns(out.view());
+                out.assign(&y);
+            }
+        }
+    }
+}
+
+impl MatrixBlocks for KernelMatrix {
+    fn block(&self, rows: &[usize], cols: &[usize]) -> ksvd_linalg::Result<Array2<f64>> {
+        check_indices("row", rows, self.nrows())?;
+        check_indices("column", cols, self.ncols())?;
+        let chunk = row_chunk(cols.len());
+        let mut out = Array2::zeros((rows.len(), cols.len()));
+        out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, mut oc)| {
+            let r = &rows[b * chunk..b * chunk + oc.nrows()];
+            oc.assign(&self.raw_block(r, cols));
+        });
+        if let Some(c) = &self.centering {
+            for ((a, b), v) in out.indexed_iter_mut() {
+                *v += c.grand_mean - c.row_means[rows[a]] - c.col_means[cols[b]];
+            }
+        }
+        Ok(out)
+    }
+}
