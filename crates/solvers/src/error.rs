@@ -1,0 +1,61 @@
+use ksvd_linalg::LinalgError;
+use thiserror::Error;
+
+/// Errors of the SVD solvers.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum SolverError {
+    /// The requested rank is zero or exceeds `min(n, m)`.
+    #[error("rank {rank} is invalid for a {nrows} x {ncols} matrix (must be 1..={max})", max = nrows.min(ncols))]
+    InvalidRank {
+        /// Requested rank.
+        rank: usize,
+        /// Rows of the matrix.
+        nrows: usize,
+        /// Columns of the matrix.
+        ncols: usize,
+    },
+    /// The matrix has no rows or no columns.
+    #[error("cannot decompose an empty {nrows} x {ncols} matrix")]
+    Empty {
+        /// Rows.
+        nrows: usize,
+        /// Columns.
+        ncols: usize,
+    },
+    /// A solver parameter is out of range.
+    #[error("invalid solver parameter {name} = {value}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// Offending value.
+        value: f64,
+        /// What is required.
+        reason: &'static str,
+    },
+    /// The operator produced NaN or infinity.
+    #[error("the operator produced a non-finite value (NaN or infinity)")]
+    NonFinite,
+    /// The iteration hit its restart limit before reaching the tolerance.
+    #[error("Lanczos did not converge in {restarts} restarts: largest relative residual {residual:.3e} > tolerance {tol:.1e}")]
+    NotConverged {
+        /// Restarts performed.
+        restarts: usize,
+        /// Largest relative residual of the wanted triplets.
+        residual: f64,
+        /// Requested tolerance.
+        tol: f64,
+    },
+    /// Two results being compared have incompatible shapes.
+    #[error("shape mismatch: {what}")]
+    ShapeMismatch {
+        /// Description.
+        what: String,
+    },
+    /// An error of the linear-algebra layer.
+    #[error(transparent)]
+    Linalg(#[from] LinalgError),
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, SolverError>;

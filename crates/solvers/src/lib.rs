@@ -1,0 +1,42 @@
+//! # ksvd-solvers
+//!
+//! Truncated singular value decompositions of a matrix `G ∈ R^{n×m}` known only through a
+//! [`LinearOperator`](ksvd_linalg::LinearOperator) (dense, sparse or an implicit kernel matrix),
+//! as needed by KSVD: the top-`r` left and right singular vectors of `G` solve the Coupled
+//! Covariances Eigenproblem (Tao, Tonin et al., ICML 2024, Proposition 3.4).
+//!
+//! | solver | function | role in the paper |
+//! |---|---|---|
+//! | dense SVD (faer) | [`dense_svd`], [`dense_svd_operator`] | exact reference |
+//! | restarted Lanczos bidiagonalisation | [`lanczos_svd`] | TSVD (ARPACK/PROPACK) |
+//! | randomized SVD | [`randomized_svd`] | RSVD (Halko et al.) |
+//!
+//! Every solver returns one [`SvdResult`] (`U`, singular values descending, `V`). The
+//! accuracy measure `η` of the paper and subspace angles are in [`accuracy`].
+//!
+//! ```
+//! use ksvd_solvers::{dense_svd, lanczos_svd, LanczosParams};
+//! use ndarray::Array2;
+//!
+//! let g = Array2::from_shape_fn((30, 20), |(i, j)| 1.0 / (1.0 + i as f64 + 2.0 * j as f64));
+//! let exact = dense_svd(g.view(), 3)?;
+//! let lz = lanczos_svd(&g, 3, &LanczosParams::default())?;
+//! for i in 0..3 {
+//!     assert!((exact.s[i] - lz.s[i]).abs() <= 1e-9 * exact.s[0]);
+//! }
+//! # Ok::<(), ksvd_solvers::SolverError>(())
+//! ```
+
+pub mod accuracy;
+mod error;
+mod lanczos;
+mod rsvd;
+mod svd;
+
+pub use accuracy::{eta, eta_of, subspace_error, EtaWeights};
+pub use error::{Result, SolverError};
+pub use lanczos::{lanczos_svd, lanczos_svd_with_progress, LanczosParams, LanczosProgress, LanczosStats};
+pub use rsvd::{randomized_svd, RsvdParams};
+#[cfg(feature = "lapack")]
+pub use svd::lapack_svd;
+pub use svd::{check_rank, dense_svd, dense_svd_operator, SvdResult};
