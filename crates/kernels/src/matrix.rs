@@ -336,6 +336,54 @@ impl KernelMatrix {
         }
     }
 
+    /// Squared Euclidean norm of every row of `G` (of `G̃` when centred), without forming `G`:
+    /// `O(nnz)` for the rank-one-plus-sparse form, one blocked pass otherwise.
+    pub fn row_sq_norms(&self) -> Vec<f64> {
+        self.sq_norms(false)
+    }
+    /// Squared Euclidean norm of every column of `G` (of `G̃` when centred).
+    pub fn col_sq_norms(&self) -> Vec<f64> {
+        self.sq_norms(true)
+    }
+
+    fn sq_norms(&self, columns: bool) -> Vec<f64> {
+        let (n, m) = (self.nrows(), self.ncols());
+        if let (Repr::RankOnePlusSparse { a, e, c, ct }, None) = (&self.repr, &self.centering) {
+            // ‖a_i e + c_i‖² = a_i² ‖e‖² + Σ_j (2 a_i e_j c_ij + c_ij²) over the nonzeros of row i.
+            let (a, e, c) = if columns { (e, a, ct) } else { (a, e, c) };
+            let ee: f64 = e.iter().map(|v| v * v).sum();
+            return (0..a.len())
+                .map(|i| {
+                    let (idx, val) = c.row(i);
+                    a[i] * a[i] * ee + idx.iter().zip(val).map(|(&j, &v)| 2.0 * a[i] * e[j] * v + v * v).sum::<f64>()
+                })
+                .collect();
+        }
+        let (outer, inner) = if columns { (m, n) } else { (n, m) };
+        let all: Vec<usize> = (0..inner).collect();
+        let chunk = row_chunk(inner);
+        let starts: Vec<usize> = (0..outer).step_by(chunk).collect();
+        starts
+            .into_par_iter()
+            .flat_map_iter(|s0| {
+                let idx: Vec<usize> = (s0..(s0 + chunk).min(outer)).collect();
+                let blk = if columns { self.block_seq(&all, &idx).reversed_axes() } else { self.block_seq(&idx, &all) };
+                blk.outer_iter().map(|r| r.dot(&r)).collect::<Vec<_>>()
+            })
+            .collect()
+    }
+
+    /// `G[rows, cols]` (centred if `G` is), on the calling thread.
+    fn block_seq(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
+        let mut out = self.raw_block(rows, cols);
+        if let Some(c) = &self.centering {
+            for ((a, b), v) in out.indexed_iter_mut() {
+                *v += c.grand_mean - c.row_means[rows[a]] - c.col_means[cols[b]];
+            }
+        }
+        out
+    }
+
     /// Kernel values `k(x'_a, z_{cols[b]})` for new row samples `x'` (out-of-sample extension),
     /// centred like `G` when `G` is centred. For SNE the normaliser of each new row runs over the
     /// whole training Z set.

@@ -81,6 +81,16 @@ fn check_paths(x: Array2<f64>, z: Array2<f64>, expect_structured: bool) {
             let gtu = g.apply_transpose(u.view()).unwrap();
             let want_gtu = want.t().dot(&u);
             assert!(max_abs_diff(&gtu, &want_gtu) <= tol(&want_gtu) * 4.0, "{k} apply_transpose");
+            let rn = g.row_sq_norms();
+            let cn = g.col_sq_norms();
+            for i in 0..n {
+                let w = want.row(i).dot(&want.row(i));
+                assert!((rn[i] - w).abs() <= 1e-12 * w.max(1.0), "{k} row norm {i}");
+            }
+            for j in 0..m {
+                let w = want.column(j).dot(&want.column(j));
+                assert!((cn[j] - w).abs() <= 1e-12 * w.max(1.0), "{k} col norm {j}");
+            }
             let rows = [4, 0, n - 1];
             let cols = [m - 1, 3];
             let b = g.block(&rows, &cols).unwrap();

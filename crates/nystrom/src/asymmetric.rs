@@ -1,0 +1,316 @@
+//! The asymmetric Nyström method (section 4 of the paper, eqs. 10–11).
+use crate::error::{NystromError, Result};
+use crate::sampling::{uniform_indices, weighted_indices, Sampling};
+use ksvd_kernels::{KernelMatrix, Samples};
+use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
+use ksvd_solvers::{dense_svd, randomized_svd, RsvdParams, SvdResult};
+use ndarray::{s, Array1, Array2, ArrayView2, Axis};
+
+/// Target number of entries of `G` held at once while extending (8 MiB of f64).
+const CHUNK_ENTRIES: usize = 1 << 20;
+
+/// Squared row and column norms of a matrix, for [`Sampling::SquaredNorm`].
+pub trait LandmarkWeights {
+    /// `‖G_{i,:}‖²` for every row.
+    fn row_weights(&self) -> Vec<f64>;
+    /// `‖G_{:,j}‖²` for every column.
+    fn col_weights(&self) -> Vec<f64>;
+}
+
+impl LandmarkWeights for KernelMatrix {
+    fn row_weights(&self) -> Vec<f64> {
+        self.row_sq_norms()
+    }
+    fn col_weights(&self) -> Vec<f64> {
+        self.col_sq_norms()
+    }
+}
+
+impl LandmarkWeights for Array2<f64> {
+    fn row_weights(&self) -> Vec<f64> {
+        self.outer_iter().map(|r| r.dot(&r)).collect()
+    }
+    fn col_weights(&self) -> Vec<f64> {
+        self.axis_iter(Axis(1)).map(|c| c.dot(&c)).collect()
+    }
+}
+
+impl LandmarkWeights for CsrMatrix {
+    fn row_weights(&self) -> Vec<f64> {
+        self.row_sq_norms()
+    }
+    fn col_weights(&self) -> Vec<f64> {
+        let mut w = vec![0.0; self.ncols()];
+        for (&j, &v) in self.indices().iter().zip(self.data()) {
+            w[j] += v * v;
+        }
+        w
+    }
+}
+
+/// How the SVD of the sampled `n × m` block is computed.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub enum InnerSolver {
+    /// Dense SVD (faer).
+    Dense,
+    /// Randomized SVD at rank `r` (the paper's choice for the sub-problem).
+    Rsvd {
+        /// Oversampling.
+        oversampling: usize,
+        /// Power iterations.
+        power_iters: usize,
+    },
+}
+
+impl Default for InnerSolver {
+    fn default() -> Self {
+        InnerSolver::Rsvd { oversampling: 10, power_iters: 2 }
+    }
+}
+
+/// Parameters of [`asymmetric_nystrom`].
+#[derive(Debug, Clone, PartialEq)]
+pub struct NystromParams {
+    /// Target rank `r`.
+    pub rank: usize,
+    /// Number of sampled rows `n` (of `N`).
+    pub rows: usize,
+    /// Number of sampled columns `m` (of `M`).
+    pub cols: usize,
+    /// Sampling scheme.
+    pub sampling: Sampling,
+    /// Solver of the sampled block.
+    pub inner: InnerSolver,
+    /// Seed of the sampling and of the inner solver.
+    pub seed: u64,
+    /// For a square `G` with `rows == cols`: use the same indices for rows and columns
+    /// (`J = I`), as the symmetric method does.
+    pub shared_samples: bool,
+}
+
+impl NystromParams {
+    /// Rank `r` with `n = m = landmarks` sampled rows and columns, uniform sampling.
+    pub fn new(rank: usize, landmarks: usize) -> Self {
+        NystromParams {
+            rank,
+            rows: landmarks,
+            cols: landmarks,
+            sampling: Sampling::Uniform,
+            inner: InnerSolver::default(),
+            seed: 0,
+            shared_samples: false,
+        }
+    }
+    /// Sets the seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+    /// Sets the sampling scheme.
+    pub fn sampling(mut self, sampling: Sampling) -> Self {
+        self.sampling = sampling;
+        self
+    }
+    /// Uses the same row and column indices (square `G`, `rows == cols`).
+    pub fn shared_samples(mut self, shared: bool) -> Self {
+        self.shared_samples = shared;
+        self
+    }
+    /// Sets the inner solver.
+    pub fn inner(mut self, inner: InnerSolver) -> Self {
+        self.inner = inner;
+        self
+    }
+}
+
+/// The asymmetric Nyström approximation of the top-`r` SVD of `G ∈ R^{N×M}`.
+#[derive(Debug, Clone)]
+pub struct AsymmetricNystrom {
+    /// `Ũ` (`N × r`, unit columns), `λ̃` (approximate singular values of `G`), `Ṽ` (`M × r`).
+    pub svd: SvdResult,
+    /// Sampled row indices `I` (sorted).
+    pub rows: Vec<usize>,
+    /// Sampled column indices `J` (sorted).
+    pub cols: Vec<usize>,
+    /// SVD of the (importance-scaled) sampled block `D_r G[I, J] D_c`.
+    pub sub: SvdResult,
+    row_scale: Array1<f64>,
+    col_scale: Array1<f64>,
+    u_norm: Array1<f64>,
+    v_norm: Array1<f64>,
+}
+
+fn inverse_sqrt_probabilities(total: usize, idx: &[usize], weights: Option<&[f64]>) -> Array1<f64> {
+    let k = idx.len() as f64;
+    match weights {
+        None => Array1::from_elem(idx.len(), (total as f64 / k).sqrt()),
+        Some(w) => {
+            let sum: f64 = w.iter().sum();
+            Array1::from_iter(idx.iter().map(|&i| {
+                let p = w[i] / sum;
+                if p > 0.0 {
+                    1.0 / (k * p).sqrt()
+                } else {
+                    0.0
+                }
+            }))
+        }
+    }
+}
+
+fn check_sizes(name: &'static str, k: usize, total: usize, rank: usize) -> Result<()> {
+    if k < rank || k > total {
+        return Err(NystromError::InvalidParameter {
+            name,
+            value: k as f64,
+            reason: format!("must lie in rank..=total = {rank}..={total}"),
+        });
+    }
+    Ok(())
+}
+
+/// The asymmetric Nyström method: sample `n` rows `I` and `m` columns `J` of `G`, take the
+/// rank-`r` SVD `G_{n,m} = U S Vᵀ` of the sampled block, and extend (eq. 11)
+///
+/// `ũ_s ∝ G_{N,m} v_s / λ_s`, `ṽ_s ∝ G_{n,M}ᵀ u_s / λ_s`, `λ̃_s = sqrt(NM/(nm)) λ_s`,
+///
+/// with `ũ_s`, `ṽ_s` scaled to unit norm ("the scaling through normalization" of the paper's
+/// appendix). Only `G_{N,m}` and `G_{n,M}` are evaluated, in chunks of bounded size, so memory is
+/// `O((N + M) r + chunk)` beyond the sampled block. With `n = N` and `m = M` the result is the
+/// exact truncated SVD.
+pub fn asymmetric_nystrom<G>(g: &G, params: &NystromParams) -> Result<AsymmetricNystrom>
+where
+    G: MatrixBlocks + LandmarkWeights + ?Sized,
+{
+    let (nn, mm) = (g.nrows(), g.ncols());
+    let r = params.rank;
+    ksvd_solvers::check_rank(nn, mm, r)?;
+    check_sizes("rows", params.rows, nn, r)?;
+    check_sizes("cols", params.cols, mm, r)?;
+    let (rows, cols, rw, cw) = match params.sampling {
+        Sampling::Uniform => (
+            uniform_indices(nn, params.rows, params.seed),
+            uniform_indices(mm, params.cols, params.seed.wrapping_add(0x9e37_79b9)),
+            None,
+            None,
+        ),
+        Sampling::SquaredNorm => {
+            let (rw, cw) = (g.row_weights(), g.col_weights());
+            (
+                weighted_indices(&rw, params.rows, params.seed),
+                weighted_indices(&cw, params.cols, params.seed.wrapping_add(0x9e37_79b9)),
+                Some(rw),
+                Some(cw),
+            )
+        }
+    };
+    let (cols, cw) = if params.shared_samples && nn == mm && params.rows == params.cols {
+        (rows.clone(), rw.clone())
+    } else {
+        (cols, cw)
+    };
+    let row_scale = inverse_sqrt_probabilities(nn, &rows, rw.as_deref());
+    let col_scale = inverse_sqrt_probabilities(mm, &cols, cw.as_deref());
+    let mut block = g.block(&rows, &cols)?;
+    for (mut row, &d) in block.outer_iter_mut().zip(row_scale.iter()) {
+        row *= d;
+    }
+    block *= &col_scale;
+    let sub = match params.inner {
+        InnerSolver::Dense => dense_svd(block.view(), r)?,
+        InnerSolver::Rsvd { oversampling, power_iters } => {
+            randomized_svd(&block, r, &RsvdParams { oversampling, power_iters, seed: params.seed })?
+        }
+    };
+    let tiny = f64::EPSILON * (params.rows.max(params.cols) as f64) * sub.s[0];
+    let numerical_rank = sub.s.iter().filter(|&&s| s > tiny && s > 0.0).count();
+    if numerical_rank < r {
+        return Err(NystromError::RankDeficientSample { rows: params.rows, cols: params.cols, numerical_rank, rank: r });
+    }
+    let inv_s = sub.s.mapv(|s| 1.0 / s);
+    // Ũ = G[:, J] D_c V S⁻¹ ;  Ṽ = G[I, :]ᵀ D_r U S⁻¹.
+    let right = &(&sub.v * &col_scale.view().insert_axis(Axis(1))) * &inv_s;
+    let left = &(&sub.u * &row_scale.view().insert_axis(Axis(1))) * &inv_s;
+    let mut u = extend_rows_blocked(g, &cols, right.view())?;
+    let mut v = extend_cols_blocked(g, &rows, left.view())?;
+    let u_norm = normalize_columns(&mut u);
+    let v_norm = normalize_columns(&mut v);
+    // Deterministic signs: the largest-magnitude entry of every ũ_s is positive. The sign is
+    // folded into the stored norms so that out-of-sample extensions stay consistent.
+    let signs = Array1::from_iter(u.axis_iter(Axis(1)).map(|c| {
+        let big = c.iter().fold(0.0f64, |a, &x| if x.abs() > a.abs() { x } else { a });
+        if big < 0.0 {
+            -1.0
+        } else {
+            1.0
+        }
+    }));
+    u *= &signs;
+    v *= &signs;
+    let u_norm = &u_norm * &signs;
+    let v_norm = &v_norm * &signs;
+    let svd = SvdResult { u, s: sub.s.clone(), v };
+    Ok(AsymmetricNystrom { svd, rows, cols, sub, row_scale, col_scale, u_norm, v_norm })
+}
+
+/// Divides every column by its norm, returning the norms (zero columns are left as they are).
+fn normalize_columns(a: &mut Array2<f64>) -> Array1<f64> {
+    let norms = Array1::from_iter(a.axis_iter(Axis(1)).map(|c| c.dot(&c).sqrt()));
+    for (mut c, &n) in a.axis_iter_mut(Axis(1)).zip(norms.iter()) {
+        if n > 0.0 {
+            c /= n;
+        }
+    }
+    norms
+}
+
+/// `G[:, cols] W` computed over row chunks.
+fn extend_rows_blocked<G: MatrixBlocks + ?Sized>(g: &G, cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    let n = g.nrows();
+    let chunk = (CHUNK_ENTRIES / cols.len().max(1)).max(1);
+    let mut out = Array2::zeros((n, w.ncols()));
+    for start in (0..n).step_by(chunk) {
+        let idx: Vec<usize> = (start..(start + chunk).min(n)).collect();
+        let blk = g.block(&idx, cols)?;
+        let prod = dense::matmul(blk.view(), w)?;
+        out.slice_mut(s![start..start + idx.len(), ..]).assign(&prod);
+    }
+    Ok(out)
+}
+
+/// `G[rows, :]ᵀ W` computed over column chunks.
+fn extend_cols_blocked<G: MatrixBlocks + ?Sized>(g: &G, rows: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    let m = g.ncols();
+    let chunk = (CHUNK_ENTRIES / rows.len().max(1)).max(1);
+    let mut out = Array2::zeros((m, w.ncols()));
+    for start in (0..m).step_by(chunk) {
+        let idx: Vec<usize> = (start..(start + chunk).min(m)).collect();
+        let blk = g.block(rows, &idx)?;
+        let prod = dense::matmul(blk.t(), w)?;
+        out.slice_mut(s![start..start + idx.len(), ..]).assign(&prod);
+    }
+    Ok(out)
+}
+
+impl AsymmetricNystrom {
+    /// The out-of-sample extension (eq. 10) for new row samples `x'`:
+    /// `ũ_s(x') ∝ Σ_{j∈J} κ(x', z_j) V_{js} / λ_s`, scaled exactly like the training `Ũ`, so that
+    /// evaluating it at the training rows reproduces `Ũ`.
+    pub fn extend_rows(&self, g: &KernelMatrix, new_x: &Samples) -> Result<Array2<f64>> {
+        let k = g.cross_rows(new_x, &self.cols)?;
+        let inv_s = self.sub.s.mapv(|s| 1.0 / s);
+        let right = &(&self.sub.v * &self.col_scale.view().insert_axis(Axis(1))) * &inv_s;
+        let out = dense::matmul(k.view(), right.view())?;
+        Ok(out / &self.u_norm)
+    }
+
+    /// The out-of-sample extension for new column samples `z'`:
+    /// `ṽ_s(z') ∝ Σ_{i∈I} κ(x_i, z') U_{is} / λ_s`.
+    pub fn extend_cols(&self, g: &KernelMatrix, new_z: &Samples) -> Result<Array2<f64>> {
+        let k = g.cross_cols(&self.rows, new_z)?; // |I| x new
+        let inv_s = self.sub.s.mapv(|s| 1.0 / s);
+        let left = &(&self.sub.u * &self.row_scale.view().insert_axis(Axis(1))) * &inv_s;
+        let out = dense::matmul(k.t(), left.view())?;
+        Ok(out / &self.v_norm)
+    }
+}

@@ -1,0 +1,51 @@
+use thiserror::Error;
+
+/// Errors of the Nyström methods.
+#[derive(Debug, Error, Clone, PartialEq)]
+#[non_exhaustive]
+pub enum NystromError {
+    /// A size parameter is out of range.
+    #[error("invalid Nyström parameter {name} = {value}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// Offending value.
+        value: f64,
+        /// What is required.
+        reason: String,
+    },
+    /// The sampled sub-matrix has fewer nonzero singular values than the requested rank.
+    #[error("the sampled {rows} x {cols} sub-matrix has numerical rank {numerical_rank} < requested rank {rank}; sample more rows/columns or lower the rank")]
+    RankDeficientSample {
+        /// Sampled rows.
+        rows: usize,
+        /// Sampled columns.
+        cols: usize,
+        /// Numerical rank found.
+        numerical_rank: usize,
+        /// Requested rank.
+        rank: usize,
+    },
+    /// The adaptive driver reached its largest size without meeting the tolerance.
+    #[error("tolerance eps = {eps} not reached: best eta = {best_eta:.3e} at size {size}")]
+    ToleranceNotReached {
+        /// Target tolerance.
+        eps: f64,
+        /// Best accuracy seen.
+        best_eta: f64,
+        /// Largest size tried.
+        size: usize,
+    },
+    /// An error of the solvers.
+    #[error(transparent)]
+    Solver(#[from] ksvd_solvers::SolverError),
+    /// An error of the kernels.
+    #[error(transparent)]
+    Kernel(#[from] ksvd_kernels::KernelError),
+    /// An error of the linear-algebra layer.
+    #[error(transparent)]
+    Linalg(#[from] ksvd_linalg::LinalgError),
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, NystromError>;

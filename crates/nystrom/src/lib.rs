@@ -1,0 +1,47 @@
+//! # ksvd-nystrom
+//!
+//! The asymmetric Nyström method of Tao, Tonin et al. (ICML 2024, section 4) for the top-`r`
+//! SVD of a kernel matrix `G ∈ R^{N×M}`, `G_ij = κ(x_i, z_j)`: sample `n` rows and `m` columns,
+//! solve the SVD of the `n × m` block, and extend to all rows and columns with eq. 11
+//!
+//! `ũ_s ∝ G_{N,m} v_s / λ_s`,  `ṽ_s ∝ G_{n,M}ᵀ u_s / λ_s`,  `λ̃_s = sqrt(NM/(nm)) λ_s`,
+//!
+//! or to new samples with the out-of-sample extension eq. 10. Only `G_{N,m}` and `G_{n,M}` are
+//! ever evaluated, so memory is `O((N + M)(m + r))`, never `O(N M)`.
+//!
+//! * [`asymmetric_nystrom`] with [`NystromParams`] (uniform or squared-norm [`Sampling`]);
+//!   [`AsymmetricNystrom::extend_rows`] / [`AsymmetricNystrom::extend_cols`] for new data.
+//! * [`symmetric_nystrom`] (Williams & Seeger) and [`symmetric_nystrom_svd`], the baseline
+//!   on `G Gᵀ` and `Gᵀ G`.
+//! * [`grow_until`]: the timing protocol, growing `m` until `η ≤ ε` against a reference.
+//!
+//! With all rows and columns sampled the method returns the exact SVD; on a symmetric positive
+//! semi-definite `G` with the same row and column samples it reduces to the symmetric method.
+//!
+//! ```
+//! use ksvd_kernels::{Kernel, KernelMatrix, Samples};
+//! use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
+//! use ksvd_nystrom::{asymmetric_nystrom, NystromParams};
+//! use ksvd_solvers::{dense_svd_operator, eta_of, EtaWeights};
+//!
+//! let mut rng = rng_from_seed(7);
+//! let x = Samples::dense(gaussian_matrix(&mut rng, 300, 5))?;
+//! let z = Samples::dense(gaussian_matrix(&mut rng, 200, 5))?;
+//! let g = KernelMatrix::new(x, z, Kernel::Rbf { gamma: 3.0 })?;
+//! let exact = dense_svd_operator(&g, 5)?;
+//! let approx = asymmetric_nystrom(&g, &NystromParams::new(5, 100).seed(1))?;
+//! assert!(eta_of(&exact, &approx.svd, EtaWeights::Uniform)? < 0.05);
+//! # Ok::<(), Box<dyn std::error::Error>>(())
+//! ```
+
+mod adaptive;
+mod asymmetric;
+mod error;
+mod sampling;
+mod symmetric;
+
+pub use adaptive::{grow_until, AdaptiveOutcome, GrowthSchedule};
+pub use asymmetric::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, LandmarkWeights, NystromParams};
+pub use error::{NystromError, Result};
+pub use sampling::{uniform_indices, weighted_indices, Sampling};
+pub use symmetric::{symmetric_nystrom, symmetric_nystrom_svd, Gram, SymmetricNystrom};
