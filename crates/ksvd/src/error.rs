@@ -1,0 +1,33 @@
+use thiserror::Error;
+
+/// Errors of the KSVD model.
+#[derive(Debug, Error)]
+#[non_exhaustive]
+pub enum KsvdError {
+    /// A hyper-parameter is out of range.
+    #[error("invalid KSVD parameter {name}: {reason}")]
+    InvalidParameter {
+        /// Parameter name.
+        name: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
+    /// Kernel construction failed.
+    #[error(transparent)]
+    Kernel(#[from] ksvd_kernels::KernelError),
+    /// A solver failed.
+    #[error(transparent)]
+    Solver(#[from] ksvd_solvers::SolverError),
+    /// The Nyström method failed.
+    #[error(transparent)]
+    Nystrom(#[from] ksvd_nystrom::NystromError),
+    /// Linear algebra failed.
+    #[error(transparent)]
+    Linalg(#[from] ksvd_linalg::LinalgError),
+    /// An error reported by linfa.
+    #[error(transparent)]
+    Linfa(#[from] linfa::Error),
+}
+
+/// Result alias for this crate.
+pub type Result<T> = std::result::Result<T, KsvdError>;

@@ -1,0 +1,47 @@
+//! # ksvd
+//!
+//! Kernel SVD with asymmetric kernels: the Coupled Covariances Eigenproblem (CCE) of Tao,
+//! Tonin et al. (ICML 2024). Given row samples `{x_i}` and column samples `{z_j}` and an
+//! asymmetric kernel `κ(x, z) = ⟨φ(x), ψ(z)⟩`, CCE seeks directions `W_φ`, `W_ψ` with
+//!
+//! `Σ_φ W_ψ = W_φ Λ`,  `Σ_ψ W_φ = W_ψ Λ`,
+//!
+//! and is solved by the top-`r` SVD of `G_ij = κ(x_i, z_j)` (Proposition 3.4): `B_φ = U`,
+//! `B_ψ = V`. This crate is the high-level layer over `ksvd-kernels` (the implicit `G`),
+//! `ksvd-solvers` (exact, Lanczos, randomized SVD) and `ksvd-nystrom` (the asymmetric Nyström
+//! method); it follows linfa's conventions (validated params, [`linfa::traits::Fit`]).
+//!
+//! ```
+//! use ksvd::{Ksvd, Solver};
+//! use ksvd_kernels::{Kernel, Samples};
+//! use linfa::prelude::*;
+//! use ndarray::Array2;
+//!
+//! // Two sample sets in R^2.
+//! let x = Array2::from_shape_fn((40, 2), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 11.0);
+//! let z = Array2::from_shape_fn((30, 2), |(i, j)| ((i * 5 + j) % 13) as f64 / 13.0);
+//! let model = Ksvd::params()
+//!     .kernel(Kernel::Sne { gamma: 0.5 })
+//!     .rank(3)
+//!     .solver(Solver::Exact)
+//!     .check()?
+//!     .fit_samples(Samples::dense(x.clone())?, Samples::dense(z)?)?;
+//! assert_eq!(model.b_phi().dim(), (40, 3));
+//! // Scores of the training rows are U diag(s).
+//! let scores = model.transform_x(&Samples::dense(x)?)?;
+//! assert!((scores[[0, 0]] - model.b_phi()[[0, 0]] * model.singular_values()[0]).abs() < 1e-12);
+//!
+//! // linfa style: fit on a data matrix; its columns are the column samples (a1 compatibility).
+//! let a = Array2::from_shape_fn((25, 8), |(i, j)| ((i + 2 * j) % 5) as f64);
+//! let fitted = Ksvd::params().rank(4).fit(&DatasetBase::from(a))?;
+//! assert_eq!(fitted.b_psi().dim(), (8, 4));
+//! # Ok::<(), ksvd::KsvdError>(())
+//! ```
+
+mod error;
+mod model;
+
+pub use error::{KsvdError, Result};
+pub use model::{scores, Ksvd, KsvdParams, KsvdValidParams, Solver};
+pub use ksvd_nystrom::{InnerSolver, Sampling};
+pub use ksvd_solvers::{LanczosParams, RsvdParams, SvdResult};

@@ -1,0 +1,294 @@
+//! The KSVD model: parameters, fitting and projections.
+use crate::error::{KsvdError, Result};
+use ksvd_kernels::{compat, Compat, Kernel, KernelMatrix, Samples};
+use ksvd_linalg::{dense, LinearOperator};
+use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, NystromParams, Sampling};
+use ksvd_solvers::{dense_svd_operator, lanczos_svd, randomized_svd, LanczosParams, RsvdParams, SvdResult};
+use linfa::dataset::{DatasetBase, Records};
+use linfa::param_guard::ParamGuard;
+use linfa::traits::Fit;
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
+
+/// How the SVD of `G` is computed.
+#[derive(Debug, Clone, PartialEq)]
+pub enum Solver {
+    /// Dense SVD of the materialised `G` (`O(nm)` memory): small problems and reference runs.
+    Exact,
+    /// Restarted Lanczos bidiagonalisation (matrix-free; the TSVD of the paper).
+    Lanczos(LanczosParams),
+    /// Randomized SVD (matrix-free block products).
+    Rsvd(RsvdParams),
+    /// The asymmetric Nyström method with `landmarks` sampled rows and columns (each capped at
+    /// the matrix size). With all rows and columns it is exact.
+    Nystrom {
+        /// Sampled rows `n` (and columns `m`, unless `cols` is set).
+        landmarks: usize,
+        /// Sampled columns `m` when different from `landmarks`.
+        cols: Option<usize>,
+        /// Sampling scheme.
+        sampling: Sampling,
+        /// Solver of the sampled block.
+        inner: InnerSolver,
+    },
+}
+
+/// Validated KSVD hyper-parameters (see [`KsvdParams`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KsvdValidParams {
+    kernel: Kernel,
+    rank: usize,
+    solver: Solver,
+    center: bool,
+    compat: Compat,
+    seed: u64,
+}
+
+/// KSVD hyper-parameters, linfa style: build with [`Ksvd::params`], validated once by
+/// [`ParamGuard::check`] (or implicitly by [`Fit::fit`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KsvdParams(KsvdValidParams);
+
+impl KsvdValidParams {
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    /// The rank `r`.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+    /// The solver.
+    pub fn solver(&self) -> &Solver {
+        &self.solver
+    }
+    /// Whether `G` is centred on both sides.
+    pub fn center(&self) -> bool {
+        self.center
+    }
+    /// The compatibility alternative used by [`Fit`] on a data matrix.
+    pub fn compat(&self) -> Compat {
+        self.compat
+    }
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+}
+
+impl Default for KsvdParams {
+    fn default() -> Self {
+        KsvdParams(KsvdValidParams {
+            kernel: Kernel::Rbf { gamma: 1.0 },
+            rank: 10,
+            solver: Solver::Lanczos(LanczosParams::default()),
+            center: false,
+            compat: Compat::Pca,
+            seed: 0,
+        })
+    }
+}
+
+impl KsvdParams {
+    /// Sets the kernel.
+    pub fn kernel(mut self, kernel: Kernel) -> Self {
+        self.0.kernel = kernel;
+        self
+    }
+    /// Sets the rank `r` (number of directions).
+    pub fn rank(mut self, rank: usize) -> Self {
+        self.0.rank = rank;
+        self
+    }
+    /// Sets the solver.
+    pub fn solver(mut self, solver: Solver) -> Self {
+        self.0.solver = solver;
+        self
+    }
+    /// Centres `G` on both sides (`H_n G H_m`, section 2.2).
+    pub fn center(mut self, center: bool) -> Self {
+        self.0.center = center;
+        self
+    }
+    /// Compatibility alternative (a0, a1, a2) used when fitting on a non-square data matrix.
+    pub fn compat(mut self, compat: Compat) -> Self {
+        self.0.compat = compat;
+        self
+    }
+    /// Seed of every random choice (sampling, random projections, starting vectors).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.0.seed = seed;
+        self
+    }
+}
+
+impl ParamGuard for KsvdParams {
+    type Checked = KsvdValidParams;
+    type Error = KsvdError;
+
+    fn check_ref(&self) -> Result<&KsvdValidParams> {
+        self.0.kernel.validate()?;
+        if self.0.rank == 0 {
+            return Err(KsvdError::InvalidParameter { name: "rank", reason: "must be at least 1".into() });
+        }
+        if let Solver::Nystrom { landmarks, cols, .. } = self.0.solver {
+            if landmarks < self.0.rank || cols.is_some_and(|c| c < self.0.rank) {
+                return Err(KsvdError::InvalidParameter {
+                    name: "landmarks",
+                    reason: format!("{landmarks} landmarks cannot give rank {}", self.0.rank),
+                });
+            }
+        }
+        Ok(&self.0)
+    }
+    fn check(self) -> Result<KsvdValidParams> {
+        self.check_ref()?;
+        Ok(self.0)
+    }
+}
+
+/// A fitted KSVD model: the top-`r` singular triplets of `G_ij = k(x_i, z_j)`.
+///
+/// `B_φ = U` (`n × r`) and `B_ψ = V` (`m × r`) parameterise the learned directions
+/// `W_φ = Γ_φ* B_φ`, `W_ψ = Γ_ψ* B_ψ` (Proposition 3.4). The projected scores of new data are
+/// `[⟨φ(x), w^ψ_l⟩]_l = Σ_j k(x, z_j) B_ψ[j, l]` and `[⟨ψ(z), w^φ_l⟩]_l = Σ_i k(x_i, z) B_φ[i, l]`
+/// (up to the constant `1/sqrt(nm)` of Proposition 2.2, omitted); at the training points these
+/// are `U diag(s)` and `V diag(s)`.
+#[derive(Debug, Clone)]
+pub struct Ksvd {
+    params: KsvdValidParams,
+    g: KernelMatrix,
+    svd: SvdResult,
+    nystrom: Option<AsymmetricNystrom>,
+    compat: Option<compat::CompatibleSamples>,
+}
+
+impl Ksvd {
+    /// Default parameters (RBF, γ = 1, rank 10, Lanczos, no centring, a1 compatibility).
+    pub fn params() -> KsvdParams {
+        KsvdParams::default()
+    }
+
+    /// `B_φ`: left singular vectors, `n × r`.
+    pub fn b_phi(&self) -> ArrayView2<'_, f64> {
+        self.svd.u.view()
+    }
+    /// `B_ψ`: right singular vectors, `m × r`.
+    pub fn b_psi(&self) -> ArrayView2<'_, f64> {
+        self.svd.v.view()
+    }
+    /// Singular values `λ_1 ≥ … ≥ λ_r` (approximate for the Nyström solver).
+    pub fn singular_values(&self) -> ArrayView1<'_, f64> {
+        self.svd.s.view()
+    }
+    /// The full result.
+    pub fn svd(&self) -> &SvdResult {
+        &self.svd
+    }
+    /// The kernel matrix (implicit).
+    pub fn kernel_matrix(&self) -> &KernelMatrix {
+        &self.g
+    }
+    /// The hyper-parameters.
+    pub fn params_used(&self) -> &KsvdValidParams {
+        &self.params
+    }
+    /// The Nyström details when that solver was used.
+    pub fn nystrom(&self) -> Option<&AsymmetricNystrom> {
+        self.nystrom.as_ref()
+    }
+
+    /// Projected scores of new row samples: `k(x', Z) B_ψ` (`new × r`).
+    pub fn transform_x(&self, new_x: &Samples) -> Result<Array2<f64>> {
+        let cols: Vec<usize> = (0..self.g.ncols()).collect();
+        let k = self.g.cross_rows(new_x, &cols)?;
+        Ok(dense::matmul(k.view(), self.svd.v.view())?)
+    }
+    /// Projected scores of new column samples: `k(X, z')ᵀ B_φ` (`new × r`).
+    pub fn transform_z(&self, new_z: &Samples) -> Result<Array2<f64>> {
+        let rows: Vec<usize> = (0..self.g.nrows()).collect();
+        let k = self.g.cross_cols(&rows, new_z)?;
+        Ok(dense::matmul(k.t(), self.svd.u.view())?)
+    }
+    /// Projected scores of new rows of a data matrix with the training number of columns: maps
+    /// them with the fitted compatibility matrix first (models fitted with [`Fit`]).
+    pub fn transform_rows(&self, new_rows: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        let mapped = match &self.compat {
+            Some(cs) => compat::map_new_rows(new_rows, cs)?,
+            None => new_rows.to_owned(),
+        };
+        self.transform_x(&Samples::dense(mapped)?)
+    }
+}
+
+impl KsvdValidParams {
+    /// Fits KSVD on row samples `x` (n) and column samples `z` (m) of equal dimension.
+    pub fn fit_samples(&self, x: Samples, z: Samples) -> Result<Ksvd> {
+        let mut g = KernelMatrix::new(x, z, self.kernel)?;
+        if self.center {
+            g = g.centered()?;
+        }
+        self.fit_matrix(g, None)
+    }
+
+    /// Fits KSVD on an already built kernel matrix.
+    pub fn fit_kernel_matrix(&self, g: KernelMatrix) -> Result<Ksvd> {
+        self.fit_matrix(g, None)
+    }
+
+    fn fit_matrix(&self, g: KernelMatrix, compat: Option<compat::CompatibleSamples>) -> Result<Ksvd> {
+        let (n, m) = (g.nrows(), g.ncols());
+        ksvd_solvers::check_rank(n, m, self.rank)?;
+        let mut nystrom = None;
+        let svd = match &self.solver {
+            Solver::Exact => dense_svd_operator(&g, self.rank)?,
+            Solver::Lanczos(p) => lanczos_svd(&g, self.rank, &LanczosParams { seed: self.seed, ..p.clone() })?,
+            Solver::Rsvd(p) => randomized_svd(&g, self.rank, &RsvdParams { seed: self.seed, ..p.clone() })?,
+            Solver::Nystrom { landmarks, cols, sampling, inner } => {
+                let p = NystromParams {
+                    rank: self.rank,
+                    rows: (*landmarks).min(n),
+                    cols: cols.unwrap_or(*landmarks).min(m),
+                    sampling: *sampling,
+                    inner: *inner,
+                    seed: self.seed,
+                    shared_samples: false,
+                };
+                let ny = asymmetric_nystrom(&g, &p)?;
+                let svd = ny.svd.clone();
+                nystrom = Some(ny);
+                svd
+            }
+        };
+        Ok(Ksvd { params: self.clone(), g, svd, nystrom, compat })
+    }
+}
+
+/// Fits on a data matrix `A` (records, `N × M`): row samples are its rows, column samples its
+/// columns, made dimension-compatible with the configured compatibility alternative when
+/// `N ≠ M` (Algorithm 1). Targets are ignored.
+impl<T> Fit<Array2<f64>, T, KsvdError> for KsvdValidParams {
+    type Object = Ksvd;
+
+    fn fit(&self, dataset: &DatasetBase<Array2<f64>, T>) -> Result<Ksvd> {
+        let a = dataset.records();
+        if a.nsamples() == 0 || a.ncols() == 0 {
+            return Err(KsvdError::Kernel(ksvd_kernels::KernelError::Empty { what: "data matrix", rows: a.nrows(), dim: a.ncols() }));
+        }
+        let compat_kind = match self.compat {
+            Compat::Random { .. } => Compat::Random { seed: self.seed },
+            c => c,
+        };
+        let cs = compat::compatible_samples(a.view(), compat_kind)?;
+        let mut g = KernelMatrix::new(cs.x.clone(), cs.z.clone(), self.kernel)?;
+        if self.center {
+            g = g.centered()?;
+        }
+        self.fit_matrix(g, Some(cs))
+    }
+}
+
+/// Concatenated `[U diag(s), V diag(s)]`-style embeddings are task code; this helper returns
+/// `U diag(s)` (the training-row scores).
+pub fn scores(svd: &SvdResult) -> Array2<f64> {
+    &svd.u * &Array1::from(svd.s.to_vec())
+}
