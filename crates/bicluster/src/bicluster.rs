@@ -1,0 +1,56 @@
+//! Biclustering from embeddings: k-means on the document (left) and term (right) embeddings.
+use crate::error::{check_matrix, BiclusterError, Result};
+use crate::kmeans::{kmeans_checked, KMeansParams};
+use ndarray::ArrayView2;
+use rand::RngCore;
+
+/// Document and term clusters of a biclustering.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Biclustering {
+    /// Cluster of every document (row of the left embedding), in `0..k_docs`.
+    pub doc_labels: Vec<usize>,
+    /// Cluster of every term (row of the right embedding), in `0..k_terms`.
+    pub term_labels: Vec<usize>,
+}
+
+/// Clusters documents and terms from their embeddings, as in the paper's biclustering
+/// experiment (Appendix: "k-means is adopted for performing the biclustering task with extracted
+/// features"): k-means with `k_docs` clusters on the rows of `left` (documents, `n x r`) and with
+/// `k_terms` clusters on the rows of `right` (terms, `m x r'`).
+///
+/// `left`/`right` are typically the left/right singular vectors of SVD or KSVD, possibly scaled
+/// by the singular values, or two separate KPCA embeddings; the widths `r` and `r'` may differ.
+/// The two k-means runs use seeds drawn from [`ksvd_linalg::random::rng_from_seed`]`(seed)` (first
+/// draw: documents, second: terms), so one `seed` fixes the whole result.
+///
+/// Errors: empty or non-finite embeddings, `k_docs`/`k_terms` of zero or larger than the number
+/// of rows, invalid `params`.
+pub fn bicluster(
+    left: ArrayView2<'_, f64>,
+    right: ArrayView2<'_, f64>,
+    k_docs: usize,
+    k_terms: usize,
+    seed: u64,
+    params: &KMeansParams,
+) -> Result<Biclustering> {
+    let params = params.check()?;
+    // Validate both inputs before spending time on the first k-means.
+    let inputs = [
+        ("left (document) embedding", left.view(), k_docs),
+        ("right (term) embedding", right.view(), k_terms),
+    ];
+    for (what, x, k) in inputs {
+        check_matrix(what, x)?;
+        if k > x.nrows() {
+            return Err(BiclusterError::TooManyClusters { what, k, n: x.nrows() });
+        }
+    }
+    let mut rng = ksvd_linalg::random::rng_from_seed(seed);
+    let (doc_seed, term_seed) = (rng.next_u64(), rng.next_u64());
+    let docs = kmeans_checked("left (document) embedding", left, k_docs, doc_seed, &params)?;
+    let terms = kmeans_checked("right (term) embedding", right, k_terms, term_seed, &params)?;
+    Ok(Biclustering {
+        doc_labels: docs.labels,
+        term_labels: terms.labels,
+    })
+}
