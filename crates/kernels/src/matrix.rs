@@ -71,6 +71,25 @@ fn row_chunk(ncols: usize) -> usize {
     (BLOCK_ENTRIES / ncols.max(1)).max(1)
 }
 
+/// Values below this magnitude are stored as exact zeros (they would be subnormal soon).
+const FLUSH: f64 = 1e-200;
+
+#[inline]
+fn flush(v: f64) -> f64 {
+    if v.abs() < FLUSH {
+        0.0
+    } else {
+        v
+    }
+}
+
+/// Zeroes entries below `1e-150` times the largest magnitude.
+fn flush_relative(v: &mut [f64]) {
+    let max = v.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+    let cut = max * 1e-100;
+    v.iter_mut().filter(|x| x.abs() < cut).for_each(|x| *x = 0.0);
+}
+
 /// `log Σ exp(v)` over a slice, stable.
 fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
     let m = v.clone().fold(f64::NEG_INFINITY, f64::max);
@@ -193,8 +212,13 @@ impl KernelMatrix {
                     None
                 };
                 let off = |i: usize| log_norm.as_ref().map_or(0.0, |l| l[i]);
-                let a: Vec<f64> = (0..n).map(|i| (-(self.nx[i] + shift) / g2 - off(i)).exp()).collect();
-                let e: Vec<f64> = log_e.iter().map(|v| v.exp()).collect();
+                let mut a: Vec<f64> = (0..n).map(|i| (-(self.nx[i] + shift) / g2 - off(i)).exp()).collect();
+                let mut e: Vec<f64> = log_e.iter().map(|v| v.exp()).collect();
+                // Flush factors below 1e-150 of their maximum to zero so that products never
+                // become subnormal (subnormal arithmetic is ~100x slower); the entries dropped are
+                // below 1e-150 of the largest rank-one entry.
+                flush_relative(&mut a);
+                flush_relative(&mut e);
                 let mut c = p;
                 let rows: Vec<Vec<f64>> = (0..n)
                     .into_par_iter()
@@ -203,7 +227,9 @@ impl KernelMatrix {
                         idx.iter()
                             .zip(val)
                             .map(|(&j, &v)| {
-                                (Kernel::log_rbf(gamma, v, self.nx[i], self.nz[j]) - off(i)).exp() - a[i] * e[j]
+                                flush(
+                                    (Kernel::log_rbf(gamma, v, self.nx[i], self.nz[j]) - off(i)).exp() - a[i] * e[j],
+                                )
                             })
                             .collect()
                     })
@@ -285,10 +311,10 @@ impl KernelMatrix {
         for ((ra, cb), v) in p.indexed_iter_mut() {
             let (i, j) = if transposed { (rows[cb], cols[ra]) } else { (rows[ra], cols[cb]) };
             let (nxi, nzj) = if norms { (self.nx[i], self.nz[j]) } else { (0.0, 0.0) };
-            *v = match (k, ln) {
+            *v = flush(match (k, ln) {
                 (Kernel::Sne { gamma }, Some(l)) => (Kernel::log_rbf(gamma, *v, nxi, nzj) - l[i]).exp(),
                 _ => k.from_inner(*v, nxi, nzj),
-            };
+            });
         }
     }
 
