@@ -74,6 +74,37 @@ fn row_chunk(ncols: usize) -> usize {
 /// Values below this magnitude are stored as exact zeros (they would be subnormal soon).
 const FLUSH: f64 = 1e-200;
 
+/// Positions of every index of `idx` within `0..len` (several when an index repeats).
+struct PositionMap {
+    first: Vec<usize>,
+    extra: Vec<Vec<usize>>,
+}
+
+impl PositionMap {
+    #[inline]
+    fn get(&self, j: usize) -> impl Iterator<Item = &usize> {
+        let f = &self.first[j];
+        let more: &[usize] = if *f == usize::MAX || self.extra.is_empty() { &[] } else { &self.extra[j] };
+        std::iter::once(f).filter(|p| **p != usize::MAX).chain(more.iter())
+    }
+}
+
+fn position_map(idx: &[usize], len: usize) -> PositionMap {
+    let mut first = vec![usize::MAX; len];
+    let mut extra: Vec<Vec<usize>> = Vec::new();
+    for (b, &j) in idx.iter().enumerate() {
+        if first[j] == usize::MAX {
+            first[j] = b;
+        } else {
+            if extra.is_empty() {
+                extra = vec![Vec::new(); len];
+            }
+            extra[j].push(b);
+        }
+    }
+    PositionMap { first, extra }
+}
+
 #[inline]
 fn flush(v: f64) -> f64 {
     if v.abs() < FLUSH {
@@ -275,10 +306,17 @@ impl KernelMatrix {
     fn raw_block(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
         match &self.repr {
             Repr::RankOnePlusSparse { a, e, c, .. } => {
-                let mut out = c.block(rows, cols).unwrap_or_else(|_| Array2::zeros((rows.len(), cols.len())));
-                for (ra, &i) in rows.iter().enumerate() {
-                    for (cb, &j) in cols.iter().enumerate() {
-                        out[[ra, cb]] += a[i] * e[j];
+                let e_j: Vec<f64> = cols.iter().map(|&j| e[j]).collect();
+                let mut out = Array2::zeros((rows.len(), cols.len()));
+                let pos = position_map(cols, c.ncols());
+                for (mut orow, &i) in out.outer_iter_mut().zip(rows) {
+                    let ai = a[i];
+                    orow.iter_mut().zip(&e_j).for_each(|(o, &ej)| *o = ai * ej);
+                    let (idx, val) = c.row(i);
+                    for (&j, &v) in idx.iter().zip(val) {
+                        for &b in pos.get(j) {
+                            orow[b] += v;
+                        }
                     }
                 }
                 out
@@ -288,6 +326,23 @@ impl KernelMatrix {
                 self.transform(&mut p, rows, cols, false);
                 p
             }
+        }
+    }
+
+    /// Centring correction of `G[rows, cols] W` (or of the transposed product when `transposed`).
+    fn center_product(&self, out: &mut Array2<f64>, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>, transposed: bool) {
+        let Some(c) = &self.centering else { return };
+        // G̃ = G − r 1ᵀ − 1 cᵀ + g 1 1ᵀ restricted to [rows, cols].
+        let (own, other, own_means, other_means) =
+            if transposed { (cols, rows, &c.col_means, &c.row_means) } else { (rows, cols, &c.row_means, &c.col_means) };
+        let sum_w = w.sum_axis(Axis(0));
+        let mut mean_w = Array1::<f64>::zeros(w.ncols());
+        for (b, &j) in other.iter().enumerate() {
+            mean_w.scaled_add(other_means[j], &w.row(b));
+        }
+        for (mut orow, &i) in out.outer_iter_mut().zip(own) {
+            orow.scaled_add(c.grand_mean - own_means[i], &sum_w);
+            orow -= &mean_w;
         }
     }
 
@@ -515,6 +570,85 @@ impl MatrixBlocks for KernelMatrix {
                 *v += c.grand_mean - c.row_means[rows[a]] - c.col_means[cols[b]];
             }
         }
+        Ok(out)
+    }
+
+    /// `G[rows, cols] W`: `O((|rows| + |cols|) k + nnz)` for the rank-one-plus-sparse form
+    /// (`a_I (e_Jᵀ W) + C[I, J] W`), bounded-memory fused blocks otherwise.
+    fn block_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> ksvd_linalg::Result<Array2<f64>> {
+        check_indices("row", rows, self.nrows())?;
+        check_indices("column", cols, self.ncols())?;
+        if w.nrows() != cols.len() {
+            return Err(ksvd_linalg::LinalgError::ShapeMismatch { op: "G[I, J] W", left: (rows.len(), cols.len()), right: w.dim() });
+        }
+        let k = w.ncols();
+        let mut out = Array2::zeros((rows.len(), k));
+        match &self.repr {
+            Repr::RankOnePlusSparse { a, e, c, .. } => {
+                let mut ew = Array1::<f64>::zeros(k);
+                for (b, &j) in cols.iter().enumerate() {
+                    ew.scaled_add(e[j], &w.row(b));
+                }
+                let pos = position_map(cols, c.ncols());
+                out.axis_iter_mut(Axis(0)).into_par_iter().zip(rows.par_iter()).for_each(|(mut orow, &i)| {
+                    orow.scaled_add(a[i], &ew);
+                    let (idx, val) = c.row(i);
+                    for (&j, &v) in idx.iter().zip(val) {
+                        for &b in pos.get(j) {
+                            orow.scaled_add(v, &w.row(b));
+                        }
+                    }
+                });
+            }
+            Repr::Blocked => {
+                let chunk = row_chunk(cols.len());
+                out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, oc)| {
+                    let r = &rows[b * chunk..b * chunk + oc.nrows()];
+                    let g = self.raw_block(r, cols);
+                    let _ = dense::gemm_into_seq(oc, g.view(), w);
+                });
+            }
+        }
+        self.center_product(&mut out, rows, cols, w, false);
+        Ok(out)
+    }
+
+    /// `G[rows, cols]ᵀ W`: `e_J (a_Iᵀ W) + C[I, J]ᵀ W` for the rank-one-plus-sparse form.
+    fn block_t_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> ksvd_linalg::Result<Array2<f64>> {
+        check_indices("row", rows, self.nrows())?;
+        check_indices("column", cols, self.ncols())?;
+        if w.nrows() != rows.len() {
+            return Err(ksvd_linalg::LinalgError::ShapeMismatch { op: "G[I, J]ᵀ W", left: (rows.len(), cols.len()), right: w.dim() });
+        }
+        let k = w.ncols();
+        let mut out = Array2::zeros((cols.len(), k));
+        match &self.repr {
+            Repr::RankOnePlusSparse { a, e, ct, .. } => {
+                let mut aw = Array1::<f64>::zeros(k);
+                for (r, &i) in rows.iter().enumerate() {
+                    aw.scaled_add(a[i], &w.row(r));
+                }
+                let pos = position_map(rows, ct.ncols());
+                out.axis_iter_mut(Axis(0)).into_par_iter().zip(cols.par_iter()).for_each(|(mut orow, &j)| {
+                    orow.scaled_add(e[j], &aw);
+                    let (idx, val) = ct.row(j);
+                    for (&i, &v) in idx.iter().zip(val) {
+                        for &r in pos.get(i) {
+                            orow.scaled_add(v, &w.row(r));
+                        }
+                    }
+                });
+            }
+            Repr::Blocked => {
+                let chunk = row_chunk(rows.len());
+                out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, oc)| {
+                    let cc = &cols[b * chunk..b * chunk + oc.nrows()];
+                    let gt = self.raw_block_t(rows, cc);
+                    let _ = dense::gemm_into_seq(oc, gt.view(), w);
+                });
+            }
+        }
+        self.center_product(&mut out, rows, cols, w, true);
         Ok(out)
     }
 }

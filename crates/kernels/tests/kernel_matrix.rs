@@ -31,6 +31,23 @@ fn tol(a: &Array2<f64>) -> f64 {
     64.0 * f64::EPSILON * n.sqrt() * scale
 }
 
+/// `G[I, J] W` and `G[I, J]ᵀ W` (with repeated indices) against the dense reference.
+fn check_fused_products(g: &KernelMatrix, want: &Array2<f64>, label: &str) {
+    let (n, m) = want.dim();
+    let rows: Vec<usize> = vec![n - 1, 0, 2 % n, 0];
+    let cols: Vec<usize> = vec![1 % m, m - 1, 1 % m];
+    let sub = Array2::from_shape_fn((rows.len(), cols.len()), |(a, b)| want[[rows[a], cols[b]]]);
+    let w = gaussian_matrix(&mut rng_from_seed(77), cols.len(), 2);
+    let got = g.block_mul(&rows, &cols, w.view()).unwrap();
+    let exp = sub.dot(&w);
+    assert!(max_abs_diff(&got, &exp) <= 4.0 * tol(&exp), "{label}: block_mul");
+    let w2 = gaussian_matrix(&mut rng_from_seed(78), rows.len(), 3);
+    let got = g.block_t_mul(&rows, &cols, w2.view()).unwrap();
+    let exp = sub.t().dot(&w2);
+    assert!(max_abs_diff(&got, &exp) <= 4.0 * tol(&exp), "{label}: block_t_mul");
+    assert!(g.block_mul(&rows, &cols, w2.view()).is_err());
+}
+
 fn kernels() -> Vec<Kernel> {
     vec![
         Kernel::Linear,
@@ -96,6 +113,7 @@ fn check_paths(x: Array2<f64>, z: Array2<f64>, expect_structured: bool) {
             let b = g.block(&rows, &cols).unwrap();
             let wb = Array2::from_shape_fn((3, 2), |(a, c)| want[[rows[a], cols[c]]]);
             assert!(max_abs_diff(&b, &wb) <= tol(&want), "{k} block");
+            check_fused_products(&g, &want, &format!("{k} sparse={sparse}"));
         }
     }
 }
@@ -154,6 +172,7 @@ fn centering_equals_h_g_h() {
         let rows: Vec<usize> = (0..9).collect();
         assert!(max_abs_diff(&gc.block(&rows, &cols).unwrap(), &want) < 1e-14);
         // Out-of-sample evaluation at the training points reproduces G̃.
+        check_fused_products(&gc, &want, &format!("centred {k}"));
         let oos = gc.cross_rows(gc.x(), &cols).unwrap();
         assert!(max_abs_diff(&oos, &want) < 1e-13);
         let oos_c = gc.cross_cols(&rows, gc.z()).unwrap();

@@ -57,7 +57,40 @@ pub trait MatrixBlocks: LinearOperator {
         let rows: Vec<usize> = (0..self.nrows()).collect();
         self.block(&rows, cols)
     }
+
+    /// `A[rows, cols] W` (`W` is `|cols| × k`) without holding more than a bounded chunk of
+    /// the block. The default evaluates row chunks of the block; implicit matrices override
+    /// it with cheaper fused products.
+    fn block_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        if w.nrows() != cols.len() {
+            return Err(LinalgError::ShapeMismatch { op: "A[I, J] W", left: (rows.len(), cols.len()), right: w.dim() });
+        }
+        let chunk = (CHUNK_ENTRIES / cols.len().max(1)).max(1);
+        let mut out = Array2::zeros((rows.len(), w.ncols()));
+        for (c, mut oc) in out.axis_chunks_iter_mut(ndarray::Axis(0), chunk).enumerate() {
+            let blk = self.block(&rows[c * chunk..c * chunk + oc.nrows()], cols)?;
+            gemm_into(oc.view_mut(), blk.view(), w, 1.0, false)?;
+        }
+        Ok(out)
+    }
+
+    /// `A[rows, cols]ᵀ W` (`W` is `|rows| × k`), in bounded memory (column chunks by default).
+    fn block_t_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        if w.nrows() != rows.len() {
+            return Err(LinalgError::ShapeMismatch { op: "A[I, J]ᵀ W", left: (rows.len(), cols.len()), right: w.dim() });
+        }
+        let chunk = (CHUNK_ENTRIES / rows.len().max(1)).max(1);
+        let mut out = Array2::zeros((cols.len(), w.ncols()));
+        for (c, mut oc) in out.axis_chunks_iter_mut(ndarray::Axis(0), chunk).enumerate() {
+            let blk = self.block(rows, &cols[c * chunk..c * chunk + oc.nrows()])?;
+            gemm_into(oc.view_mut(), blk.t(), w, 1.0, false)?;
+        }
+        Ok(out)
+    }
 }
+
+/// Entries of a block held at once by the default chunked products (8 MiB of f64).
+const CHUNK_ENTRIES: usize = 1 << 20;
 
 /// Checks that every index is below `len`.
 pub fn check_indices(what: &'static str, idx: &[usize], len: usize) -> Result<()> {
@@ -92,6 +125,12 @@ impl<T: LinearOperator + ?Sized> LinearOperator for &T {
 impl<T: MatrixBlocks + ?Sized> MatrixBlocks for &T {
     fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
         (**self).block(rows, cols)
+    }
+    fn block_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        (**self).block_mul(rows, cols, w)
+    }
+    fn block_t_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        (**self).block_t_mul(rows, cols, w)
     }
 }
 
@@ -189,6 +228,12 @@ impl<O: MatrixBlocks> MatrixBlocks for Transposed<O> {
     fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
         Ok(self.0.block(cols, rows)?.reversed_axes())
     }
+    fn block_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.0.block_t_mul(cols, rows, w)
+    }
+    fn block_t_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.0.block_mul(cols, rows, w)
+    }
 }
 
 #[cfg(test)]
@@ -208,5 +253,11 @@ mod tests {
         assert_eq!(s.block(&[0], &[2, 2]).unwrap(), array![[2.0, 2.0]]);
         assert!(matches!(a.apply(array![[1.0]].view()), Err(LinalgError::ShapeMismatch { .. })));
         assert!(matches!(s.block(&[5], &[0]), Err(LinalgError::IndexOutOfBounds { .. })));
+        let w = array![[1.0, 2.0], [3.0, -1.0]];
+        let want = s.block(&[1, 0], &[2, 1]).unwrap().dot(&w);
+        assert_eq!(s.block_mul(&[1, 0], &[2, 1], w.view()).unwrap(), want);
+        let want_t = s.block(&[1, 0], &[2, 1]).unwrap().t().dot(&w);
+        assert_eq!(s.block_t_mul(&[1, 0], &[2, 1], w.view()).unwrap(), want_t);
+        assert_eq!(Transposed(&s).block_mul(&[2, 1], &[1, 0], w.view()).unwrap(), want_t);
     }
 }

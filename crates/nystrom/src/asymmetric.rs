@@ -4,10 +4,7 @@ use crate::sampling::{uniform_indices, weighted_indices, Sampling};
 use ksvd_kernels::{KernelMatrix, Samples};
 use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
 use ksvd_solvers::{dense_svd, randomized_svd, RsvdParams, SvdResult};
-use ndarray::{s, Array1, Array2, ArrayView2, Axis};
-
-/// Target number of entries of `G` held at once while extending (8 MiB of f64).
-const CHUNK_ENTRIES: usize = 1 << 20;
+use ndarray::{Array1, Array2, Axis};
 
 /// Squared row and column norms of a matrix, for [`Sampling::SquaredNorm`].
 pub trait LandmarkWeights {
@@ -231,8 +228,10 @@ where
     // Ũ = G[:, J] D_c V S⁻¹ ;  Ṽ = G[I, :]ᵀ D_r U S⁻¹.
     let right = &(&sub.v * &col_scale.view().insert_axis(Axis(1))) * &inv_s;
     let left = &(&sub.u * &row_scale.view().insert_axis(Axis(1))) * &inv_s;
-    let mut u = extend_rows_blocked(g, &cols, right.view())?;
-    let mut v = extend_cols_blocked(g, &rows, left.view())?;
+    let all_rows: Vec<usize> = (0..nn).collect();
+    let all_cols: Vec<usize> = (0..mm).collect();
+    let mut u = g.block_mul(&all_rows, &cols, right.view())?;
+    let mut v = g.block_t_mul(&rows, &all_cols, left.view())?;
     let u_norm = normalize_columns(&mut u);
     let v_norm = normalize_columns(&mut v);
     // Deterministic signs: the largest-magnitude entry of every ũ_s is positive. The sign is
@@ -262,34 +261,6 @@ fn normalize_columns(a: &mut Array2<f64>) -> Array1<f64> {
         }
     }
     norms
-}
-
-/// `G[:, cols] W` computed over row chunks.
-fn extend_rows_blocked<G: MatrixBlocks + ?Sized>(g: &G, cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-    let n = g.nrows();
-    let chunk = (CHUNK_ENTRIES / cols.len().max(1)).max(1);
-    let mut out = Array2::zeros((n, w.ncols()));
-    for start in (0..n).step_by(chunk) {
-        let idx: Vec<usize> = (start..(start + chunk).min(n)).collect();
-        let blk = g.block(&idx, cols)?;
-        let prod = dense::matmul(blk.view(), w)?;
-        out.slice_mut(s![start..start + idx.len(), ..]).assign(&prod);
-    }
-    Ok(out)
-}
-
-/// `G[rows, :]ᵀ W` computed over column chunks.
-fn extend_cols_blocked<G: MatrixBlocks + ?Sized>(g: &G, rows: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-    let m = g.ncols();
-    let chunk = (CHUNK_ENTRIES / rows.len().max(1)).max(1);
-    let mut out = Array2::zeros((m, w.ncols()));
-    for start in (0..m).step_by(chunk) {
-        let idx: Vec<usize> = (start..(start + chunk).min(m)).collect();
-        let blk = g.block(rows, &idx)?;
-        let prod = dense::matmul(blk.t(), w)?;
-        out.slice_mut(s![start..start + idx.len(), ..]).assign(&prod);
-    }
-    Ok(out)
 }
 
 impl AsymmetricNystrom {
