@@ -294,3 +294,45 @@ mod tests {
         assert!(matches!(thin_svd(a.view()), Err(LinalgError::NonFinite { row: 0, col: 1, .. })));
     }
 }
+
+/// The LAPACK backend (`gesdd` through ndarray-linalg and the system OpenBLAS), used to
+/// cross-check faer. Enabled by the `lapack` cargo feature (needs `libopenblas-dev`).
+#[cfg(feature = "lapack")]
+pub mod lapack {
+    use super::DenseSvd;
+    use crate::error::{LinalgError, Result};
+    use ndarray::ArrayView2;
+    use ndarray_linalg::{JobSvd, SVDDC};
+
+    /// Thin SVD by LAPACK's divide and conquer (`dgesdd`).
+    pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<DenseSvd> {
+        crate::error::check_finite("matrix", a)?;
+        let fail = |reason: String| LinalgError::Factorization { op: "LAPACK SVD", reason };
+        let (u, s, vt) = a.to_owned().svddc(JobSvd::Some).map_err(|e| fail(e.to_string()))?;
+        let u = u.ok_or_else(|| fail("no U returned".into()))?;
+        let vt = vt.ok_or_else(|| fail("no Vᵀ returned".into()))?;
+        Ok(DenseSvd { u, s, v: vt.reversed_axes() })
+    }
+
+    #[cfg(test)]
+    mod tests {
+        use crate::random::{gaussian_matrix, rng_from_seed};
+
+        #[test]
+        fn faer_and_lapack_agree() {
+            let mut rng = rng_from_seed(9);
+            for &(n, m) in &[(40, 25), (25, 40), (33, 33)] {
+                let a = gaussian_matrix(&mut rng, n, m);
+                let f = super::super::thin_svd(a.view()).unwrap();
+                let l = super::thin_svd(a.view()).unwrap();
+                let tol = 64.0 * f64::EPSILON * ((n.max(m)) as f64).sqrt() * f.s[0];
+                for i in 0..n.min(m) {
+                    assert!((f.s[i] - l.s[i]).abs() <= tol, "s_{i}");
+                    // Vectors agree up to sign (singular values of a Gaussian matrix are simple).
+                    let c = f.u.column(i).dot(&l.u.column(i)).abs();
+                    assert!((1.0 - c) < 1e-9, "u_{i}: {c}");
+                }
+            }
+        }
+    }
+}
