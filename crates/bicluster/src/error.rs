@@ -46,6 +46,9 @@ pub enum BiclusterError {
         /// Column of the first offending entry.
         col: usize,
     },
+    /// Computing the embeddings failed (kernel, solver or compatibility error).
+    #[error("embedding failed: {0}")]
+    Embedding(String),
     /// A hyper-parameter is out of its valid range.
     #[error("invalid parameter {name} = {value}: {expected}")]
     InvalidParameter {

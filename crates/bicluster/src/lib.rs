@@ -51,12 +51,14 @@
 
 mod bicluster;
 mod coherence;
+mod embed;
 mod error;
 mod kmeans;
 mod nmi;
 
 pub use bicluster::{bicluster, Biclustering};
 pub use coherence::{coherence, ClusterCoherence, Coherence};
+pub use embed::{embed, EmbeddingMethod, Embeddings, KsvdKernel};
 pub use error::{BiclusterError, Result};
 pub use kmeans::{kmeans, KMeansFit, KMeansParams, KMeansValidParams};
 pub use nmi::{entropy, mutual_info, nmi};
