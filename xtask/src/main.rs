@@ -1,1 +1,119 @@
-fn main() {}
+//! `cargo xtask`: command-line front end of the experiment runner (the [`xtask`] library).
+//!
+//! ```text
+//! cargo xtask list
+//! cargo xtask reproduce [--only NAME]... [--quick] [--out DIR] [--threads N] [--no-cache]
+//! ```
+use std::path::PathBuf;
+use std::process::ExitCode;
+
+use anyhow::Result;
+use clap::{Parser, Subcommand};
+
+use xtask::{experiments, fsx, reproduce};
+
+#[derive(Parser, Debug)]
+#[command(
+    name = "cargo xtask",
+    about = "Reproduce the paper's tables and figures from experiments/*.toml"
+)]
+struct Cli {
+    #[command(subcommand)]
+    command: Command,
+}
+
+#[derive(Subcommand, Debug)]
+enum Command {
+    /// Run experiment specs and write results/ (CSV, Parquet, Markdown, figures, REPORT.md).
+    Reproduce {
+        /// Run only this spec (repeatable); all specs when absent.
+        #[arg(long = "only", value_name = "NAME")]
+        only: Vec<String>,
+        /// Use each spec's [quick] section (reduced grids; the whole run takes a few minutes).
+        #[arg(long)]
+        quick: bool,
+        /// Output directory (default: <workspace>/results).
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
+        /// Threads for the experiments (default: all available cores).
+        #[arg(long, value_name = "N", value_parser = clap::value_parser!(u32).range(1..))]
+        threads: Option<u32>,
+        /// Recompute every cell instead of reusing results/.cache.
+        #[arg(long)]
+        no_cache: bool,
+    },
+    /// List every spec with its kind and one-line description.
+    List,
+}
+
+fn list() -> Result<()> {
+    let registry = experiments::registry();
+    let dir = fsx::project_root().join("experiments");
+    let specs = reproduce::load_specs(&dir, false, &registry)?;
+    let width = specs.iter().map(|s| s.name().len()).max().unwrap_or(0);
+    for s in &specs {
+        let implemented = experiments::lookup(&registry, &s.file.kind)
+            .map(|e| e.imp.implemented())
+            .unwrap_or(false);
+        let status = if implemented {
+            String::new()
+        } else {
+            " [not implemented]".to_string()
+        };
+        println!(
+            "{:width$}  {} ({}, kind `{}`){status}",
+            s.name(),
+            s.file.description,
+            s.file.paper_ref,
+            s.file.kind
+        );
+    }
+    Ok(())
+}
+
+fn run(cli: Cli) -> Result<bool> {
+    match cli.command {
+        Command::List => list().map(|()| true),
+        Command::Reproduce {
+            only,
+            quick,
+            out,
+            threads,
+            no_cache,
+        } => {
+            let root = fsx::project_root();
+            let threads = threads
+                .map(|t| t as usize)
+                .unwrap_or_else(|| std::thread::available_parallelism().map_or(1, |n| n.get()));
+            let opts = reproduce::Options {
+                only,
+                quick,
+                out: out.unwrap_or_else(|| root.join("results")),
+                threads,
+                no_cache,
+                specs: root.join("experiments"),
+            };
+            let outcome = reproduce::run(&opts)?;
+            eprintln!(
+                "wrote {} (specs run: {})",
+                opts.out.join("REPORT.md").display(),
+                outcome.ran.join(", ")
+            );
+            for (name, err) in &outcome.failed {
+                eprintln!("error: experiment `{name}` failed: {err}");
+            }
+            Ok(outcome.failed.is_empty())
+        }
+    }
+}
+
+fn main() -> ExitCode {
+    match run(Cli::parse()) {
+        Ok(true) => ExitCode::SUCCESS,
+        Ok(false) => ExitCode::FAILURE,
+        Err(e) => {
+            eprintln!("error: {}", format!("{e:#}").replace('\n', "\n  "));
+            ExitCode::FAILURE
+        }
+    }
+}

@@ -1,0 +1,177 @@
+//! The cell cache: each finished cell (dataset x method x setting x seed) is stored as
+//! `results/.cache/<spec>/<sha256>.json`, so an interrupted run resumes where it stopped.
+//!
+//! The hash covers the spec file's bytes, the experiment kind and its `VERSION`, and the cell's key (any
+//! serialisable value that names the cell's parameters). Editing the spec or bumping the experiment's
+//! version therefore invalidates its cells. A file that cannot be read back, or whose stored key differs
+//! from the requested one, is ignored and recomputed. Only cells whose rows are all `ok` are stored:
+//! `missing-data` / `not-implemented` / `failed` are re-evaluated on every run.
+use std::path::{Path, PathBuf};
+
+use anyhow::{Context as _, Result};
+use serde::{Deserialize, Serialize};
+use sha2::{Digest, Sha256};
+
+use crate::fsx;
+use crate::rows::{Row, Status};
+
+/// Cache of one spec's cells.
+#[derive(Debug, Clone)]
+pub struct Cache {
+    dir: PathBuf,
+    salt: Vec<u8>,
+    enabled: bool,
+}
+
+#[derive(Serialize, Deserialize)]
+struct Entry {
+    key: serde_json::Value,
+    rows: Vec<Row>,
+}
+
+/// Where a cell's rows came from.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Origin {
+    /// Read from the cache.
+    Cached,
+    /// Computed now.
+    Computed,
+}
+
+impl Cache {
+    /// A cache in `dir` whose keys are salted with the spec's bytes, the experiment kind and its version.
+    /// `enabled = false` (`--no-cache`) never reads, but still writes fresh results.
+    pub fn new(dir: PathBuf, spec_source: &str, kind: &str, version: u32, enabled: bool) -> Cache {
+        let mut salt = Vec::new();
+        salt.extend_from_slice(spec_source.as_bytes());
+        salt.push(0);
+        salt.extend_from_slice(format!("{kind}\0{version}\0").as_bytes());
+        Cache { dir, salt, enabled }
+    }
+
+    /// The file that holds the cell with this key.
+    pub fn path_of(&self, key: &serde_json::Value) -> PathBuf {
+        let mut h = Sha256::new();
+        h.update(&self.salt);
+        h.update(key.to_string().as_bytes());
+        let hex: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        self.dir.join(format!("{hex}.json"))
+    }
+
+    /// The cached rows of a cell, or the result of `compute` (stored when all its rows are `ok`).
+    pub fn get_or_compute<K: Serialize>(
+        &self,
+        key: &K,
+        compute: impl FnOnce() -> Result<Vec<Row>>,
+    ) -> Result<(Vec<Row>, Origin)> {
+        let key = serde_json::to_value(key).context("serialising a cell key")?;
+        let path = self.path_of(&key);
+        if self.enabled {
+            if let Some(rows) = read_entry(&path, &key) {
+                return Ok((rows, Origin::Cached));
+            }
+        }
+        let rows = compute()?;
+        if rows.iter().all(|r| r.status == Status::Ok) {
+            let bytes = serde_json::to_vec_pretty(&Entry {
+                key,
+                rows: rows.clone(),
+            })?;
+            fsx::write_atomic(&path, &bytes)?;
+        }
+        Ok((rows, Origin::Computed))
+    }
+}
+
+fn read_entry(path: &Path, key: &serde_json::Value) -> Option<Vec<Row>> {
+    let bytes = std::fs::read(path).ok()?;
+    match serde_json::from_slice::<Entry>(&bytes) {
+        Ok(e) if &e.key == key => Some(e.rows),
+        Ok(_) => {
+            eprintln!(
+                "warning: cache file {} belongs to another cell; recomputing",
+                path.display()
+            );
+            None
+        }
+        Err(err) => {
+            eprintln!(
+                "warning: ignoring unreadable cache file {} ({err}); recomputing",
+                path.display()
+            );
+            None
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::cell::Cell;
+
+    fn rows(v: f64) -> Vec<Row> {
+        vec![Row::ok("cora", "ksvd", "micro_f1", v).seed(1)]
+    }
+
+    #[test]
+    fn computes_once_then_reads() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path().to_path_buf(), "spec", "kind", 1, true);
+        let calls = Cell::new(0);
+        let key = ("cora", "ksvd", 1u64);
+        let compute = || {
+            calls.set(calls.get() + 1);
+            Ok(rows(0.5))
+        };
+        let (a, o1) = cache.get_or_compute(&key, compute).unwrap();
+        let (b, o2) = cache.get_or_compute(&key, || unreachable!("cached")).unwrap();
+        assert_eq!((a, o1), (b, Origin::Computed));
+        assert_eq!((calls.get(), o2), (1, Origin::Cached));
+    }
+
+    #[test]
+    fn corrupted_file_is_recomputed() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path().to_path_buf(), "spec", "kind", 1, true);
+        let key = ("cora", 7u64);
+        cache.get_or_compute(&key, || Ok(rows(0.5))).unwrap();
+        let path = cache.path_of(&serde_json::to_value(key).unwrap());
+        std::fs::write(&path, b"{\"key\": [\"cora\", 7], \"rows\": [{\"datas").unwrap();
+        let (r, o) = cache.get_or_compute(&key, || Ok(rows(0.25))).unwrap();
+        assert_eq!((r[0].value, o), (Some(0.25), Origin::Computed));
+        let (r, o) = cache.get_or_compute(&key, || unreachable!("repaired")).unwrap();
+        assert_eq!((r[0].value, o), (Some(0.25), Origin::Cached));
+    }
+
+    #[test]
+    fn salt_and_flag_matter() {
+        let dir = tempfile::tempdir().unwrap();
+        let key = "cell";
+        let v1 = Cache::new(dir.path().to_path_buf(), "spec", "kind", 1, true);
+        v1.get_or_compute(&key, || Ok(rows(1.0))).unwrap();
+        let edited = Cache::new(dir.path().to_path_buf(), "spec edited", "kind", 1, true);
+        assert_eq!(
+            edited.get_or_compute(&key, || Ok(rows(2.0))).unwrap().1,
+            Origin::Computed
+        );
+        let bumped = Cache::new(dir.path().to_path_buf(), "spec", "kind", 2, true);
+        assert_eq!(
+            bumped.get_or_compute(&key, || Ok(rows(3.0))).unwrap().1,
+            Origin::Computed
+        );
+        let disabled = Cache::new(dir.path().to_path_buf(), "spec", "kind", 1, false);
+        assert_eq!(
+            disabled.get_or_compute(&key, || Ok(rows(4.0))).unwrap().1,
+            Origin::Computed
+        );
+    }
+
+    #[test]
+    fn non_ok_rows_are_not_stored() {
+        let dir = tempfile::tempdir().unwrap();
+        let cache = Cache::new(dir.path().to_path_buf(), "spec", "kind", 1, true);
+        let missing = || Ok(vec![Row::status("x", "y", "z", Status::MissingData, None)]);
+        cache.get_or_compute(&"k", missing).unwrap();
+        assert_eq!(cache.get_or_compute(&"k", missing).unwrap().1, Origin::Computed);
+    }
+}

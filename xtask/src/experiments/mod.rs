@@ -1,0 +1,327 @@
+//! The experiments: one implementation per spec `kind`, looked up in [`registry`].
+//!
+//! # Adding an experiment
+//!
+//! 1. Write the spec `experiments/<name>.toml` (see the existing ones): `kind`, the datasets, methods and
+//!    metrics with the paper's labels, `[params]`, `[quick]`, the layouts and the paper's values.
+//! 2. Define the parameters as a struct with `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: it is
+//!    what `[params]` (merged with `[quick.params]` under `--quick`) deserialises into. Every choice the paper
+//!    leaves open belongs there, with a doc comment.
+//! 3. Implement [`Experiment`]: `run` gets the validated parameters and a [`Context`] (the spec, `quick`,
+//!    `threads`, the cell cache, the progress bar) and returns [`Row`]s, one per
+//!    dataset x method x metric x setting x seed. Wrap each expensive cell in [`Context::cell`] so that it is
+//!    cached and counted in the progress bar; give the key every parameter the cell depends on. Return rows
+//!    with [`Status::MissingData`] / [`Status::NotImplemented`] / [`Status::Failed`] and a note (rather than
+//!    skipping) when something is unavailable; put the likely cause of a known mismatch in the row's note.
+//! 4. Register it in [`registry`] under its kind. Bump `VERSION` whenever a change alters results: cached
+//!    cells of the old version are then ignored.
+//!
+//! Everything else (joining the paper's values, CSV/Parquet/Markdown, figures, `REPORT.md`) is generic.
+//!
+//! ```no_run
+//! use anyhow::Result;
+//! use serde::Deserialize;
+//! use xtask::experiments::{Context, Experiment};
+//! use xtask::rows::Row;
+//!
+//! /// `[params]` of the spec.
+//! #[derive(Deserialize)]
+//! #[serde(deny_unknown_fields)]
+//! struct Params {
+//!     /// Rank r (stated: 20).
+//!     rank: usize,
+//! }
+//!
+//! struct Demo;
+//!
+//! impl Experiment for Demo {
+//!     type Params = Params;
+//!     fn run(&self, cx: &Context<'_>, p: &Params) -> Result<Vec<Row>> {
+//!         let seeds = &cx.spec.file.seeds;
+//!         cx.progress.set_length((cx.spec.run_datasets.len() * seeds.len()) as u64);
+//!         let mut rows = Vec::new();
+//!         for dataset in &cx.spec.run_datasets {
+//!             for &seed in seeds {
+//!                 // Everything the cell depends on goes into its key.
+//!                 let key = (dataset, p.rank, seed, cx.threads);
+//!                 rows.extend(cx.cell(&key, || {
+//!                     let (f1, seconds) = (0.79, 1.5); // the real computation
+//!                     Ok(vec![Row::ok(dataset, "ksvd_sne", "micro_f1", f1).seed(seed).seconds(seconds)])
+//!                 })?);
+//!             }
+//!         }
+//!         Ok(rows)
+//!     }
+//! }
+//! ```
+use std::any::type_name;
+use std::marker::PhantomData;
+
+use anyhow::{Context as _, Result};
+use indicatif::ProgressBar;
+use serde::de::DeserializeOwned;
+use serde::Serialize;
+
+use crate::cache::{Cache, Origin};
+use crate::rows::{Row, Status};
+use crate::spec::Spec;
+
+mod datasets;
+pub mod pending;
+
+/// An experiment implementation: turns a spec into result rows.
+pub trait Experiment: Send + Sync + 'static {
+    /// The spec's `[params]`.
+    type Params: DeserializeOwned;
+    /// Bump when a change alters results (invalidates cached cells).
+    const VERSION: u32 = 1;
+    /// Whether this kind is implemented; unimplemented kinds are listed as such by `cargo xtask list`.
+    const IMPLEMENTED: bool = true;
+
+    /// Runs the experiment. Errors abort the spec (recorded as one `failed` row); a failing *cell* should
+    /// rather return a row with [`Status::Failed`].
+    fn run(&self, cx: &Context<'_>, params: &Self::Params) -> Result<Vec<Row>>;
+}
+
+/// What an experiment gets besides its parameters.
+pub struct Context<'a> {
+    /// The spec (with `--quick` applied when `quick` is set).
+    pub spec: &'a Spec,
+    /// `--quick`: a reduced run for CI.
+    pub quick: bool,
+    /// `--threads`: threads the experiment may use (the global rayon pool has this size).
+    pub threads: usize,
+    /// The cell cache of this spec.
+    pub cache: &'a Cache,
+    /// This spec's progress bar (its length is the experiment's to set; [`Context::cell`] advances it).
+    pub progress: &'a ProgressBar,
+}
+
+impl Context<'_> {
+    /// The cached rows of a cell, or `compute()`'s. Advances the progress bar by one.
+    pub fn cell<K: Serialize>(&self, key: &K, compute: impl FnOnce() -> Result<Vec<Row>>) -> Result<Vec<Row>> {
+        let (rows, origin) = self.cache.get_or_compute(key, compute)?;
+        if origin == Origin::Cached {
+            self.progress
+                .set_message(format!("{} (cached cells reused)", self.spec.name()));
+        }
+        self.progress.inc(1);
+        Ok(rows)
+    }
+
+    /// One row with `status` for every key the spec has a paper value for, plus rows for the selected
+    /// dataset x method pairs that have none (so that stand-in datasets and figures are listed too).
+    /// Only datasets and methods selected for this run are included. Datasets the spec marks `unavailable`
+    /// get `missing-data` with the spec's reason instead.
+    pub fn rows_with_status(&self, status: Status, note: &str) -> Vec<Row> {
+        let f = &self.spec.file;
+        let selected = |d: &str, m: &str| {
+            self.spec.run_datasets.iter().any(|x| x == d) && self.spec.run_methods.iter().any(|x| x == m)
+        };
+        let row = |d: &str, m: &str, metric: &str| match self.spec.unavailable(d) {
+            Some(why) => Row::status(d, m, metric, Status::MissingData, Some(why.to_string())),
+            None => Row::status(d, m, metric, status, Some(note.to_string())),
+        };
+        let mut rows: Vec<Row> = f
+            .paper
+            .iter()
+            .filter(|p| selected(&p.dataset, &p.method))
+            .map(|p| row(&p.dataset, &p.method, &p.metric).setting(p.setting.clone()))
+            .collect();
+        // Pairs without any paper value get the metrics the paper reports for that method elsewhere (all
+        // metrics when it reports none, as for figures).
+        for d in &self.spec.run_datasets {
+            for m in &self.spec.run_methods {
+                if f.paper.iter().any(|p| &p.dataset == d && &p.method == m) {
+                    continue;
+                }
+                let reported: Vec<&str> = f
+                    .metrics
+                    .iter()
+                    .map(|x| x.id.as_str())
+                    .filter(|x| f.paper.iter().any(|p| &p.method == m && p.metric == *x))
+                    .collect();
+                let metrics: Vec<&str> = if reported.is_empty() {
+                    f.metrics.iter().map(|x| x.id.as_str()).collect()
+                } else {
+                    reported
+                };
+                rows.extend(metrics.into_iter().map(|metric| row(d, m, metric)));
+            }
+        }
+        rows
+    }
+}
+
+/// An [`Experiment`] behind a uniform interface (parameters still as TOML).
+pub trait Registered: Send + Sync {
+    /// Parses the parameters (the check run for every spec at load time).
+    fn check(&self, spec: &Spec) -> Result<()>;
+    /// Parses the parameters and runs.
+    fn run(&self, cx: &Context<'_>) -> Result<Vec<Row>>;
+    /// The experiment's `VERSION`.
+    fn version(&self) -> u32;
+    /// The experiment's `IMPLEMENTED`.
+    fn implemented(&self) -> bool;
+}
+
+struct Erased<E>(E);
+
+fn parse_params<P: DeserializeOwned>(spec: &Spec) -> Result<P> {
+    let section = if spec.quick {
+        "[params] with [quick.params] merged"
+    } else {
+        "[params]"
+    };
+    toml::Value::Table(spec.file.params.clone())
+        .try_into::<P>()
+        .with_context(|| {
+            format!(
+                "{}: {section} of kind `{}` ({})",
+                spec.path.display(),
+                spec.file.kind,
+                type_name::<P>()
+            )
+        })
+}
+
+impl<E: Experiment> Registered for Erased<E> {
+    fn check(&self, spec: &Spec) -> Result<()> {
+        parse_params::<E::Params>(spec).map(drop)
+    }
+    fn run(&self, cx: &Context<'_>) -> Result<Vec<Row>> {
+        let params = parse_params::<E::Params>(cx.spec)?;
+        self.0.run(cx, &params)
+    }
+    fn version(&self) -> u32 {
+        E::VERSION
+    }
+    fn implemented(&self) -> bool {
+        E::IMPLEMENTED
+    }
+}
+
+/// A registry entry.
+pub struct Entry {
+    /// The spec `kind` this implementation runs.
+    pub kind: &'static str,
+    /// The implementation.
+    pub imp: Box<dyn Registered>,
+}
+
+fn entry<E: Experiment>(kind: &'static str, e: E) -> Entry {
+    Entry {
+        kind,
+        imp: Box::new(Erased(e)),
+    }
+}
+
+/// A kind whose parameters are typed but whose implementation is not written yet: every cell it would
+/// produce is reported as `not-implemented`.
+pub struct NotImplemented<P>(PhantomData<fn() -> P>);
+
+impl<P> NotImplemented<P> {
+    fn new() -> Self {
+        NotImplemented(PhantomData)
+    }
+}
+
+impl<P: DeserializeOwned + 'static> Experiment for NotImplemented<P> {
+    type Params = P;
+    const IMPLEMENTED: bool = false;
+    fn run(&self, cx: &Context<'_>, _params: &P) -> Result<Vec<Row>> {
+        let note = format!("experiment kind `{}` is not implemented yet", cx.spec.file.kind);
+        Ok(cx.rows_with_status(Status::NotImplemented, &note))
+    }
+}
+
+/// All experiment kinds.
+pub fn registry() -> Vec<Entry> {
+    vec![
+        entry("datasets", datasets::Datasets),
+        entry("timing", NotImplemented::<pending::TimingParams>::new()),
+        entry("spectrum", NotImplemented::<pending::SpectrumParams>::new()),
+        entry(
+            "graph-embedding",
+            NotImplemented::<pending::GraphEmbeddingParams>::new(),
+        ),
+        entry("nystrom-f1", NotImplemented::<pending::NystromF1Params>::new()),
+        entry("biclustering", NotImplemented::<pending::BiclusteringParams>::new()),
+        entry("uci", NotImplemented::<pending::UciParams>::new()),
+        entry("ablation", NotImplemented::<pending::AblationParams>::new()),
+        entry("large-scale", NotImplemented::<pending::LargeScaleParams>::new()),
+    ]
+}
+
+/// The entry for `kind`, or an error listing the known kinds.
+pub fn lookup<'r>(registry: &'r [Entry], kind: &str) -> Result<&'r Entry> {
+    registry.iter().find(|e| e.kind == kind).with_context(|| {
+        let known: Vec<&str> = registry.iter().map(|e| e.kind).collect();
+        format!("unknown experiment kind `{kind}`; known kinds: {}", known.join(", "))
+    })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use std::path::Path;
+
+    use crate::fsx::project_root;
+    use crate::reproduce::load_specs;
+
+    /// Every spec in experiments/ parses (common part and its kind's `[params]`, full and quick), and every
+    /// paper row names a declared dataset, method, metric and setting (checked by `Spec::parse`).
+    #[test]
+    fn every_spec_parses() {
+        let registry = registry();
+        let dir = project_root().join("experiments");
+        for quick in [false, true] {
+            let specs = load_specs(&dir, quick, &registry).unwrap();
+            let names: Vec<&str> = specs.iter().map(Spec::name).collect();
+            for expected in [
+                "ablation",
+                "datasets",
+                "large-scale",
+                "nystrom-f1",
+                "spectrum",
+                "table1",
+                "table2",
+                "table3",
+                "timing",
+            ] {
+                assert!(names.contains(&expected), "{expected} missing: {names:?}");
+            }
+            for s in &specs {
+                for p in &s.file.paper {
+                    assert!(s.file.datasets.iter().any(|d| d.id == p.dataset));
+                    assert!(s.file.methods.iter().any(|m| m.id == p.method));
+                    assert!(s.file.metrics.iter().any(|m| m.id == p.metric));
+                }
+                if quick {
+                    assert!(s.file.quick.is_some(), "{} has no [quick] section", s.name());
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn every_kind_is_registered_once() {
+        let r = registry();
+        let mut kinds: Vec<&str> = r.iter().map(|e| e.kind).collect();
+        kinds.sort_unstable();
+        kinds.dedup();
+        assert_eq!(kinds.len(), r.len());
+    }
+
+    #[test]
+    fn unknown_param_names_file_and_key() {
+        let src = std::fs::read_to_string(project_root().join("experiments/timing.toml")).unwrap();
+        let bad = src.replace("rank = 20", "rank = 20\nrnak = 3");
+        let spec = Spec::parse(Path::new("experiments/timing.toml"), &bad, false).unwrap();
+        let err = format!(
+            "{:#}",
+            lookup(&registry(), "timing").unwrap().imp.check(&spec).unwrap_err()
+        );
+        assert!(err.contains("experiments/timing.toml") && err.contains("rnak"), "{err}");
+    }
+}

@@ -1,0 +1,39 @@
+//! The experiment runner of ksvd-rs (the library behind `cargo xtask`).
+//!
+//! ```text
+//! cargo xtask list                                   # every spec with its one-line description
+//! cargo xtask reproduce                              # run every spec in experiments/
+//! cargo xtask reproduce --only table1 --only timing  # run some
+//! cargo xtask reproduce --quick                      # the reduced [quick] variants (CI, a few minutes)
+//!     [--out results] [--threads N] [--no-cache]
+//! ```
+//!
+//! # How it is organised
+//!
+//! - `experiments/<name>.toml` — one spec per table or figure of the paper ([`spec`]): datasets, methods,
+//!   metrics (with tolerances), `[params]` (the paper's protocol and our explicit choices where it is silent),
+//!   `[quick]` overrides, table/figure layouts, and the paper's reported values (`paper = [...]`). Paper values
+//!   live only there.
+//! - [`experiments`] — the [`experiments::Experiment`] trait and the registry from `kind` to implementation;
+//!   its module docs explain how to add one. Unimplemented kinds report `not-implemented` rows.
+//! - [`cache`] — finished cells in `results/.cache/<spec>/<sha256>.json`; a rerun resumes.
+//! - [`rows`] — the tidy schema (`dataset, method, metric, setting, seed, value, std, trials, seconds,
+//!   threads, status, note, paper, diff, quick`) and the summary against the paper.
+//! - [`render`] and [`plot`] — Markdown pages laid out like the paper's tables, `REPORT.md`, SVG/PNG figures.
+//! - [`fsx`] — every output file is written atomically (temporary file, fsync, rename).
+//!
+//! Outputs per spec: `results/<name>.csv` and `.parquet` (tidy rows), `<name>.summary.csv` (means over seeds,
+//! paper value, difference, verdict), `<name>.md`, figures `<name>-<figure>.svg/.png`; and `results/REPORT.md`.
+//! The process exits non-zero if a spec is invalid or an experiment fails with an error; missing data and
+//! unimplemented methods are reported, not errors.
+
+pub mod cache;
+pub mod experiments;
+pub mod fsx;
+pub mod plot;
+pub mod render;
+pub mod reproduce;
+pub mod rows;
+pub mod spec;
+#[cfg(test)]
+mod tidy;
