@@ -68,32 +68,64 @@ fn err<E: std::fmt::Display>(e: E) -> BiclusterError {
 }
 
 fn rsvd(g: &KernelMatrix, rank: usize, seed: u64) -> Result<ksvd_solvers::SvdResult> {
-    randomized_svd(g, rank, &RsvdParams { oversampling: 20, power_iters: 4, seed }).map_err(err)
+    randomized_svd(
+        g,
+        rank,
+        &RsvdParams {
+            oversampling: 20,
+            power_iters: 4,
+            seed,
+        },
+    )
+    .map_err(err)
 }
 
 /// Embeds the rows and columns of `x` (documents × terms) with `rank` components.
 pub fn embed(x: &CsrMatrix, method: EmbeddingMethod, rank: usize, seed: u64) -> Result<Embeddings> {
     let (n, m) = x.shape();
     if n == 0 || m == 0 {
-        return Err(BiclusterError::Empty { what: "document-term matrix", rows: n, cols: m });
+        return Err(BiclusterError::Empty {
+            what: "document-term matrix",
+            rows: n,
+            cols: m,
+        });
     }
     let rank = rank.min(n.min(m));
     match method {
         EmbeddingMethod::Svd => {
-            let svd = lanczos_svd(x, rank, &LanczosParams { tol: 1e-8, seed, ..Default::default() }).map_err(err)?;
-            Ok(Embeddings { docs: svd.u, terms: svd.v })
+            let svd = lanczos_svd(
+                x,
+                rank,
+                &LanczosParams {
+                    tol: 1e-8,
+                    seed,
+                    ..Default::default()
+                },
+            )
+            .map_err(err)?;
+            Ok(Embeddings {
+                docs: svd.u,
+                terms: svd.v,
+            })
         }
         EmbeddingMethod::Kpca { gamma_k } => {
             let side = |s: Samples, seed: u64| -> Result<Array2<f64>> {
                 let gamma = bandwidth_rule(&s, gamma_k);
-                let g = KernelMatrix::new(s.clone(), s, Kernel::Rbf { gamma }).map_err(err)?.centered().map_err(err)?;
+                let g = KernelMatrix::new(s.clone(), s, Kernel::Rbf { gamma })
+                    .map_err(err)?
+                    .centered()
+                    .map_err(err)?;
                 Ok(rsvd(&g, rank, seed)?.u)
             };
             let docs = side(Samples::sparse(x.clone()).map_err(err)?, seed)?;
             let terms = side(Samples::sparse(x.transpose()).map_err(err)?, seed.wrapping_add(1))?;
             Ok(Embeddings { docs, terms })
         }
-        EmbeddingMethod::Ksvd { kernel, gamma_k, compat } => {
+        EmbeddingMethod::Ksvd {
+            kernel,
+            gamma_k,
+            compat,
+        } => {
             let dense = x.to_dense();
             let gamma = bandwidth_rule(&Samples::sparse(x.clone()).map_err(err)?, gamma_k);
             let cs = compat::compatible_samples(dense.view(), compat).map_err(err)?;
@@ -104,7 +136,10 @@ pub fn embed(x: &CsrMatrix, method: EmbeddingMethod, rank: usize, seed: u64) -> 
             };
             let g = KernelMatrix::new(cs.x, cs.z, k).map_err(err)?;
             let svd = rsvd(&g, rank, seed)?;
-            Ok(Embeddings { docs: svd.u, terms: svd.v })
+            Ok(Embeddings {
+                docs: svd.u,
+                terms: svd.v,
+            })
         }
     }
 }
@@ -149,14 +184,24 @@ mod tests {
         // a0 makes x'_i . z_j = X_ij, so G = X and KSVD's embeddings span the singular subspaces.
         let (x, _, _) = planted();
         let svd = embed(&x, EmbeddingMethod::Svd, 3, 0).unwrap();
-        let k = EmbeddingMethod::Ksvd { kernel: KsvdKernel::Linear, gamma_k: 1.0, compat: Compat::PseudoInverse };
+        let k = EmbeddingMethod::Ksvd {
+            kernel: KsvdKernel::Linear,
+            gamma_k: 1.0,
+            compat: Compat::PseudoInverse,
+        };
         let ks = embed(&x, k, 3, 0).unwrap();
         for (a, b) in [(&svd.docs, &ks.docs), (&svd.terms, &ks.terms)] {
             let p = a.t().dot(b); // 3 x 3, orthogonal when the subspaces agree
-            let err = (&p.t().dot(&p) - &Array2::<f64>::eye(3)).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+            let err = (&p.t().dot(&p) - &Array2::<f64>::eye(3))
+                .iter()
+                .fold(0.0f64, |m, v| m.max(v.abs()));
             assert!(err < 1e-8, "subspaces differ: {err}");
         }
-        let sne = EmbeddingMethod::Ksvd { kernel: KsvdKernel::Sne, gamma_k: 1.0, compat: Compat::Pca };
+        let sne = EmbeddingMethod::Ksvd {
+            kernel: KsvdKernel::Sne,
+            gamma_k: 1.0,
+            compat: Compat::Pca,
+        };
         let e = embed(&x, sne, 3, 0).unwrap();
         assert_eq!((e.docs.dim(), e.terms.dim()), ((60, 3), (45, 3)));
     }

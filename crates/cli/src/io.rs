@@ -9,13 +9,24 @@ use std::path::{Path, PathBuf};
 /// Reads a dense matrix: `.npy` (float64, 2-D) or CSV/whitespace text without a header.
 pub fn read_matrix(path: &Path) -> Result<Array2<f64>, CliError> {
     if !path.exists() {
-        return Err(CliError::Input { path: path.to_path_buf(), line: None, msg: "file not found".into() });
+        return Err(CliError::Input {
+            path: path.to_path_buf(),
+            line: None,
+            msg: "file not found".into(),
+        });
     }
     if path.extension().is_some_and(|e| e == "npy") {
-        return ndarray_npy::read_npy::<_, Array2<f64>>(path)
-            .map_err(|e| CliError::Input { path: path.to_path_buf(), line: None, msg: format!("not a 2-D float64 .npy file: {e}") });
+        return ndarray_npy::read_npy::<_, Array2<f64>>(path).map_err(|e| CliError::Input {
+            path: path.to_path_buf(),
+            line: None,
+            msg: format!("not a 2-D float64 .npy file: {e}"),
+        });
     }
-    let text = fs::read_to_string(path).map_err(|e| CliError::Input { path: path.to_path_buf(), line: None, msg: e.to_string() })?;
+    let text = fs::read_to_string(path).map_err(|e| CliError::Input {
+        path: path.to_path_buf(),
+        line: None,
+        msg: e.to_string(),
+    })?;
     let mut rows: Vec<Vec<f64>> = Vec::new();
     for (lineno, line) in text.lines().enumerate() {
         let line = line.trim();
@@ -33,7 +44,11 @@ pub fn read_matrix(path: &Path) -> Result<Array2<f64>, CliError> {
             msg: format!("`{tok}` is not a number (CSV files must have no header)"),
         })?;
         if let Some(v) = row.iter().find(|v| !v.is_finite()) {
-            return Err(CliError::Input { path: path.to_path_buf(), line: Some(lineno + 1), msg: format!("non-finite value {v}") });
+            return Err(CliError::Input {
+                path: path.to_path_buf(),
+                line: Some(lineno + 1),
+                msg: format!("non-finite value {v}"),
+            });
         }
         if let Some(first) = rows.first() {
             if first.len() != row.len() {
@@ -47,11 +62,18 @@ pub fn read_matrix(path: &Path) -> Result<Array2<f64>, CliError> {
         rows.push(row);
     }
     if rows.is_empty() {
-        return Err(CliError::Input { path: path.to_path_buf(), line: None, msg: "no data rows".into() });
+        return Err(CliError::Input {
+            path: path.to_path_buf(),
+            line: None,
+            msg: "no data rows".into(),
+        });
     }
     let (n, d) = (rows.len(), rows[0].len());
-    Array2::from_shape_vec((n, d), rows.into_iter().flatten().collect())
-        .map_err(|e| CliError::Input { path: path.to_path_buf(), line: None, msg: e.to_string() })
+    Array2::from_shape_vec((n, d), rows.into_iter().flatten().collect()).map_err(|e| CliError::Input {
+        path: path.to_path_buf(),
+        line: None,
+        msg: e.to_string(),
+    })
 }
 
 /// A directed graph read from an edge list.
@@ -65,24 +87,41 @@ pub struct EdgeList {
 /// Reads an edge list, one arc `src dst` per line (whitespace or comma separated; `#` comments).
 /// Integer ids are used as indices directly; otherwise nodes are numbered by first appearance.
 pub fn read_edges(path: &Path) -> Result<EdgeList, CliError> {
-    let text = fs::read_to_string(path).map_err(|e| CliError::Input { path: path.to_path_buf(), line: None, msg: e.to_string() })?;
+    let text = fs::read_to_string(path).map_err(|e| CliError::Input {
+        path: path.to_path_buf(),
+        line: None,
+        msg: e.to_string(),
+    })?;
     let mut pairs: Vec<(String, String)> = Vec::new();
     for (lineno, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
             continue;
         }
-        let toks: Vec<&str> = line.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()).collect();
+        let toks: Vec<&str> = line
+            .split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+            .collect();
         if toks.len() < 2 {
-            return Err(CliError::Input { path: path.to_path_buf(), line: Some(lineno + 1), msg: "expected `src dst`".into() });
+            return Err(CliError::Input {
+                path: path.to_path_buf(),
+                line: Some(lineno + 1),
+                msg: "expected `src dst`".into(),
+            });
         }
         pairs.push((toks[0].to_string(), toks[1].to_string()));
     }
     if pairs.is_empty() {
-        return Err(CliError::Input { path: path.to_path_buf(), line: None, msg: "no edges".into() });
+        return Err(CliError::Input {
+            path: path.to_path_buf(),
+            line: None,
+            msg: "no edges".into(),
+        });
     }
-    let numeric: Option<Vec<(usize, usize)>> =
-        pairs.iter().map(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?))).collect();
+    let numeric: Option<Vec<(usize, usize)>> = pairs
+        .iter()
+        .map(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+        .collect();
     let (edges, n, names) = match numeric {
         Some(e) => {
             let n = e.iter().map(|&(a, b)| a.max(b)).max().unwrap_or(0) + 1;
@@ -105,7 +144,11 @@ pub fn read_edges(path: &Path) -> Result<EdgeList, CliError> {
     let mut trip: Vec<(usize, usize, f64)> = edges.into_iter().map(|(a, b)| (a, b, 1.0)).collect();
     trip.sort_unstable_by_key(|t| (t.0, t.1));
     trip.dedup_by_key(|t| (t.0, t.1));
-    let adjacency = CsrMatrix::from_triplets(n, n, trip).map_err(|e| CliError::Input { path: path.to_path_buf(), line: None, msg: e.to_string() })?;
+    let adjacency = CsrMatrix::from_triplets(n, n, trip).map_err(|e| CliError::Input {
+        path: path.to_path_buf(),
+        line: None,
+        msg: e.to_string(),
+    })?;
     Ok(EdgeList { adjacency, names })
 }
 
@@ -113,9 +156,15 @@ pub fn read_edges(path: &Path) -> Result<EdgeList, CliError> {
 /// renamed over the target. An interrupted run never leaves a half-written file.
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
     let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path.file_name().map(|n| n.to_string_lossy().to_string()).unwrap_or_else(|| "out".into());
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().to_string())
+        .unwrap_or_else(|| "out".into());
     let tmp: PathBuf = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let io = |e: std::io::Error| CliError::Output { path: path.to_path_buf(), msg: e.to_string() };
+    let io = |e: std::io::Error| CliError::Output {
+        path: path.to_path_buf(),
+        msg: e.to_string(),
+    };
     let mut f = fs::File::create(&tmp).map_err(io)?;
     f.write_all(bytes).map_err(io)?;
     f.sync_all().map_err(io)?;
@@ -138,10 +187,17 @@ fn csv_bytes<'a>(rows: impl Iterator<Item = Vec<f64>> + 'a) -> Vec<u8> {
 
 /// Writes a matrix as `name.csv` and `name.npy` in `dir`.
 pub fn write_matrix(dir: &Path, name: &str, a: &Array2<f64>) -> Result<(), CliError> {
-    atomic_write(&dir.join(format!("{name}.csv")), &csv_bytes(a.outer_iter().map(|r| r.to_vec())))?;
+    atomic_write(
+        &dir.join(format!("{name}.csv")),
+        &csv_bytes(a.outer_iter().map(|r| r.to_vec())),
+    )?;
     let mut buf = Vec::new();
-    ndarray_npy::WriteNpyExt::write_npy(&a.as_standard_layout().to_owned(), &mut buf)
-        .map_err(|e| CliError::Output { path: dir.join(format!("{name}.npy")), msg: e.to_string() })?;
+    ndarray_npy::WriteNpyExt::write_npy(&a.as_standard_layout().to_owned(), &mut buf).map_err(|e| {
+        CliError::Output {
+            path: dir.join(format!("{name}.npy")),
+            msg: e.to_string(),
+        }
+    })?;
     atomic_write(&dir.join(format!("{name}.npy")), &buf)
 }
 
@@ -149,7 +205,9 @@ pub fn write_matrix(dir: &Path, name: &str, a: &Array2<f64>) -> Result<(), CliEr
 pub fn write_vector(dir: &Path, name: &str, v: &Array1<f64>) -> Result<(), CliError> {
     atomic_write(&dir.join(format!("{name}.csv")), &csv_bytes(v.iter().map(|x| vec![*x])))?;
     let mut buf = Vec::new();
-    ndarray_npy::WriteNpyExt::write_npy(v, &mut buf)
-        .map_err(|e| CliError::Output { path: dir.join(format!("{name}.npy")), msg: e.to_string() })?;
+    ndarray_npy::WriteNpyExt::write_npy(v, &mut buf).map_err(|e| CliError::Output {
+        path: dir.join(format!("{name}.npy")),
+        msg: e.to_string(),
+    })?;
     atomic_write(&dir.join(format!("{name}.npy")), &buf)
 }

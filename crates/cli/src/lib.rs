@@ -61,7 +61,11 @@ pub enum CliError {
 
 /// Command-line arguments.
 #[derive(Debug, Parser)]
-#[command(name = "ksvd", version, about = "Kernel SVD with asymmetric kernels (CCE) and the asymmetric Nyström method")]
+#[command(
+    name = "ksvd",
+    version,
+    about = "Kernel SVD with asymmetric kernels (CCE) and the asymmetric Nyström method"
+)]
 pub struct Cli {
     #[command(subcommand)]
     command: Command,
@@ -214,7 +218,10 @@ fn samples_and_data(args: &FitArgs) -> Result<(Samples, Samples, Samples), CliEr
         };
         let (x, z) = graph_samples(&edges.adjacency, input)?;
         if let Some(names) = &edges.names {
-            std::fs::create_dir_all(&args.out).map_err(|e| CliError::Output { path: args.out.clone(), msg: e.to_string() })?;
+            std::fs::create_dir_all(&args.out).map_err(|e| CliError::Output {
+                path: args.out.clone(),
+                msg: e.to_string(),
+            })?;
             atomic_write(&args.out.join("nodes.csv"), (names.join("\n") + "\n").as_bytes())?;
         }
         return Ok((x.clone(), z, x));
@@ -254,7 +261,10 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
     };
     let kernel = match args.kernel {
         KernelArg::Linear => Kernel::Linear,
-        KernelArg::Poly => Kernel::Polynomial { degree: args.degree, offset: args.offset },
+        KernelArg::Poly => Kernel::Polynomial {
+            degree: args.degree,
+            offset: args.offset,
+        },
         KernelArg::Rbf => Kernel::Rbf { gamma },
         KernelArg::Laplacian => Kernel::Laplacian { gamma },
         KernelArg::Sne => Kernel::Sne { gamma },
@@ -262,8 +272,15 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
     let (n, m) = (x.len(), z.len());
     let solver = match args.solver {
         SolverArg::Exact => Solver::Exact,
-        SolverArg::Lanczos => Solver::Lanczos(LanczosParams { tol: args.tol, ..Default::default() }),
-        SolverArg::Rsvd => Solver::Rsvd(RsvdParams { oversampling: args.oversampling, power_iters: args.power_iters, seed: args.seed }),
+        SolverArg::Lanczos => Solver::Lanczos(LanczosParams {
+            tol: args.tol,
+            ..Default::default()
+        }),
+        SolverArg::Rsvd => Solver::Rsvd(RsvdParams {
+            oversampling: args.oversampling,
+            power_iters: args.power_iters,
+            seed: args.seed,
+        }),
         SolverArg::Nystrom => {
             let Some(l) = args.landmarks else {
                 return Err(CliError::Usage("--solver nystrom needs --landmarks M".into()));
@@ -275,18 +292,39 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
             let inner = if rows.saturating_mul(cols) <= 4_000_000 {
                 InnerSolver::Dense
             } else {
-                InnerSolver::Rsvd { oversampling: args.oversampling, power_iters: args.power_iters }
+                InnerSolver::Rsvd {
+                    oversampling: args.oversampling,
+                    power_iters: args.power_iters,
+                }
             };
-            let sampling = if args.norm_sampling { Sampling::SquaredNorm } else { Sampling::Uniform };
-            Solver::Nystrom { landmarks: rows, cols: Some(cols), sampling, inner }
+            let sampling = if args.norm_sampling {
+                Sampling::SquaredNorm
+            } else {
+                Sampling::Uniform
+            };
+            Solver::Nystrom {
+                landmarks: rows,
+                cols: Some(cols),
+                sampling,
+                inner,
+            }
         }
     };
-    let params = Ksvd::params().kernel(kernel).rank(args.rank).solver(solver).center(args.center).seed(args.seed).check()?;
+    let params = Ksvd::params()
+        .kernel(kernel)
+        .rank(args.rank)
+        .solver(solver)
+        .center(args.center)
+        .seed(args.seed)
+        .check()?;
     let bar = if args.quiet {
         ProgressBar::hidden()
     } else {
         let b = ProgressBar::new_spinner();
-        b.set_style(ProgressStyle::with_template("{spinner} {elapsed} {msg}").unwrap_or_else(|_| ProgressStyle::default_spinner()));
+        b.set_style(
+            ProgressStyle::with_template("{spinner} {elapsed} {msg}")
+                .unwrap_or_else(|_| ProgressStyle::default_spinner()),
+        );
         b.enable_steady_tick(std::time::Duration::from_millis(120));
         b
     };
@@ -298,7 +336,10 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
     bar.set_message(format!("solving rank {} with {:?}", args.rank, args.solver));
     let model = params.fit_kernel_matrix(g)?;
     bar.finish_and_clear();
-    std::fs::create_dir_all(&args.out).map_err(|e| CliError::Output { path: args.out.clone(), msg: e.to_string() })?;
+    std::fs::create_dir_all(&args.out).map_err(|e| CliError::Output {
+        path: args.out.clone(),
+        msg: e.to_string(),
+    })?;
     write_matrix(&args.out, "u", &model.b_phi().to_owned())?;
     write_vector(&args.out, "s", &model.singular_values().to_owned())?;
     write_matrix(&args.out, "v", &model.b_psi().to_owned())?;

@@ -3,7 +3,11 @@ use std::path::Path;
 use std::process::Command;
 
 fn ksvd(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ksvd")).args(args).arg("--quiet").output().unwrap();
+    let out = Command::new(env!("CARGO_BIN_EXE_ksvd"))
+        .args(args)
+        .arg("--quiet")
+        .output()
+        .unwrap();
     (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string())
 }
 
@@ -17,10 +21,22 @@ fn read_csv(p: &Path) -> Vec<Vec<f64>> {
 
 fn write_data(dir: &Path) -> (String, String) {
     let x: String = (0..30)
-        .map(|i| (0..4).map(|j| format!("{}", ((i * 7 + j * 3) % 11) as f64 / 5.0)).collect::<Vec<_>>().join(",") + "\n")
+        .map(|i| {
+            (0..4)
+                .map(|j| format!("{}", ((i * 7 + j * 3) % 11) as f64 / 5.0))
+                .collect::<Vec<_>>()
+                .join(",")
+                + "\n"
+        })
         .collect();
     let z: String = (0..20)
-        .map(|i| (0..4).map(|j| format!("{}", ((i * 5 + j) % 13) as f64 / 6.0)).collect::<Vec<_>>().join(" ") + "\n")
+        .map(|i| {
+            (0..4)
+                .map(|j| format!("{}", ((i * 5 + j) % 13) as f64 / 6.0))
+                .collect::<Vec<_>>()
+                .join(" ")
+                + "\n"
+        })
         .collect();
     let (xp, zp) = (dir.join("x.csv"), dir.join("z.csv"));
     std::fs::write(&xp, x).unwrap();
@@ -34,11 +50,25 @@ fn full_landmark_nystrom_reproduces_the_exact_solution() {
     let (x, z) = write_data(dir.path());
     let exact = dir.path().join("exact");
     let ny = dir.path().join("ny");
-    let base = ["fit", "--rows", &x, "--cols", &z, "--kernel", "sne", "--gamma", "1.5", "--rank", "4"];
+    let base = [
+        "fit", "--rows", &x, "--cols", &z, "--kernel", "sne", "--gamma", "1.5", "--rank", "4",
+    ];
     let (ok, err) = ksvd(&[&base[..], &["--solver", "exact", "--out", exact.to_str().unwrap()]].concat());
     assert!(ok, "{err}");
-    let (ok, err) =
-        ksvd(&[&base[..], &["--solver", "nystrom", "--landmarks", "30", "--out", ny.to_str().unwrap()]].concat());
+    let (ok, err) = ksvd(
+        &[
+            &base[..],
+            &[
+                "--solver",
+                "nystrom",
+                "--landmarks",
+                "30",
+                "--out",
+                ny.to_str().unwrap(),
+            ],
+        ]
+        .concat(),
+    );
     assert!(ok, "{err}");
     for f in ["u.csv", "s.csv", "v.csv", "u.npy", "s.npy", "v.npy"] {
         assert!(exact.join(f).exists() && ny.join(f).exists(), "{f}");
@@ -70,15 +100,38 @@ fn data_matrix_with_compat_and_graph_inputs() {
     let dir = tempfile::tempdir().unwrap();
     let (x, _) = write_data(dir.path());
     let out = dir.path().join("compat");
-    let (ok, err) = ksvd(&["fit", "--rows", &x, "--compat", "a2", "--kernel", "rbf", "--rank", "3", "--out", out.to_str().unwrap()]);
+    let (ok, err) = ksvd(&[
+        "fit",
+        "--rows",
+        &x,
+        "--compat",
+        "a2",
+        "--kernel",
+        "rbf",
+        "--rank",
+        "3",
+        "--out",
+        out.to_str().unwrap(),
+    ]);
     assert!(ok, "{err}");
     assert_eq!(read_csv(&out.join("v.csv")).len(), 4); // Z = the 4 columns of X
     let edges = dir.path().join("edges.txt");
     std::fs::write(&edges, "# arcs\na b\nb c\nc a\na c\nd a\n").unwrap();
     let gout = dir.path().join("graph");
     let (ok, err) = ksvd(&[
-        "fit", "--graph", edges.to_str().unwrap(), "--graph-input", "row-normalized-self-loops", "--kernel", "sne",
-        "--rank", "2", "--solver", "exact", "--out", gout.to_str().unwrap(),
+        "fit",
+        "--graph",
+        edges.to_str().unwrap(),
+        "--graph-input",
+        "row-normalized-self-loops",
+        "--kernel",
+        "sne",
+        "--rank",
+        "2",
+        "--solver",
+        "exact",
+        "--out",
+        gout.to_str().unwrap(),
     ]);
     assert!(ok, "{err}");
     assert_eq!(std::fs::read_to_string(gout.join("nodes.csv")).unwrap(), "a\nb\nc\nd\n");
@@ -100,14 +153,105 @@ fn bad_inputs_fail_with_one_clear_line() {
     let empty = dir.path().join("empty.csv");
     std::fs::write(&empty, "").unwrap();
     let cases: Vec<(Vec<&str>, &str)> = vec![
-        (vec!["fit", "--rows", "/nonexistent.csv", "--kernel", "rbf", "--rank", "2", "--out", o], "file not found"),
-        (vec!["fit", "--rows", bad.to_str().unwrap(), "--kernel", "rbf", "--rank", "1", "--out", o], ":2: `x` is not a number"),
-        (vec!["fit", "--rows", ragged.to_str().unwrap(), "--kernel", "rbf", "--rank", "1", "--out", o], ":2: 1 values"),
-        (vec!["fit", "--rows", nan.to_str().unwrap(), "--kernel", "rbf", "--rank", "1", "--out", o], "non-finite"),
-        (vec!["fit", "--rows", empty.to_str().unwrap(), "--kernel", "rbf", "--rank", "1", "--out", o], "no data rows"),
-        (vec!["fit", "--rows", &x, "--cols", &z, "--kernel", "rbf", "--rank", "50", "--out", o], "rank 50 is invalid"),
-        (vec!["fit", "--rows", &x, "--cols", &z, "--kernel", "rbf", "--gamma=-1", "--rank", "2", "--out", o], "gamma"),
-        (vec!["fit", "--rows", &x, "--cols", &z, "--kernel", "rbf", "--rank", "2", "--solver", "nystrom", "--out", o], "--landmarks"),
+        (
+            vec![
+                "fit",
+                "--rows",
+                "/nonexistent.csv",
+                "--kernel",
+                "rbf",
+                "--rank",
+                "2",
+                "--out",
+                o,
+            ],
+            "file not found",
+        ),
+        (
+            vec![
+                "fit",
+                "--rows",
+                bad.to_str().unwrap(),
+                "--kernel",
+                "rbf",
+                "--rank",
+                "1",
+                "--out",
+                o,
+            ],
+            ":2: `x` is not a number",
+        ),
+        (
+            vec![
+                "fit",
+                "--rows",
+                ragged.to_str().unwrap(),
+                "--kernel",
+                "rbf",
+                "--rank",
+                "1",
+                "--out",
+                o,
+            ],
+            ":2: 1 values",
+        ),
+        (
+            vec![
+                "fit",
+                "--rows",
+                nan.to_str().unwrap(),
+                "--kernel",
+                "rbf",
+                "--rank",
+                "1",
+                "--out",
+                o,
+            ],
+            "non-finite",
+        ),
+        (
+            vec![
+                "fit",
+                "--rows",
+                empty.to_str().unwrap(),
+                "--kernel",
+                "rbf",
+                "--rank",
+                "1",
+                "--out",
+                o,
+            ],
+            "no data rows",
+        ),
+        (
+            vec![
+                "fit", "--rows", &x, "--cols", &z, "--kernel", "rbf", "--rank", "50", "--out", o,
+            ],
+            "rank 50 is invalid",
+        ),
+        (
+            vec![
+                "fit",
+                "--rows",
+                &x,
+                "--cols",
+                &z,
+                "--kernel",
+                "rbf",
+                "--gamma=-1",
+                "--rank",
+                "2",
+                "--out",
+                o,
+            ],
+            "gamma",
+        ),
+        (
+            vec![
+                "fit", "--rows", &x, "--cols", &z, "--kernel", "rbf", "--rank", "2", "--solver", "nystrom", "--out", o,
+            ],
+            "--landmarks",
+        ),
     ];
     for (args, want) in cases {
         let (ok, err) = ksvd(&args);

@@ -70,7 +70,11 @@ pub struct CompatibleSamples {
 pub fn compat_matrix(x: ArrayView2<'_, f64>, compat: Compat) -> Result<Array2<f64>> {
     let (n, m) = x.dim();
     if n == 0 || m == 0 {
-        return Err(KernelError::Empty { what: "data matrix", rows: n, dim: m });
+        return Err(KernelError::Empty {
+            what: "data matrix",
+            rows: n,
+            dim: m,
+        });
     }
     ksvd_linalg::check_finite("data matrix", x)?;
     // Work with `a` (rows mapped): a = X when M > N, a = Xᵀ when N > M; C maps a's rows.
@@ -107,10 +111,20 @@ pub fn compatible_samples(x: ArrayView2<'_, f64>, compat: Compat) -> Result<Comp
     let c = compat_matrix(x, compat)?;
     if m > n {
         let xp = dense::matmul(x, c.view())?;
-        Ok(CompatibleSamples { x: Samples::dense(xp)?, z: Samples::dense(x.t().to_owned())?, c: Some(c), side: CompatSide::Rows })
+        Ok(CompatibleSamples {
+            x: Samples::dense(xp)?,
+            z: Samples::dense(x.t().to_owned())?,
+            c: Some(c),
+            side: CompatSide::Rows,
+        })
     } else {
         let zp = dense::matmul(x.t(), c.view())?;
-        Ok(CompatibleSamples { x: Samples::dense(x.to_owned())?, z: Samples::dense(zp)?, c: Some(c), side: CompatSide::Cols })
+        Ok(CompatibleSamples {
+            x: Samples::dense(x.to_owned())?,
+            z: Samples::dense(zp)?,
+            c: Some(c),
+            side: CompatSide::Cols,
+        })
     }
 }
 
@@ -125,5 +139,7 @@ pub fn map_new_rows(new_x: ArrayView2<'_, f64>, cs: &CompatibleSamples) -> Resul
 
 /// Column means helper used by tests and PCA-style callers.
 pub fn column_means(x: ArrayView2<'_, f64>) -> Array2<f64> {
-    x.mean_axis(Axis(0)).map(|m| m.insert_axis(Axis(0))).unwrap_or_else(|| Array2::zeros((1, x.ncols())))
+    x.mean_axis(Axis(0))
+        .map(|m| m.insert_axis(Axis(0)))
+        .unwrap_or_else(|| Array2::zeros((1, x.ncols())))
 }

@@ -53,7 +53,11 @@ pub fn transform_adjacency(adj: &CsrMatrix, input: GraphInput) -> Result<CsrMatr
         _ => adj.clone(),
     };
     if matches!(input, GraphInput::RowNormalized | GraphInput::RowNormalizedSelfLoops) {
-        let s: Vec<f64> = a.row_sums().into_iter().map(|v| if v != 0.0 { 1.0 / v } else { 0.0 }).collect();
+        let s: Vec<f64> = a
+            .row_sums()
+            .into_iter()
+            .map(|v| if v != 0.0 { 1.0 / v } else { 0.0 })
+            .collect();
         a.scale_rows(&s)?;
     }
     Ok(a)

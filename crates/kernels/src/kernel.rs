@@ -49,10 +49,18 @@ impl Kernel {
             Kernel::Linear => Ok(()),
             Kernel::Polynomial { degree, offset } => {
                 if degree == 0 {
-                    return Err(KernelError::InvalidParameter { name: "degree", value: 0.0, reason: "must be >= 1" });
+                    return Err(KernelError::InvalidParameter {
+                        name: "degree",
+                        value: 0.0,
+                        reason: "must be >= 1",
+                    });
                 }
                 if !offset.is_finite() {
-                    return Err(KernelError::InvalidParameter { name: "offset", value: offset, reason: "must be finite" });
+                    return Err(KernelError::InvalidParameter {
+                        name: "offset",
+                        value: offset,
+                        reason: "must be finite",
+                    });
                 }
                 Ok(())
             }
@@ -105,7 +113,10 @@ impl Kernel {
     pub fn eval_pair(&self, x: &[f64], z: &[f64]) -> Result<f64> {
         self.validate()?;
         if x.len() != z.len() {
-            return Err(KernelError::DimensionMismatch { x_dim: x.len(), z_dim: z.len() });
+            return Err(KernelError::DimensionMismatch {
+                x_dim: x.len(),
+                z_dim: z.len(),
+            });
         }
         let p: f64 = x.iter().zip(z).map(|(a, b)| a * b).sum();
         let d2: f64 = x.iter().zip(z).map(|(a, b)| (a - b) * (a - b)).sum();

@@ -17,7 +17,12 @@ enum Repr {
     Blocked,
     /// `G = a eᵀ + C` with `C` sparse on the nonzeros of `X Zᵀ`: exact for sparse inputs and
     /// every kernel that is a function of `x.z`, `‖x‖²`, `‖z‖²` separable at `x.z = 0`.
-    RankOnePlusSparse { a: Vec<f64>, e: Vec<f64>, c: CsrMatrix, ct: CsrMatrix },
+    RankOnePlusSparse {
+        a: Vec<f64>,
+        e: Vec<f64>,
+        c: CsrMatrix,
+        ct: CsrMatrix,
+    },
 }
 
 /// Both-sided centring data: `G̃ = H_n G H_m`, i.e. `G̃_ij = G_ij − r_i − c_j + g`.
@@ -84,7 +89,11 @@ impl PositionMap {
     #[inline]
     fn get(&self, j: usize) -> impl Iterator<Item = &usize> {
         let f = &self.first[j];
-        let more: &[usize] = if *f == usize::MAX || self.extra.is_empty() { &[] } else { &self.extra[j] };
+        let more: &[usize] = if *f == usize::MAX || self.extra.is_empty() {
+            &[]
+        } else {
+            &self.extra[j]
+        };
         std::iter::once(f).filter(|p| **p != usize::MAX).chain(more.iter())
     }
 }
@@ -137,14 +146,32 @@ impl KernelMatrix {
         x.check_nonempty("x samples")?;
         z.check_nonempty("z samples")?;
         if x.dim() != z.dim() {
-            return Err(KernelError::DimensionMismatch { x_dim: x.dim(), z_dim: z.dim() });
+            return Err(KernelError::DimensionMismatch {
+                x_dim: x.dim(),
+                z_dim: z.dim(),
+            });
         }
-        let (nx, nz) = if kernel.needs_norms() { (x.sq_norms(), z.sq_norms()) } else { (vec![], vec![]) };
+        let (nx, nz) = if kernel.needs_norms() {
+            (x.sq_norms(), z.sq_norms())
+        } else {
+            (vec![], vec![])
+        };
         let (xt, zt) = match (&x, &z) {
             (Samples::Sparse(xs), Samples::Sparse(zs)) => (Some(xs.transpose()), Some(zs.transpose())),
             _ => (None, None),
         };
-        let mut g = KernelMatrix { x, z, kernel, nx, nz, xt, zt, log_norm: None, repr: Repr::Blocked, centering: None };
+        let mut g = KernelMatrix {
+            x,
+            z,
+            kernel,
+            nx,
+            nz,
+            xt,
+            zt,
+            log_norm: None,
+            repr: Repr::Blocked,
+            centering: None,
+        };
         if let Some(p) = g.sparse_inner_products() {
             g.repr = g.rank_one_plus_sparse(p)?;
         } else if let Kernel::Sne { gamma } = kernel {
@@ -163,7 +190,11 @@ impl KernelMatrix {
         let c = self.apply_transpose(Array2::from_elem((n, 1), 1.0 / n as f64).view())?;
         let row_means: Vec<f64> = r.column(0).to_vec();
         let grand_mean = row_means.iter().sum::<f64>() / n as f64;
-        self.centering = Some(Centering { row_means, col_means: c.column(0).to_vec(), grand_mean });
+        self.centering = Some(Centering {
+            row_means,
+            col_means: c.column(0).to_vec(),
+            grand_mean,
+        });
         Ok(self)
     }
 
@@ -198,7 +229,9 @@ impl KernelMatrix {
         if matches!(self.kernel, Kernel::Laplacian { .. }) {
             return None;
         }
-        let (Samples::Sparse(xs), Some(zt)) = (&self.x, &self.zt) else { return None };
+        let (Samples::Sparse(xs), Some(zt)) = (&self.x, &self.zt) else {
+            return None;
+        };
         let flops: usize = xs.indices().iter().map(|&k| zt.row(k).0.len()).sum();
         let (n, m) = (xs.nrows(), zt.ncols());
         if (flops as f64) > 0.3 * n as f64 * m as f64 || flops > 400_000_000 {
@@ -230,8 +263,10 @@ impl KernelMatrix {
                             let t = |k: usize| Kernel::log_rbf(gamma, val[k], self.nx[i], self.nz[idx[k]]);
                             let b = |k: usize| -(self.nx[i] + self.nz[idx[k]]) / g2;
                             let mx = (0..idx.len()).map(t).fold(base, f64::max);
-                            let s: f64 =
-                                (base - mx).exp() + (0..idx.len()).map(|k| (t(k) - mx).exp() - (b(k) - mx).exp()).sum::<f64>();
+                            let s: f64 = (base - mx).exp()
+                                + (0..idx.len())
+                                    .map(|k| (t(k) - mx).exp() - (b(k) - mx).exp())
+                                    .sum::<f64>();
                             mx + s.ln()
                         })
                         .collect();
@@ -258,9 +293,7 @@ impl KernelMatrix {
                         idx.iter()
                             .zip(val)
                             .map(|(&j, &v)| {
-                                flush(
-                                    (Kernel::log_rbf(gamma, v, self.nx[i], self.nz[j]) - off(i)).exp() - a[i] * e[j],
-                                )
+                                flush((Kernel::log_rbf(gamma, v, self.nx[i], self.nz[j]) - off(i)).exp() - a[i] * e[j])
                             })
                             .collect()
                     })
@@ -290,7 +323,12 @@ impl KernelMatrix {
                 rows.iter()
                     .enumerate()
                     .map(|(a, &i)| {
-                        log_sum_exp(p.row(a).iter().enumerate().map(|(j, &v)| Kernel::log_rbf(gamma, v, self.nx[i], self.nz[j])))
+                        log_sum_exp(
+                            p.row(a)
+                                .iter()
+                                .enumerate()
+                                .map(|(j, &v)| Kernel::log_rbf(gamma, v, self.nx[i], self.nz[j])),
+                        )
                     })
                     .collect()
             })
@@ -330,11 +368,21 @@ impl KernelMatrix {
     }
 
     /// Centring correction of `G[rows, cols] W` (or of the transposed product when `transposed`).
-    fn center_product(&self, out: &mut Array2<f64>, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>, transposed: bool) {
+    fn center_product(
+        &self,
+        out: &mut Array2<f64>,
+        rows: &[usize],
+        cols: &[usize],
+        w: ArrayView2<'_, f64>,
+        transposed: bool,
+    ) {
         let Some(c) = &self.centering else { return };
         // G̃ = G − r 1ᵀ − 1 cᵀ + g 1 1ᵀ restricted to [rows, cols].
-        let (own, other, own_means, other_means) =
-            if transposed { (cols, rows, &c.col_means, &c.row_means) } else { (rows, cols, &c.row_means, &c.col_means) };
+        let (own, other, own_means, other_means) = if transposed {
+            (cols, rows, &c.col_means, &c.row_means)
+        } else {
+            (rows, cols, &c.row_means, &c.col_means)
+        };
         let sum_w = w.sum_axis(Axis(0));
         let mut mean_w = Array1::<f64>::zeros(w.ncols());
         for (b, &j) in other.iter().enumerate() {
@@ -364,7 +412,11 @@ impl KernelMatrix {
         let norms = !self.nx.is_empty();
         let ln = self.log_norm.as_deref();
         for ((ra, cb), v) in p.indexed_iter_mut() {
-            let (i, j) = if transposed { (rows[cb], cols[ra]) } else { (rows[ra], cols[cb]) };
+            let (i, j) = if transposed {
+                (rows[cb], cols[ra])
+            } else {
+                (rows[ra], cols[cb])
+            };
             let (nxi, nzj) = if norms { (self.nx[i], self.nz[j]) } else { (0.0, 0.0) };
             *v = flush(match (k, ln) {
                 (Kernel::Sne { gamma }, Some(l)) => (Kernel::log_rbf(gamma, *v, nxi, nzj) - l[i]).exp(),
@@ -386,11 +438,14 @@ impl KernelMatrix {
                 let m = self.ncols();
                 let all_cols: Vec<usize> = (0..m).collect();
                 let chunk = row_chunk(m);
-                out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, oc)| {
-                    let rows: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
-                    let g = self.raw_block(&rows, &all_cols);
-                    let _ = dense::gemm_into_seq(oc, g.view(), x);
-                });
+                out.axis_chunks_iter_mut(Axis(0), chunk)
+                    .into_par_iter()
+                    .enumerate()
+                    .for_each(|(b, oc)| {
+                        let rows: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
+                        let g = self.raw_block(&rows, &all_cols);
+                        let _ = dense::gemm_into_seq(oc, g.view(), x);
+                    });
             }
         }
     }
@@ -408,11 +463,14 @@ impl KernelMatrix {
                 let n = self.nrows();
                 let all_rows: Vec<usize> = (0..n).collect();
                 let chunk = row_chunk(n);
-                out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, oc)| {
-                    let cols: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
-                    let gt = self.raw_block_t(&all_rows, &cols);
-                    let _ = dense::gemm_into_seq(oc, gt.view(), x);
-                });
+                out.axis_chunks_iter_mut(Axis(0), chunk)
+                    .into_par_iter()
+                    .enumerate()
+                    .for_each(|(b, oc)| {
+                        let cols: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
+                        let gt = self.raw_block_t(&all_rows, &cols);
+                        let _ = dense::gemm_into_seq(oc, gt.view(), x);
+                    });
             }
         }
     }
@@ -436,7 +494,12 @@ impl KernelMatrix {
             return (0..a.len())
                 .map(|i| {
                     let (idx, val) = c.row(i);
-                    a[i] * a[i] * ee + idx.iter().zip(val).map(|(&j, &v)| 2.0 * a[i] * e[j] * v + v * v).sum::<f64>()
+                    a[i] * a[i] * ee
+                        + idx
+                            .iter()
+                            .zip(val)
+                            .map(|(&j, &v)| 2.0 * a[i] * e[j] * v + v * v)
+                            .sum::<f64>()
                 })
                 .collect();
         }
@@ -448,7 +511,11 @@ impl KernelMatrix {
             .into_par_iter()
             .flat_map_iter(|s0| {
                 let idx: Vec<usize> = (s0..(s0 + chunk).min(outer)).collect();
-                let blk = if columns { self.block_seq(&all, &idx).reversed_axes() } else { self.block_seq(&idx, &all) };
+                let blk = if columns {
+                    self.block_seq(&all, &idx).reversed_axes()
+                } else {
+                    self.block_seq(&idx, &all)
+                };
                 blk.outer_iter().map(|r| r.dot(&r)).collect::<Vec<_>>()
             })
             .collect()
@@ -471,7 +538,10 @@ impl KernelMatrix {
     pub fn cross_rows(&self, new_x: &Samples, cols: &[usize]) -> Result<Array2<f64>> {
         new_x.check_nonempty("new x samples")?;
         if new_x.dim() != self.z.dim() {
-            return Err(KernelError::DimensionMismatch { x_dim: new_x.dim(), z_dim: self.z.dim() });
+            return Err(KernelError::DimensionMismatch {
+                x_dim: new_x.dim(),
+                z_dim: self.z.dim(),
+            });
         }
         check_indices("column", cols, self.ncols())?;
         let g = KernelMatrix::new(new_x.clone(), self.z.clone(), self.kernel)?;
@@ -491,7 +561,10 @@ impl KernelMatrix {
     pub fn cross_cols(&self, rows: &[usize], new_z: &Samples) -> Result<Array2<f64>> {
         new_z.check_nonempty("new z samples")?;
         if new_z.dim() != self.x.dim() {
-            return Err(KernelError::DimensionMismatch { x_dim: self.x.dim(), z_dim: new_z.dim() });
+            return Err(KernelError::DimensionMismatch {
+                x_dim: self.x.dim(),
+                z_dim: new_z.dim(),
+            });
         }
         check_indices("row", rows, self.nrows())?;
         let kernel = match self.kernel {
@@ -500,9 +573,17 @@ impl KernelMatrix {
         };
         let g = KernelMatrix::new(self.x.clone(), new_z.clone(), kernel)?;
         let all: Vec<usize> = (0..new_z.len()).collect();
-        let mut full = if self.centering.is_some() { g.col_block(&all)? } else { g.block(rows, &all)? };
+        let mut full = if self.centering.is_some() {
+            g.col_block(&all)?
+        } else {
+            g.block(rows, &all)?
+        };
         if let Some(ln) = &self.log_norm {
-            let sel: Vec<usize> = if self.centering.is_some() { (0..self.nrows()).collect() } else { rows.to_vec() };
+            let sel: Vec<usize> = if self.centering.is_some() {
+                (0..self.nrows()).collect()
+            } else {
+                rows.to_vec()
+            };
             for (mut row, &i) in full.outer_iter_mut().zip(&sel) {
                 row.mapv_inplace(|v| v * (-ln[i]).exp());
             }
@@ -561,10 +642,13 @@ impl MatrixBlocks for KernelMatrix {
         check_indices("column", cols, self.ncols())?;
         let chunk = row_chunk(cols.len());
         let mut out = Array2::zeros((rows.len(), cols.len()));
-        out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, mut oc)| {
-            let r = &rows[b * chunk..b * chunk + oc.nrows()];
-            oc.assign(&self.raw_block(r, cols));
-        });
+        out.axis_chunks_iter_mut(Axis(0), chunk)
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(b, mut oc)| {
+                let r = &rows[b * chunk..b * chunk + oc.nrows()];
+                oc.assign(&self.raw_block(r, cols));
+            });
         if let Some(c) = &self.centering {
             for ((a, b), v) in out.indexed_iter_mut() {
                 *v += c.grand_mean - c.row_means[rows[a]] - c.col_means[cols[b]];
@@ -579,7 +663,11 @@ impl MatrixBlocks for KernelMatrix {
         check_indices("row", rows, self.nrows())?;
         check_indices("column", cols, self.ncols())?;
         if w.nrows() != cols.len() {
-            return Err(ksvd_linalg::LinalgError::ShapeMismatch { op: "G[I, J] W", left: (rows.len(), cols.len()), right: w.dim() });
+            return Err(ksvd_linalg::LinalgError::ShapeMismatch {
+                op: "G[I, J] W",
+                left: (rows.len(), cols.len()),
+                right: w.dim(),
+            });
         }
         let k = w.ncols();
         let mut out = Array2::zeros((rows.len(), k));
@@ -590,23 +678,29 @@ impl MatrixBlocks for KernelMatrix {
                     ew.scaled_add(e[j], &w.row(b));
                 }
                 let pos = position_map(cols, c.ncols());
-                out.axis_iter_mut(Axis(0)).into_par_iter().zip(rows.par_iter()).for_each(|(mut orow, &i)| {
-                    orow.scaled_add(a[i], &ew);
-                    let (idx, val) = c.row(i);
-                    for (&j, &v) in idx.iter().zip(val) {
-                        for &b in pos.get(j) {
-                            orow.scaled_add(v, &w.row(b));
+                out.axis_iter_mut(Axis(0))
+                    .into_par_iter()
+                    .zip(rows.par_iter())
+                    .for_each(|(mut orow, &i)| {
+                        orow.scaled_add(a[i], &ew);
+                        let (idx, val) = c.row(i);
+                        for (&j, &v) in idx.iter().zip(val) {
+                            for &b in pos.get(j) {
+                                orow.scaled_add(v, &w.row(b));
+                            }
                         }
-                    }
-                });
+                    });
             }
             Repr::Blocked => {
                 let chunk = row_chunk(cols.len());
-                out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, oc)| {
-                    let r = &rows[b * chunk..b * chunk + oc.nrows()];
-                    let g = self.raw_block(r, cols);
-                    let _ = dense::gemm_into_seq(oc, g.view(), w);
-                });
+                out.axis_chunks_iter_mut(Axis(0), chunk)
+                    .into_par_iter()
+                    .enumerate()
+                    .for_each(|(b, oc)| {
+                        let r = &rows[b * chunk..b * chunk + oc.nrows()];
+                        let g = self.raw_block(r, cols);
+                        let _ = dense::gemm_into_seq(oc, g.view(), w);
+                    });
             }
         }
         self.center_product(&mut out, rows, cols, w, false);
@@ -618,7 +712,11 @@ impl MatrixBlocks for KernelMatrix {
         check_indices("row", rows, self.nrows())?;
         check_indices("column", cols, self.ncols())?;
         if w.nrows() != rows.len() {
-            return Err(ksvd_linalg::LinalgError::ShapeMismatch { op: "G[I, J]ᵀ W", left: (rows.len(), cols.len()), right: w.dim() });
+            return Err(ksvd_linalg::LinalgError::ShapeMismatch {
+                op: "G[I, J]ᵀ W",
+                left: (rows.len(), cols.len()),
+                right: w.dim(),
+            });
         }
         let k = w.ncols();
         let mut out = Array2::zeros((cols.len(), k));
@@ -629,23 +727,29 @@ impl MatrixBlocks for KernelMatrix {
                     aw.scaled_add(a[i], &w.row(r));
                 }
                 let pos = position_map(rows, ct.ncols());
-                out.axis_iter_mut(Axis(0)).into_par_iter().zip(cols.par_iter()).for_each(|(mut orow, &j)| {
-                    orow.scaled_add(e[j], &aw);
-                    let (idx, val) = ct.row(j);
-                    for (&i, &v) in idx.iter().zip(val) {
-                        for &r in pos.get(i) {
-                            orow.scaled_add(v, &w.row(r));
+                out.axis_iter_mut(Axis(0))
+                    .into_par_iter()
+                    .zip(cols.par_iter())
+                    .for_each(|(mut orow, &j)| {
+                        orow.scaled_add(e[j], &aw);
+                        let (idx, val) = ct.row(j);
+                        for (&i, &v) in idx.iter().zip(val) {
+                            for &r in pos.get(i) {
+                                orow.scaled_add(v, &w.row(r));
+                            }
                         }
-                    }
-                });
+                    });
             }
             Repr::Blocked => {
                 let chunk = row_chunk(rows.len());
-                out.axis_chunks_iter_mut(Axis(0), chunk).into_par_iter().enumerate().for_each(|(b, oc)| {
-                    let cc = &cols[b * chunk..b * chunk + oc.nrows()];
-                    let gt = self.raw_block_t(rows, cc);
-                    let _ = dense::gemm_into_seq(oc, gt.view(), w);
-                });
+                out.axis_chunks_iter_mut(Axis(0), chunk)
+                    .into_par_iter()
+                    .enumerate()
+                    .for_each(|(b, oc)| {
+                        let cc = &cols[b * chunk..b * chunk + oc.nrows()];
+                        let gt = self.raw_block_t(rows, cc);
+                        let _ = dense::gemm_into_seq(oc, gt.view(), w);
+                    });
             }
         }
         self.center_product(&mut out, rows, cols, w, true);

@@ -46,7 +46,11 @@ impl Samples {
     }
     pub(crate) fn check_nonempty(&self, what: &'static str) -> Result<()> {
         if self.len() == 0 || self.dim() == 0 {
-            return Err(KernelError::Empty { what, rows: self.len(), dim: self.dim() });
+            return Err(KernelError::Empty {
+                what,
+                rows: self.len(),
+                dim: self.dim(),
+            });
         }
         Ok(())
     }

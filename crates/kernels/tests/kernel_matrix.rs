@@ -9,7 +9,8 @@ use proptest::prelude::*;
 /// `G_ij = k(x_i, z_j)` entry by entry; SNE rows divided by their sums.
 fn reference(x: ArrayView2<f64>, z: ArrayView2<f64>, k: Kernel) -> Array2<f64> {
     let mut g = Array2::from_shape_fn((x.nrows(), z.nrows()), |(i, j)| {
-        k.eval_pair(x.row(i).as_slice().unwrap(), z.row(j).as_slice().unwrap()).unwrap()
+        k.eval_pair(x.row(i).as_slice().unwrap(), z.row(j).as_slice().unwrap())
+            .unwrap()
     });
     if let Kernel::Sne { .. } = k {
         for mut r in g.outer_iter_mut() {
@@ -62,7 +63,13 @@ fn kernels() -> Vec<Kernel> {
 fn sparse_random(n: usize, m: usize, density: f64, seed: u64) -> Array2<f64> {
     use rand::Rng;
     let mut rng = rng_from_seed(seed);
-    Array2::from_shape_fn((n, m), |_| if rng.gen::<f64>() < density { rng.gen_range(0.5..1.5) } else { 0.0 })
+    Array2::from_shape_fn((n, m), |_| {
+        if rng.gen::<f64>() < density {
+            rng.gen_range(0.5..1.5)
+        } else {
+            0.0
+        }
+    })
 }
 
 #[test]
@@ -91,13 +98,20 @@ fn check_paths(x: Array2<f64>, z: Array2<f64>, expect_structured: bool) {
             let structured = sparse && expect_structured && !matches!(k, Kernel::Laplacian { .. });
             assert_eq!(g.is_rank_one_plus_sparse(), structured, "{k} sparse={sparse}");
             let got = materialize(&g);
-            assert!(max_abs_diff(&got, &want) <= tol(&want), "{k} sparse={sparse}: {}", max_abs_diff(&got, &want));
+            assert!(
+                max_abs_diff(&got, &want) <= tol(&want),
+                "{k} sparse={sparse}: {}",
+                max_abs_diff(&got, &want)
+            );
             let gv = g.apply(v.view()).unwrap();
             let want_gv = want.dot(&v);
             assert!(max_abs_diff(&gv, &want_gv) <= tol(&want_gv) * 4.0, "{k} apply");
             let gtu = g.apply_transpose(u.view()).unwrap();
             let want_gtu = want.t().dot(&u);
-            assert!(max_abs_diff(&gtu, &want_gtu) <= tol(&want_gtu) * 4.0, "{k} apply_transpose");
+            assert!(
+                max_abs_diff(&gtu, &want_gtu) <= tol(&want_gtu) * 4.0,
+                "{k} apply_transpose"
+            );
             let rn = g.row_sq_norms();
             let cn = g.col_sq_norms();
             for i in 0..n {
@@ -122,7 +136,11 @@ fn check_paths(x: Array2<f64>, z: Array2<f64>, expect_structured: bool) {
 fn sne_rows_sum_to_one_and_sparse_normalisers_are_exact() {
     let a = sparse_random(60, 60, 0.03, 7);
     let adj = CsrMatrix::from_dense(a.view()).unwrap();
-    for input in [GraphInput::Raw, GraphInput::RowNormalized, GraphInput::RowNormalizedSelfLoops] {
+    for input in [
+        GraphInput::Raw,
+        GraphInput::RowNormalized,
+        GraphInput::RowNormalizedSelfLoops,
+    ] {
         let (x, z) = graph_samples(&adj, input).unwrap();
         let dense_x = Samples::dense(x.to_dense()).unwrap();
         let dense_z = Samples::dense(z.to_dense()).unwrap();
@@ -151,7 +169,13 @@ fn graph_inner_products_are_a_times_a() {
     let t = transform_adjacency(&adj, GraphInput::RowNormalizedSelfLoops).unwrap();
     for (i, s) in t.row_sums().iter().enumerate() {
         assert!((s - 1.0).abs() < 1e-14, "row {i}");
-        let off_diag: f64 = a.row(i).iter().enumerate().filter(|(j, _)| *j != i).map(|(_, v)| v).sum();
+        let off_diag: f64 = a
+            .row(i)
+            .iter()
+            .enumerate()
+            .filter(|(j, _)| *j != i)
+            .map(|(_, v)| v)
+            .sum();
         assert!((t.get(i, i).unwrap() - 1.0 / (1.0 + off_diag)).abs() < 1e-15);
     }
 }
@@ -161,7 +185,12 @@ fn centering_equals_h_g_h() {
     let x = gaussian_matrix(&mut rng_from_seed(11), 9, 4);
     let z = gaussian_matrix(&mut rng_from_seed(12), 7, 4);
     for k in [Kernel::Rbf { gamma: 2.0 }, Kernel::Sne { gamma: 1.5 }] {
-        let g = KernelMatrix::new(Samples::dense(x.clone()).unwrap(), Samples::dense(z.clone()).unwrap(), k).unwrap();
+        let g = KernelMatrix::new(
+            Samples::dense(x.clone()).unwrap(),
+            Samples::dense(z.clone()).unwrap(),
+            k,
+        )
+        .unwrap();
         let raw = materialize(&g);
         let hn = Array2::<f64>::eye(9) - Array2::from_elem((9, 9), 1.0 / 9.0);
         let hm = Array2::<f64>::eye(7) - Array2::from_elem((7, 7), 1.0 / 7.0);
@@ -187,7 +216,10 @@ fn bad_inputs_are_typed_errors() {
         Samples::dense(ndarray::array![[1.0, f64::NAN]]),
         Err(KernelError::Linalg(ksvd_linalg::LinalgError::NonFinite { .. }))
     ));
-    assert!(matches!(Samples::dense(Array2::zeros((0, 3))), Err(KernelError::Empty { .. })));
+    assert!(matches!(
+        Samples::dense(Array2::zeros((0, 3))),
+        Err(KernelError::Empty { .. })
+    ));
     let xs = Samples::dense(x.clone()).unwrap();
     let zs = Samples::dense(Array2::ones((2, 3))).unwrap();
     assert!(matches!(
@@ -195,7 +227,11 @@ fn bad_inputs_are_typed_errors() {
         Err(KernelError::DimensionMismatch { x_dim: 2, z_dim: 3 })
     ));
     for gamma in [0.0, -1.0, f64::NAN, f64::INFINITY] {
-        for k in [Kernel::Rbf { gamma }, Kernel::Sne { gamma }, Kernel::Laplacian { gamma }] {
+        for k in [
+            Kernel::Rbf { gamma },
+            Kernel::Sne { gamma },
+            Kernel::Laplacian { gamma },
+        ] {
             assert!(matches!(
                 KernelMatrix::new(xs.clone(), xs.clone(), k),
                 Err(KernelError::InvalidParameter { name: "gamma", .. })

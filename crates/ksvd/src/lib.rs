@@ -42,6 +42,6 @@ mod error;
 mod model;
 
 pub use error::{KsvdError, Result};
-pub use model::{scores, Ksvd, KsvdParams, KsvdValidParams, Solver};
 pub use ksvd_nystrom::{InnerSolver, Sampling};
 pub use ksvd_solvers::{LanczosParams, RsvdParams, SvdResult};
+pub use model::{scores, Ksvd, KsvdParams, KsvdValidParams, Solver};

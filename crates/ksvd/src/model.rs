@@ -128,7 +128,10 @@ impl ParamGuard for KsvdParams {
     fn check_ref(&self) -> Result<&KsvdValidParams> {
         self.0.kernel.validate()?;
         if self.0.rank == 0 {
-            return Err(KsvdError::InvalidParameter { name: "rank", reason: "must be at least 1".into() });
+            return Err(KsvdError::InvalidParameter {
+                name: "rank",
+                reason: "must be at least 1".into(),
+            });
         }
         if let Solver::Nystrom { landmarks, cols, .. } = self.0.solver {
             if landmarks < self.0.rank || cols.is_some_and(|c| c < self.0.rank) {
@@ -241,9 +244,28 @@ impl KsvdValidParams {
         let mut nystrom = None;
         let svd = match &self.solver {
             Solver::Exact => dense_svd_operator(&g, self.rank)?,
-            Solver::Lanczos(p) => lanczos_svd(&g, self.rank, &LanczosParams { seed: self.seed, ..p.clone() })?,
-            Solver::Rsvd(p) => randomized_svd(&g, self.rank, &RsvdParams { seed: self.seed, ..p.clone() })?,
-            Solver::Nystrom { landmarks, cols, sampling, inner } => {
+            Solver::Lanczos(p) => lanczos_svd(
+                &g,
+                self.rank,
+                &LanczosParams {
+                    seed: self.seed,
+                    ..p.clone()
+                },
+            )?,
+            Solver::Rsvd(p) => randomized_svd(
+                &g,
+                self.rank,
+                &RsvdParams {
+                    seed: self.seed,
+                    ..p.clone()
+                },
+            )?,
+            Solver::Nystrom {
+                landmarks,
+                cols,
+                sampling,
+                inner,
+            } => {
                 let p = NystromParams {
                     rank: self.rank,
                     rows: (*landmarks).min(n),
@@ -259,7 +281,13 @@ impl KsvdValidParams {
                 svd
             }
         };
-        Ok(Ksvd { params: self.clone(), g, svd, nystrom, compat })
+        Ok(Ksvd {
+            params: self.clone(),
+            g,
+            svd,
+            nystrom,
+            compat,
+        })
     }
 }
 
@@ -272,7 +300,11 @@ impl<T> Fit<Array2<f64>, T, KsvdError> for KsvdValidParams {
     fn fit(&self, dataset: &DatasetBase<Array2<f64>, T>) -> Result<Ksvd> {
         let a = dataset.records();
         if a.nsamples() == 0 || a.ncols() == 0 {
-            return Err(KsvdError::Kernel(ksvd_kernels::KernelError::Empty { what: "data matrix", rows: a.nrows(), dim: a.ncols() }));
+            return Err(KsvdError::Kernel(ksvd_kernels::KernelError::Empty {
+                what: "data matrix",
+                rows: a.nrows(),
+                dim: a.ncols(),
+            }));
         }
         let compat_kind = match self.compat {
             Compat::Random { .. } => Compat::Random { seed: self.seed },

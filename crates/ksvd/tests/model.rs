@@ -7,12 +7,17 @@ use ndarray::Array2;
 
 fn data() -> (Samples, Samples) {
     let mut rng = rng_from_seed(1);
-    (Samples::dense(gaussian_matrix(&mut rng, 50, 3)).unwrap(), Samples::dense(gaussian_matrix(&mut rng, 35, 3)).unwrap())
+    (
+        Samples::dense(gaussian_matrix(&mut rng, 50, 3)).unwrap(),
+        Samples::dense(gaussian_matrix(&mut rng, 35, 3)).unwrap(),
+    )
 }
 
 /// |cos| between matching columns, minimum over columns.
 fn min_abs_cos(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
-    (0..a.ncols()).map(|i| a.column(i).dot(&b.column(i)).abs()).fold(1.0, f64::min)
+    (0..a.ncols())
+        .map(|i| a.column(i).dot(&b.column(i)).abs())
+        .fold(1.0, f64::min)
 }
 
 #[test]
@@ -20,14 +25,38 @@ fn solvers_agree_on_the_cce_solution() {
     let (x, z) = data();
     let r = 4;
     let kernel = Kernel::Sne { gamma: 1.2 };
-    let fit = |solver: Solver| Ksvd::params().kernel(kernel).rank(r).solver(solver).seed(3).check().unwrap().fit_samples(x.clone(), z.clone()).unwrap();
+    let fit = |solver: Solver| {
+        Ksvd::params()
+            .kernel(kernel)
+            .rank(r)
+            .solver(solver)
+            .seed(3)
+            .check()
+            .unwrap()
+            .fit_samples(x.clone(), z.clone())
+            .unwrap()
+    };
     let exact = fit(Solver::Exact);
-    let lz = fit(Solver::Lanczos(LanczosParams { tol: 1e-13, ..Default::default() }));
-    let rs = fit(Solver::Rsvd(RsvdParams { oversampling: 35, power_iters: 1, seed: 0 }));
-    let ny = fit(Solver::Nystrom { landmarks: 50, cols: Some(35), sampling: Sampling::Uniform, inner: InnerSolver::Dense });
+    let lz = fit(Solver::Lanczos(LanczosParams {
+        tol: 1e-13,
+        ..Default::default()
+    }));
+    let rs = fit(Solver::Rsvd(RsvdParams {
+        oversampling: 35,
+        power_iters: 1,
+        seed: 0,
+    }));
+    let ny = fit(Solver::Nystrom {
+        landmarks: 50,
+        cols: Some(35),
+        sampling: Sampling::Uniform,
+        inner: InnerSolver::Dense,
+    });
     for other in [&lz, &rs, &ny] {
         for i in 0..r {
-            assert!((other.singular_values()[i] - exact.singular_values()[i]).abs() < 1e-10 * exact.singular_values()[0]);
+            assert!(
+                (other.singular_values()[i] - exact.singular_values()[i]).abs() < 1e-10 * exact.singular_values()[0]
+            );
         }
         assert!(1.0 - min_abs_cos(&exact.b_phi().to_owned(), &other.b_phi().to_owned()) < 1e-9);
         assert!(1.0 - min_abs_cos(&exact.b_psi().to_owned(), &other.b_psi().to_owned()) < 1e-9);
@@ -47,12 +76,26 @@ fn solvers_agree_on_the_cce_solution() {
 fn projections_of_training_points_are_scaled_singular_vectors() {
     let (x, z) = data();
     for center in [false, true] {
-        let m = Ksvd::params().kernel(Kernel::Rbf { gamma: 1.5 }).rank(3).center(center).solver(Solver::Exact).check().unwrap().fit_samples(x.clone(), z.clone()).unwrap();
+        let m = Ksvd::params()
+            .kernel(Kernel::Rbf { gamma: 1.5 })
+            .rank(3)
+            .center(center)
+            .solver(Solver::Exact)
+            .check()
+            .unwrap()
+            .fit_samples(x.clone(), z.clone())
+            .unwrap();
         let sx = m.transform_x(&x).unwrap();
         let sz = m.transform_z(&z).unwrap();
         let s = m.singular_values().to_owned();
-        assert!((&sx - &(&m.b_phi() * &s)).iter().all(|d| d.abs() < 1e-12), "center={center}");
-        assert!((&sz - &(&m.b_psi() * &s)).iter().all(|d| d.abs() < 1e-12), "center={center}");
+        assert!(
+            (&sx - &(&m.b_phi() * &s)).iter().all(|d| d.abs() < 1e-12),
+            "center={center}"
+        );
+        assert!(
+            (&sz - &(&m.b_psi() * &s)).iter().all(|d| d.abs() < 1e-12),
+            "center={center}"
+        );
     }
 }
 
@@ -60,7 +103,13 @@ fn projections_of_training_points_are_scaled_singular_vectors() {
 fn linfa_fit_on_data_matrix_with_each_compatibility() {
     let a = gaussian_matrix(&mut rng_from_seed(5), 30, 8);
     for c in [Compat::PseudoInverse, Compat::Pca, Compat::Random { seed: 0 }] {
-        let m = Ksvd::params().kernel(Kernel::Rbf { gamma: 3.0 }).rank(3).compat(c).solver(Solver::Exact).fit(&DatasetBase::from(a.clone())).unwrap();
+        let m = Ksvd::params()
+            .kernel(Kernel::Rbf { gamma: 3.0 })
+            .rank(3)
+            .compat(c)
+            .solver(Solver::Exact)
+            .fit(&DatasetBase::from(a.clone()))
+            .unwrap();
         assert_eq!((m.b_phi().dim(), m.b_psi().dim()), ((30, 3), (8, 3)));
         let t = m.transform_rows(a.view()).unwrap();
         let s = m.singular_values().to_owned();
@@ -71,14 +120,37 @@ fn linfa_fit_on_data_matrix_with_each_compatibility() {
 #[test]
 fn bad_parameters_are_typed_errors() {
     let (x, z) = data();
-    assert!(matches!(Ksvd::params().rank(0).check(), Err(KsvdError::InvalidParameter { name: "rank", .. })));
-    assert!(matches!(Ksvd::params().kernel(Kernel::Rbf { gamma: -1.0 }).check(), Err(KsvdError::Kernel(_))));
-    let p = Ksvd::params().rank(5).solver(Solver::Nystrom { landmarks: 3, cols: None, sampling: Sampling::Uniform, inner: InnerSolver::Dense });
-    assert!(matches!(p.check(), Err(KsvdError::InvalidParameter { name: "landmarks", .. })));
+    assert!(matches!(
+        Ksvd::params().rank(0).check(),
+        Err(KsvdError::InvalidParameter { name: "rank", .. })
+    ));
+    assert!(matches!(
+        Ksvd::params().kernel(Kernel::Rbf { gamma: -1.0 }).check(),
+        Err(KsvdError::Kernel(_))
+    ));
+    let p = Ksvd::params().rank(5).solver(Solver::Nystrom {
+        landmarks: 3,
+        cols: None,
+        sampling: Sampling::Uniform,
+        inner: InnerSolver::Dense,
+    });
+    assert!(matches!(
+        p.check(),
+        Err(KsvdError::InvalidParameter { name: "landmarks", .. })
+    ));
     let p = Ksvd::params().rank(40).check().unwrap();
-    assert!(matches!(p.fit_samples(x.clone(), z.clone()), Err(KsvdError::Solver(ksvd_solvers::SolverError::InvalidRank { rank: 40, .. }))));
+    assert!(matches!(
+        p.fit_samples(x.clone(), z.clone()),
+        Err(KsvdError::Solver(ksvd_solvers::SolverError::InvalidRank {
+            rank: 40,
+            ..
+        }))
+    ));
     let wrong = Samples::dense(Array2::ones((5, 2))).unwrap();
-    assert!(matches!(Ksvd::params().rank(2).check().unwrap().fit_samples(x, wrong), Err(KsvdError::Kernel(_))));
+    assert!(matches!(
+        Ksvd::params().rank(2).check().unwrap().fit_samples(x, wrong),
+        Err(KsvdError::Kernel(_))
+    ));
     let nan = Array2::from_elem((4, 4), f64::NAN);
     assert!(Ksvd::params().rank(2).fit(&DatasetBase::from(nan)).is_err());
 }

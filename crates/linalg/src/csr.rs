@@ -57,7 +57,11 @@ impl CsrMatrix {
             let row = &indices[a..b];
             for (k, &j) in row.iter().enumerate() {
                 if j >= ncols {
-                    return Err(LinalgError::IndexOutOfBounds { what: "column", index: j, len: ncols });
+                    return Err(LinalgError::IndexOutOfBounds {
+                        what: "column",
+                        index: j,
+                        len: ncols,
+                    });
                 }
                 if k > 0 && row[k - 1] >= j {
                     return Err(LinalgError::InvalidCsr(format!(
@@ -65,11 +69,21 @@ impl CsrMatrix {
                     )));
                 }
                 if !data[a + k].is_finite() {
-                    return Err(LinalgError::NonFinite { what: "sparse matrix", row: i, col: j });
+                    return Err(LinalgError::NonFinite {
+                        what: "sparse matrix",
+                        row: i,
+                        col: j,
+                    });
                 }
             }
         }
-        Ok(Self { nrows, ncols, indptr, indices, data })
+        Ok(Self {
+            nrows,
+            ncols,
+            indptr,
+            indices,
+            data,
+        })
     }
 
     /// Builds a matrix from `(row, col, value)` triplets in any order; duplicates are summed.
@@ -80,13 +94,25 @@ impl CsrMatrix {
         let mut t: Vec<(usize, usize, f64)> = Vec::new();
         for (i, j, v) in triplets {
             if i >= nrows {
-                return Err(LinalgError::IndexOutOfBounds { what: "row", index: i, len: nrows });
+                return Err(LinalgError::IndexOutOfBounds {
+                    what: "row",
+                    index: i,
+                    len: nrows,
+                });
             }
             if j >= ncols {
-                return Err(LinalgError::IndexOutOfBounds { what: "column", index: j, len: ncols });
+                return Err(LinalgError::IndexOutOfBounds {
+                    what: "column",
+                    index: j,
+                    len: ncols,
+                });
             }
             if !v.is_finite() {
-                return Err(LinalgError::NonFinite { what: "triplet value", row: i, col: j });
+                return Err(LinalgError::NonFinite {
+                    what: "triplet value",
+                    row: i,
+                    col: j,
+                });
             }
             t.push((i, j, v));
         }
@@ -110,7 +136,13 @@ impl CsrMatrix {
         for i in 0..nrows {
             indptr[i + 1] += indptr[i];
         }
-        Ok(Self { nrows, ncols, indptr, indices, data })
+        Ok(Self {
+            nrows,
+            ncols,
+            indptr,
+            indices,
+            data,
+        })
     }
 
     /// The sparse form of a dense matrix (exact zeros are dropped).
@@ -128,12 +160,24 @@ impl CsrMatrix {
             }
             indptr.push(indices.len());
         }
-        Ok(Self { nrows: a.nrows(), ncols: a.ncols(), indptr, indices, data })
+        Ok(Self {
+            nrows: a.nrows(),
+            ncols: a.ncols(),
+            indptr,
+            indices,
+            data,
+        })
     }
 
     /// The `n x n` identity.
     pub fn identity(n: usize) -> Self {
-        Self { nrows: n, ncols: n, indptr: (0..=n).collect(), indices: (0..n).collect(), data: vec![1.0; n] }
+        Self {
+            nrows: n,
+            ncols: n,
+            indptr: (0..=n).collect(),
+            indices: (0..n).collect(),
+            data: vec![1.0; n],
+        }
     }
 
     /// Number of rows.
@@ -200,7 +244,13 @@ impl CsrMatrix {
                 next[j] += 1;
             }
         }
-        Self { nrows: self.ncols, ncols: self.nrows, indptr, indices, data }
+        Self {
+            nrows: self.ncols,
+            ncols: self.nrows,
+            indptr,
+            indices,
+            data,
+        }
     }
 
     /// The dense form. Only for small matrices and tests.
@@ -222,19 +272,31 @@ impl CsrMatrix {
         let (mut indices, mut data) = (Vec::new(), Vec::new());
         for &i in rows {
             if i >= self.nrows {
-                return Err(LinalgError::IndexOutOfBounds { what: "row", index: i, len: self.nrows });
+                return Err(LinalgError::IndexOutOfBounds {
+                    what: "row",
+                    index: i,
+                    len: self.nrows,
+                });
             }
             let (idx, val) = self.row(i);
             indices.extend_from_slice(idx);
             data.extend_from_slice(val);
             indptr.push(indices.len());
         }
-        Ok(Self { nrows: rows.len(), ncols: self.ncols, indptr, indices, data })
+        Ok(Self {
+            nrows: rows.len(),
+            ncols: self.ncols,
+            indptr,
+            indices,
+            data,
+        })
     }
 
     /// Squared Euclidean norm of every row.
     pub fn row_sq_norms(&self) -> Vec<f64> {
-        (0..self.nrows).map(|i| self.row(i).1.iter().map(|v| v * v).sum()).collect()
+        (0..self.nrows)
+            .map(|i| self.row(i).1.iter().map(|v| v * v).sum())
+            .collect()
     }
     /// Sum of every row.
     pub fn row_sums(&self) -> Vec<f64> {
@@ -275,7 +337,11 @@ impl CsrMatrix {
     /// `A X` for a dense `X` (`ncols x k`), parallel over rows.
     pub fn mul_dense(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         if x.nrows() != self.ncols {
-            return Err(LinalgError::ShapeMismatch { op: "A X", left: self.shape(), right: x.dim() });
+            return Err(LinalgError::ShapeMismatch {
+                op: "A X",
+                left: self.shape(),
+                right: x.dim(),
+            });
         }
         let mut out = Array2::zeros((self.nrows, x.ncols()));
         self.mul_dense_into(x, out.view_mut());
@@ -284,19 +350,26 @@ impl CsrMatrix {
 
     /// `out = A X`; shapes must already be checked.
     pub(crate) fn mul_dense_into(&self, x: ArrayView2<'_, f64>, mut out: ndarray::ArrayViewMut2<'_, f64>) {
-        out.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each(|(i, mut orow)| {
-            orow.fill(0.0);
-            let (idx, val) = self.row(i);
-            for (&j, &v) in idx.iter().zip(val) {
-                orow.scaled_add(v, &x.row(j));
-            }
-        });
+        out.axis_iter_mut(Axis(0))
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(i, mut orow)| {
+                orow.fill(0.0);
+                let (idx, val) = self.row(i);
+                for (&j, &v) in idx.iter().zip(val) {
+                    orow.scaled_add(v, &x.row(j));
+                }
+            });
     }
 
     /// `A^T X` for a dense `X` (`nrows x k`), by a deterministic parallel scatter.
     pub fn tmul_dense(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         if x.nrows() != self.nrows {
-            return Err(LinalgError::ShapeMismatch { op: "A^T X", left: self.shape(), right: x.dim() });
+            return Err(LinalgError::ShapeMismatch {
+                op: "A^T X",
+                left: self.shape(),
+                right: x.dim(),
+            });
         }
         let mut out = Array2::zeros((self.ncols, x.ncols()));
         self.tmul_dense_into(x, out.view_mut());
@@ -333,7 +406,11 @@ impl CsrMatrix {
     /// The sparse product `A B` (Gustavson's algorithm, parallel over rows of `A`).
     pub fn matmul_sparse(&self, b: &CsrMatrix) -> Result<CsrMatrix> {
         if self.ncols != b.nrows {
-            return Err(LinalgError::ShapeMismatch { op: "A B (sparse)", left: self.shape(), right: b.shape() });
+            return Err(LinalgError::ShapeMismatch {
+                op: "A B (sparse)",
+                left: self.shape(),
+                right: b.shape(),
+            });
         }
         let rows: Vec<(Vec<usize>, Vec<f64>)> = (0..self.nrows)
             .into_par_iter()
@@ -375,7 +452,13 @@ impl CsrMatrix {
             data.extend(v);
             indptr.push(indices.len());
         }
-        Ok(CsrMatrix { nrows: self.nrows, ncols: b.ncols, indptr, indices, data })
+        Ok(CsrMatrix {
+            nrows: self.nrows,
+            ncols: b.ncols,
+            indptr,
+            indices,
+            data,
+        })
     }
 }
 
@@ -401,7 +484,10 @@ mod tests {
             CsrMatrix::from_triplets(2, 2, vec![(0, 0, f64::NAN)]),
             Err(LinalgError::NonFinite { .. })
         ));
-        assert!(matches!(CsrMatrix::try_new(2, 2, vec![0, 1], vec![0], vec![1.0]), Err(LinalgError::InvalidCsr(_))));
+        assert!(matches!(
+            CsrMatrix::try_new(2, 2, vec![0, 1], vec![0], vec![1.0]),
+            Err(LinalgError::InvalidCsr(_))
+        ));
         assert!(matches!(
             CsrMatrix::try_new(1, 2, vec![0, 2], vec![1, 0], vec![1.0, 1.0]),
             Err(LinalgError::InvalidCsr(_))

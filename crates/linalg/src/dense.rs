@@ -67,10 +67,18 @@ pub fn gemm_into(
     accumulate: bool,
 ) -> Result<()> {
     if a.ncols() != b.nrows() {
-        return Err(LinalgError::ShapeMismatch { op: "matmul", left: a.dim(), right: b.dim() });
+        return Err(LinalgError::ShapeMismatch {
+            op: "matmul",
+            left: a.dim(),
+            right: b.dim(),
+        });
     }
     if out.dim() != (a.nrows(), b.ncols()) {
-        return Err(LinalgError::ShapeMismatch { op: "matmul output", left: out.dim(), right: (a.nrows(), b.ncols()) });
+        return Err(LinalgError::ShapeMismatch {
+            op: "matmul output",
+            left: out.dim(),
+            right: (a.nrows(), b.ncols()),
+        });
     }
     if out.is_empty() {
         return Ok(());
@@ -91,7 +99,11 @@ pub fn gemm_into(
 /// already occupy every core. Shapes must match (checked; a mismatch returns an error).
 pub fn gemm_into_seq(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<()> {
     if a.ncols() != b.nrows() || out.dim() != (a.nrows(), b.ncols()) {
-        return Err(LinalgError::ShapeMismatch { op: "matmul", left: a.dim(), right: b.dim() });
+        return Err(LinalgError::ShapeMismatch {
+            op: "matmul",
+            left: a.dim(),
+            right: b.dim(),
+        });
     }
     let mut out = out;
     if out.is_empty() {
@@ -121,15 +133,24 @@ pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<DenseSvd> {
     let (n, m) = a.dim();
     if n == 0 || m == 0 {
         let k = n.min(m);
-        return Ok(DenseSvd { u: Array2::zeros((n, k)), s: Array1::zeros(k), v: Array2::zeros((m, k)) });
+        return Ok(DenseSvd {
+            u: Array2::zeros((n, k)),
+            s: Array1::zeros(k),
+            v: Array2::zeros((m, k)),
+        });
     }
     crate::error::check_finite("matrix", a)?;
-    let svd = as_faer(a)
-        .thin_svd()
-        .map_err(|e| LinalgError::Factorization { op: "SVD", reason: format!("{e:?}") })?;
+    let svd = as_faer(a).thin_svd().map_err(|e| LinalgError::Factorization {
+        op: "SVD",
+        reason: format!("{e:?}"),
+    })?;
     let s = svd.S().column_vector();
     let s = Array1::from_iter((0..s.nrows()).map(|i| s[i].max(0.0)));
-    Ok(DenseSvd { u: to_ndarray(svd.U()), s, v: to_ndarray(svd.V()) })
+    Ok(DenseSvd {
+        u: to_ndarray(svd.U()),
+        s,
+        v: to_ndarray(svd.V()),
+    })
 }
 
 /// Singular values only, in descending order.
@@ -138,9 +159,10 @@ pub fn singular_values(a: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
         return Ok(Array1::zeros(a.nrows().min(a.ncols())));
     }
     crate::error::check_finite("matrix", a)?;
-    let s = as_faer(a)
-        .singular_values()
-        .map_err(|e| LinalgError::Factorization { op: "SVD", reason: format!("{e:?}") })?;
+    let s = as_faer(a).singular_values().map_err(|e| LinalgError::Factorization {
+        op: "SVD",
+        reason: format!("{e:?}"),
+    })?;
     Ok(Array1::from_iter(s.into_iter().map(|x| x.max(0.0))))
 }
 
@@ -148,7 +170,11 @@ pub fn singular_values(a: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
 /// Householder QR factorisation.
 pub fn thin_q(a: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
     if a.nrows() < a.ncols() {
-        return Err(LinalgError::ShapeMismatch { op: "thin QR (needs rows >= cols)", left: a.dim(), right: a.dim() });
+        return Err(LinalgError::ShapeMismatch {
+            op: "thin QR (needs rows >= cols)",
+            left: a.dim(),
+            right: a.dim(),
+        });
     }
     if a.is_empty() {
         return Ok(Array2::zeros(a.dim()));
@@ -160,7 +186,11 @@ pub fn thin_q(a: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
 /// matching orthonormal eigenvectors as columns. Only the lower triangle is read.
 pub fn symmetric_eigen(a: ArrayView2<'_, f64>) -> Result<(Array1<f64>, Array2<f64>)> {
     if a.nrows() != a.ncols() {
-        return Err(LinalgError::ShapeMismatch { op: "symmetric eigen (needs square)", left: a.dim(), right: a.dim() });
+        return Err(LinalgError::ShapeMismatch {
+            op: "symmetric eigen (needs square)",
+            left: a.dim(),
+            right: a.dim(),
+        });
     }
     let n = a.nrows();
     if n == 0 {
@@ -169,7 +199,10 @@ pub fn symmetric_eigen(a: ArrayView2<'_, f64>) -> Result<(Array1<f64>, Array2<f6
     crate::error::check_finite("matrix", a)?;
     let evd = as_faer(a)
         .self_adjoint_eigen(Side::Lower)
-        .map_err(|e| LinalgError::Factorization { op: "symmetric eigendecomposition", reason: format!("{e:?}") })?;
+        .map_err(|e| LinalgError::Factorization {
+            op: "symmetric eigendecomposition",
+            reason: format!("{e:?}"),
+        })?;
     let s = evd.S().column_vector();
     let u = evd.U();
     let vals = Array1::from_iter((0..n).rev().map(|i| s[i]));
@@ -185,13 +218,18 @@ pub fn symmetric_eigen(a: ArrayView2<'_, f64>) -> Result<(Array1<f64>, Array2<f6
 /// Solves `A X = B` for symmetric positive definite `A` by Cholesky.
 pub fn cholesky_solve(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
     if a.nrows() != a.ncols() || a.nrows() != b.nrows() {
-        return Err(LinalgError::ShapeMismatch { op: "Cholesky solve", left: a.dim(), right: b.dim() });
+        return Err(LinalgError::ShapeMismatch {
+            op: "Cholesky solve",
+            left: a.dim(),
+            right: b.dim(),
+        });
     }
     crate::error::check_finite("matrix", a)?;
     crate::error::check_finite("right-hand side", b)?;
-    let llt = as_faer(a)
-        .llt(Side::Lower)
-        .map_err(|e| LinalgError::Factorization { op: "Cholesky", reason: format!("{e:?} (matrix not positive definite)") })?;
+    let llt = as_faer(a).llt(Side::Lower).map_err(|e| LinalgError::Factorization {
+        op: "Cholesky",
+        reason: format!("{e:?} (matrix not positive definite)"),
+    })?;
     let mut x = b.to_owned();
     llt.solve_in_place(as_faer_mut(x.view_mut()));
     Ok(x)
@@ -200,7 +238,11 @@ pub fn cholesky_solve(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<
 /// Solves `A X = B` for square `A` by LU with partial pivoting. A singular `A` yields an error.
 pub fn lu_solve(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
     if a.nrows() != a.ncols() || a.nrows() != b.nrows() {
-        return Err(LinalgError::ShapeMismatch { op: "LU solve", left: a.dim(), right: b.dim() });
+        return Err(LinalgError::ShapeMismatch {
+            op: "LU solve",
+            left: a.dim(),
+            right: b.dim(),
+        });
     }
     crate::error::check_finite("matrix", a)?;
     crate::error::check_finite("right-hand side", b)?;
@@ -208,7 +250,10 @@ pub fn lu_solve(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2
     let mut x = b.to_owned();
     lu.solve_in_place(as_faer_mut(x.view_mut()));
     if x.iter().any(|v| !v.is_finite()) {
-        return Err(LinalgError::Factorization { op: "LU", reason: "matrix is singular".into() });
+        return Err(LinalgError::Factorization {
+            op: "LU",
+            reason: "matrix is singular".into(),
+        });
     }
     Ok(x)
 }
@@ -291,7 +336,10 @@ mod tests {
     #[test]
     fn nan_is_rejected() {
         let a = ndarray::array![[1.0, f64::NAN]];
-        assert!(matches!(thin_svd(a.view()), Err(LinalgError::NonFinite { row: 0, col: 1, .. })));
+        assert!(matches!(
+            thin_svd(a.view()),
+            Err(LinalgError::NonFinite { row: 0, col: 1, .. })
+        ));
     }
 }
 
@@ -307,11 +355,18 @@ pub mod lapack {
     /// Thin SVD by LAPACK's divide and conquer (`dgesdd`).
     pub fn thin_svd(a: ArrayView2<'_, f64>) -> Result<DenseSvd> {
         crate::error::check_finite("matrix", a)?;
-        let fail = |reason: String| LinalgError::Factorization { op: "LAPACK SVD", reason };
+        let fail = |reason: String| LinalgError::Factorization {
+            op: "LAPACK SVD",
+            reason,
+        };
         let (u, s, vt) = a.to_owned().svddc(JobSvd::Some).map_err(|e| fail(e.to_string()))?;
         let u = u.ok_or_else(|| fail("no U returned".into()))?;
         let vt = vt.ok_or_else(|| fail("no Vᵀ returned".into()))?;
-        Ok(DenseSvd { u, s, v: vt.reversed_axes() })
+        Ok(DenseSvd {
+            u,
+            s,
+            v: vt.reversed_axes(),
+        })
     }
 
     #[cfg(test)]

@@ -73,7 +73,11 @@ pub fn check_finite(what: &'static str, a: ndarray::ArrayView2<'_, f64>) -> Resu
 /// Checks that a matrix view has at least one row and one column.
 pub fn check_nonempty(what: &'static str, a: ndarray::ArrayView2<'_, f64>) -> Result<()> {
     if a.nrows() == 0 || a.ncols() == 0 {
-        return Err(LinalgError::Empty { what, rows: a.nrows(), cols: a.ncols() });
+        return Err(LinalgError::Empty {
+            what,
+            rows: a.nrows(),
+            cols: a.ncols(),
+        });
     }
     Ok(())
 }

@@ -25,7 +25,11 @@ pub trait LinearOperator: Sync {
     /// `A x`, with shapes checked.
     fn apply(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         if x.nrows() != self.ncols() {
-            return Err(LinalgError::ShapeMismatch { op: "A x", left: (self.nrows(), self.ncols()), right: x.dim() });
+            return Err(LinalgError::ShapeMismatch {
+                op: "A x",
+                left: (self.nrows(), self.ncols()),
+                right: x.dim(),
+            });
         }
         let mut out = Array2::zeros((self.nrows(), x.ncols()));
         self.apply_into(x, out.view_mut());
@@ -34,7 +38,11 @@ pub trait LinearOperator: Sync {
     /// `A^T x`, with shapes checked.
     fn apply_transpose(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         if x.nrows() != self.nrows() {
-            return Err(LinalgError::ShapeMismatch { op: "A^T x", left: (self.nrows(), self.ncols()), right: x.dim() });
+            return Err(LinalgError::ShapeMismatch {
+                op: "A^T x",
+                left: (self.nrows(), self.ncols()),
+                right: x.dim(),
+            });
         }
         let mut out = Array2::zeros((self.ncols(), x.ncols()));
         self.apply_transpose_into(x, out.view_mut());
@@ -63,7 +71,11 @@ pub trait MatrixBlocks: LinearOperator {
     /// it with cheaper fused products.
     fn block_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         if w.nrows() != cols.len() {
-            return Err(LinalgError::ShapeMismatch { op: "A[I, J] W", left: (rows.len(), cols.len()), right: w.dim() });
+            return Err(LinalgError::ShapeMismatch {
+                op: "A[I, J] W",
+                left: (rows.len(), cols.len()),
+                right: w.dim(),
+            });
         }
         let chunk = (CHUNK_ENTRIES / cols.len().max(1)).max(1);
         let mut out = Array2::zeros((rows.len(), w.ncols()));
@@ -77,7 +89,11 @@ pub trait MatrixBlocks: LinearOperator {
     /// `A[rows, cols]ᵀ W` (`W` is `|rows| × k`), in bounded memory (column chunks by default).
     fn block_t_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         if w.nrows() != rows.len() {
-            return Err(LinalgError::ShapeMismatch { op: "A[I, J]ᵀ W", left: (rows.len(), cols.len()), right: w.dim() });
+            return Err(LinalgError::ShapeMismatch {
+                op: "A[I, J]ᵀ W",
+                left: (rows.len(), cols.len()),
+                right: w.dim(),
+            });
         }
         let chunk = (CHUNK_ENTRIES / rows.len().max(1)).max(1);
         let mut out = Array2::zeros((cols.len(), w.ncols()));
@@ -155,7 +171,9 @@ macro_rules! dense_operator {
             fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
                 check_indices("row", rows, self.dim().0)?;
                 check_indices("column", cols, self.dim().1)?;
-                Ok(Array2::from_shape_fn((rows.len(), cols.len()), |(a, b)| self[[rows[a], cols[b]]]))
+                Ok(Array2::from_shape_fn((rows.len(), cols.len()), |(a, b)| {
+                    self[[rows[a], cols[b]]]
+                }))
             }
         }
     };
@@ -251,7 +269,10 @@ mod tests {
         assert_eq!(materialize(&t), a.t().to_owned());
         assert_eq!(s.block(&[1, 0], &[2, 1]).unwrap(), array![[0.0, 3.0], [2.0, 0.0]]);
         assert_eq!(s.block(&[0], &[2, 2]).unwrap(), array![[2.0, 2.0]]);
-        assert!(matches!(a.apply(array![[1.0]].view()), Err(LinalgError::ShapeMismatch { .. })));
+        assert!(matches!(
+            a.apply(array![[1.0]].view()),
+            Err(LinalgError::ShapeMismatch { .. })
+        ));
         assert!(matches!(s.block(&[5], &[0]), Err(LinalgError::IndexOutOfBounds { .. })));
         let w = array![[1.0, 2.0], [3.0, -1.0]];
         let want = s.block(&[1, 0], &[2, 1]).unwrap().dot(&w);

@@ -34,7 +34,12 @@ fn problems() -> Vec<Problem> {
         for input in [GraphInput::Raw, GraphInput::RowNormalizedSelfLoops] {
             let (x, z) = graph_samples(&graph.adjacency, input).expect("graph samples");
             let gamma = bandwidth_rule(&x, k);
-            out.push(Problem { name: format!("{name}/{input:?}"), x, z, kernel: Kernel::Sne { gamma } });
+            out.push(Problem {
+                name: format!("{name}/{input:?}"),
+                x,
+                z,
+                kernel: Kernel::Sne { gamma },
+            });
         }
     }
     out
@@ -44,7 +49,10 @@ fn bench(c: &mut Criterion) {
     let threads = rayon::current_num_threads();
     for p in problems() {
         let mut group = c.benchmark_group(format!("{}/threads={threads}", p.name));
-        group.sample_size(10).measurement_time(Duration::from_secs(3)).warm_up_time(Duration::from_millis(500));
+        group
+            .sample_size(10)
+            .measurement_time(Duration::from_secs(3))
+            .warm_up_time(Duration::from_millis(500));
         // Building G: squared norms, X Zᵀ and the exact SNE normalisers.
         group.bench_function("kernel_build", |b| {
             b.iter(|| black_box(KernelMatrix::new(p.x.clone(), p.z.clone(), p.kernel).expect("kernel")))
@@ -53,22 +61,51 @@ fn bench(c: &mut Criterion) {
         let n = g.nrows();
         let cols = uniform_indices(g.ncols(), 1000.min(g.ncols()), 1);
         let all: Vec<usize> = (0..n).collect();
-        group.bench_function("block_N_x_1000", |b| b.iter(|| black_box(g.block(&all, &cols).expect("block"))));
+        group.bench_function("block_N_x_1000", |b| {
+            b.iter(|| black_box(g.block(&all, &cols).expect("block")))
+        });
         let w = ndarray::Array2::<f64>::ones((cols.len(), RANK));
         group.bench_function("block_mul_N_x_1000_x_r", |b| {
             b.iter(|| black_box(g.block_mul(&all, &cols, w.view()).expect("block_mul")))
         });
         let v = ndarray::Array2::<f64>::ones((g.ncols(), RANK));
-        group.bench_function("apply_G_times_r_vectors", |b| b.iter(|| black_box(g.apply(v.view()).expect("apply"))));
+        group.bench_function("apply_G_times_r_vectors", |b| {
+            b.iter(|| black_box(g.apply(v.view()).expect("apply")))
+        });
         if !(p.name.contains("Pubmed") && p.name.contains("RowNormalized")) {
             // The D⁻¹(A+I) Pubmed spectrum has ~20 nearly equal values: Lanczos to 1e-10 takes tens
             // of seconds there, measured by the timing experiment rather than here.
             group.bench_function("lanczos_r20", |b| {
-                b.iter(|| black_box(lanczos_svd(&g, RANK, &LanczosParams { tol: 1e-10, ..Default::default() }).expect("lanczos")))
+                b.iter(|| {
+                    black_box(
+                        lanczos_svd(
+                            &g,
+                            RANK,
+                            &LanczosParams {
+                                tol: 1e-10,
+                                ..Default::default()
+                            },
+                        )
+                        .expect("lanczos"),
+                    )
+                })
             });
         }
         group.bench_function("rsvd_r20_p10_q2", |b| {
-            b.iter(|| black_box(randomized_svd(&g, RANK, &RsvdParams { oversampling: 10, power_iters: 2, seed: 0 }).expect("rsvd")))
+            b.iter(|| {
+                black_box(
+                    randomized_svd(
+                        &g,
+                        RANK,
+                        &RsvdParams {
+                            oversampling: 10,
+                            power_iters: 2,
+                            seed: 0,
+                        },
+                    )
+                    .expect("rsvd"),
+                )
+            })
         });
         for m in [500usize, 1000, 2000] {
             if m > n {

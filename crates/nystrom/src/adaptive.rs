@@ -20,7 +20,11 @@ impl GrowthSchedule {
     /// The sizes of the schedule, increasing.
     pub fn sizes(&self) -> Result<Vec<usize>> {
         if !(self.factor > 1.0 && self.factor.is_finite()) {
-            return Err(NystromError::InvalidParameter { name: "factor", value: self.factor, reason: "must exceed 1".into() });
+            return Err(NystromError::InvalidParameter {
+                name: "factor",
+                value: self.factor,
+                reason: "must exceed 1".into(),
+            });
         }
         if self.start == 0 || self.start > self.max {
             return Err(NystromError::InvalidParameter {
@@ -35,7 +39,9 @@ impl GrowthSchedule {
             if last >= self.max {
                 break;
             }
-            let next = ((last as f64 * self.factor).ceil() as usize).max(last + self.min_step.max(1)).min(self.max);
+            let next = ((last as f64 * self.factor).ceil() as usize)
+                .max(last + self.min_step.max(1))
+                .min(self.max);
             out.push(next);
         }
         Ok(out)
@@ -70,12 +76,21 @@ where
                 history.push((size, eta));
                 best = best.min(eta);
                 if eta <= eps {
-                    return Ok(AdaptiveOutcome { size, eta, result, history });
+                    return Ok(AdaptiveOutcome {
+                        size,
+                        eta,
+                        result,
+                        history,
+                    });
                 }
             }
             Err(NystromError::RankDeficientSample { .. }) => history.push((size, f64::INFINITY)),
             Err(e) => return Err(e),
         }
     }
-    Err(NystromError::ToleranceNotReached { eps, best_eta: best, size: schedule.max })
+    Err(NystromError::ToleranceNotReached {
+        eps,
+        best_eta: best,
+        size: schedule.max,
+    })
 }

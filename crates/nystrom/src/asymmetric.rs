@@ -61,7 +61,10 @@ pub enum InnerSolver {
 
 impl Default for InnerSolver {
     fn default() -> Self {
-        InnerSolver::Rsvd { oversampling: 10, power_iters: 2 }
+        InnerSolver::Rsvd {
+            oversampling: 10,
+            power_iters: 2,
+        }
     }
 }
 
@@ -215,14 +218,28 @@ where
     block *= &col_scale;
     let sub = match params.inner {
         InnerSolver::Dense => dense_svd(block.view(), r)?,
-        InnerSolver::Rsvd { oversampling, power_iters } => {
-            randomized_svd(&block, r, &RsvdParams { oversampling, power_iters, seed: params.seed })?
-        }
+        InnerSolver::Rsvd {
+            oversampling,
+            power_iters,
+        } => randomized_svd(
+            &block,
+            r,
+            &RsvdParams {
+                oversampling,
+                power_iters,
+                seed: params.seed,
+            },
+        )?,
     };
     let tiny = f64::EPSILON * (params.rows.max(params.cols) as f64) * sub.s[0];
     let numerical_rank = sub.s.iter().filter(|&&s| s > tiny && s > 0.0).count();
     if numerical_rank < r {
-        return Err(NystromError::RankDeficientSample { rows: params.rows, cols: params.cols, numerical_rank, rank: r });
+        return Err(NystromError::RankDeficientSample {
+            rows: params.rows,
+            cols: params.cols,
+            numerical_rank,
+            rank: r,
+        });
     }
     let inv_s = sub.s.mapv(|s| 1.0 / s);
     // Ũ = G[:, J] D_c V S⁻¹ ;  Ṽ = G[I, :]ᵀ D_r U S⁻¹.
@@ -249,7 +266,16 @@ where
     let u_norm = &u_norm * &signs;
     let v_norm = &v_norm * &signs;
     let svd = SvdResult { u, s: sub.s.clone(), v };
-    Ok(AsymmetricNystrom { svd, rows, cols, sub, row_scale, col_scale, u_norm, v_norm })
+    Ok(AsymmetricNystrom {
+        svd,
+        rows,
+        cols,
+        sub,
+        row_scale,
+        col_scale,
+        u_norm,
+        v_norm,
+    })
 }
 
 /// Divides every column by its norm, returning the norms (zero columns are left as they are).

@@ -42,7 +42,13 @@ fn gram_columns<G: MatrixBlocks + ?Sized>(g: &G, gram: Gram, idx: &[usize]) -> R
 /// The symmetric Nyström approximation of the top-`rank` eigenpairs of `K` from `landmarks`
 /// uniformly sampled columns: `K_{n,n} = U Λ Uᵀ`, `ũ_s ∝ K_{N,n} u_s / λ_s`,
 /// `λ̃_s = (N/n) λ_s` (eq. 15 of the appendix), vectors scaled to unit norm.
-pub fn symmetric_nystrom<G: MatrixBlocks + ?Sized>(g: &G, gram: Gram, rank: usize, landmarks: usize, seed: u64) -> Result<SymmetricNystrom> {
+pub fn symmetric_nystrom<G: MatrixBlocks + ?Sized>(
+    g: &G,
+    gram: Gram,
+    rank: usize,
+    landmarks: usize,
+    seed: u64,
+) -> Result<SymmetricNystrom> {
     let dim = match gram {
         Gram::Left => g.nrows(),
         Gram::Right => g.ncols(),
@@ -73,7 +79,12 @@ pub fn symmetric_nystrom<G: MatrixBlocks + ?Sized>(g: &G, gram: Gram, rank: usiz
     let tiny = f64::EPSILON * landmarks as f64 * w[0].abs();
     let numerical_rank = w.iter().filter(|&&l| l > tiny && l > 0.0).count();
     if numerical_rank < rank {
-        return Err(NystromError::RankDeficientSample { rows: landmarks, cols: landmarks, numerical_rank, rank });
+        return Err(NystromError::RankDeficientSample {
+            rows: landmarks,
+            cols: landmarks,
+            numerical_rank,
+            rank,
+        });
     }
     let qr = q.slice(ndarray::s![.., ..rank]).to_owned();
     let inv = w.slice(ndarray::s![..rank]).mapv(|l| 1.0 / l);
@@ -86,7 +97,11 @@ pub fn symmetric_nystrom<G: MatrixBlocks + ?Sized>(g: &G, gram: Gram, rank: usiz
         }
     }
     let values = w.slice(ndarray::s![..rank]).mapv(|l| l * dim as f64 / landmarks as f64);
-    Ok(SymmetricNystrom { vectors: vecs, values, landmarks: idx })
+    Ok(SymmetricNystrom {
+        vectors: vecs,
+        values,
+        landmarks: idx,
+    })
 }
 
 /// The paper's symmetric-Nyström SVD baseline: `U` from `K = G Gᵀ` with `row_landmarks`,
@@ -100,5 +115,9 @@ pub fn symmetric_nystrom_svd<G: MatrixBlocks + ?Sized>(
 ) -> Result<SvdResult> {
     let left = symmetric_nystrom(g, Gram::Left, rank, row_landmarks, seed)?;
     let right = symmetric_nystrom(g, Gram::Right, rank, col_landmarks, seed.wrapping_add(0x9e37_79b9))?;
-    Ok(SvdResult { u: left.vectors, s: left.values.mapv(|l| l.max(0.0).sqrt()), v: right.vectors })
+    Ok(SvdResult {
+        u: left.vectors,
+        s: left.values.mapv(|l| l.max(0.0).sqrt()),
+        v: right.vectors,
+    })
 }

@@ -22,22 +22,37 @@ fn rbf(n: usize, m: usize, d: usize, seed: u64) -> KernelMatrix {
 #[test]
 fn all_rows_and_columns_give_the_exact_svd() {
     for (n, m) in [(60, 40), (40, 60), (50, 50)] {
-        for kernel in [Kernel::Rbf { gamma: 2.5 }, Kernel::Sne { gamma: 1.5 }, Kernel::Polynomial { degree: 2, offset: 1.0 }] {
+        for kernel in [
+            Kernel::Rbf { gamma: 2.5 },
+            Kernel::Sne { gamma: 1.5 },
+            Kernel::Polynomial { degree: 2, offset: 1.0 },
+        ] {
             let mut rng = rng_from_seed(3);
             let x = Samples::dense(gaussian_matrix(&mut rng, n, 4)).unwrap();
             let z = Samples::dense(gaussian_matrix(&mut rng, m, 4)).unwrap();
             let g = KernelMatrix::new(x, z, kernel).unwrap();
             let r = 5;
             let exact = dense_svd_operator(&g, r).unwrap();
-            let p = NystromParams { rows: n, cols: m, inner: InnerSolver::Dense, ..NystromParams::new(r, n) };
+            let p = NystromParams {
+                rows: n,
+                cols: m,
+                inner: InnerSolver::Dense,
+                ..NystromParams::new(r, n)
+            };
             let ny = asymmetric_nystrom(&g, &p).unwrap();
             for i in 0..r {
-                assert!((ny.svd.s[i] - exact.s[i]).abs() <= tol(n.max(m)) * exact.s[0], "{kernel} s_{i}");
+                assert!(
+                    (ny.svd.s[i] - exact.s[i]).abs() <= tol(n.max(m)) * exact.s[0],
+                    "{kernel} s_{i}"
+                );
             }
             let e = eta_of(&exact, &ny.svd, EtaWeights::Uniform).unwrap();
             assert!(e <= tol(n.max(m)), "{kernel} {n}x{m}: eta {e:e}");
             // Same signs as the dense reference (both use the largest-entry-positive rule).
-            assert!((&ny.svd.u - &exact.u).iter().all(|d| d.abs() < 1e3 * tol(n)), "{kernel} signs");
+            assert!(
+                (&ny.svd.u - &exact.u).iter().all(|d| d.abs() < 1e3 * tol(n)),
+                "{kernel} signs"
+            );
         }
     }
 }
@@ -46,14 +61,18 @@ fn all_rows_and_columns_give_the_exact_svd() {
 fn exact_on_sparse_graph_kernel() {
     let mut rng = rng_from_seed(5);
     use rand::Rng;
-    let trip: Vec<(usize, usize, f64)> =
-        (0..300).map(|_| (rng.gen_range(0..80), rng.gen_range(0..80), 1.0)).collect();
+    let trip: Vec<(usize, usize, f64)> = (0..300)
+        .map(|_| (rng.gen_range(0..80), rng.gen_range(0..80), 1.0))
+        .collect();
     let a = CsrMatrix::from_triplets(80, 80, trip).unwrap();
     let (x, z) = graph_samples(&a, GraphInput::RowNormalizedSelfLoops).unwrap();
     let g = KernelMatrix::new(x, z, Kernel::Sne { gamma: 0.8 }).unwrap();
     assert!(g.is_rank_one_plus_sparse());
     let exact = dense_svd_operator(&g, 6).unwrap();
-    let p = NystromParams { inner: InnerSolver::Dense, ..NystromParams::new(6, 80) };
+    let p = NystromParams {
+        inner: InnerSolver::Dense,
+        ..NystromParams::new(6, 80)
+    };
     let ny = asymmetric_nystrom(&g, &p).unwrap();
     assert!(eta_of(&exact, &ny.svd, EtaWeights::Uniform).unwrap() < tol(80));
 }
@@ -62,15 +81,27 @@ fn exact_on_sparse_graph_kernel() {
 fn symmetric_g_with_shared_samples_reduces_to_symmetric_nystrom() {
     let mut rng = rng_from_seed(9);
     let x = gaussian_matrix(&mut rng, 120, 3);
-    let g = KernelMatrix::new(Samples::dense(x.clone()).unwrap(), Samples::dense(x).unwrap(), Kernel::Rbf { gamma: 2.0 }).unwrap();
+    let g = KernelMatrix::new(
+        Samples::dense(x.clone()).unwrap(),
+        Samples::dense(x).unwrap(),
+        Kernel::Rbf { gamma: 2.0 },
+    )
+    .unwrap();
     let r = 4;
-    let p = NystromParams { inner: InnerSolver::Dense, shared_samples: true, ..NystromParams::new(r, 40).seed(11) };
+    let p = NystromParams {
+        inner: InnerSolver::Dense,
+        shared_samples: true,
+        ..NystromParams::new(r, 40).seed(11)
+    };
     let asym = asymmetric_nystrom(&g, &p).unwrap();
     assert_eq!(asym.rows, asym.cols);
     let sym = symmetric_nystrom(&g, Gram::Itself, r, 40, 11).unwrap();
     assert_eq!(sym.landmarks, asym.rows);
     for i in 0..r {
-        assert!((asym.svd.s[i] - sym.values[i]).abs() <= 1e-10 * sym.values[0], "value {i}");
+        assert!(
+            (asym.svd.s[i] - sym.values[i]).abs() <= 1e-10 * sym.values[0],
+            "value {i}"
+        );
         let c = asym.svd.u.column(i).dot(&sym.vectors.column(i)).abs();
         assert!((1.0 - c) < 1e-10, "left vector {i}: {c}");
         let c = asym.svd.v.column(i).dot(&sym.vectors.column(i)).abs();
@@ -101,7 +132,10 @@ fn out_of_sample_extension_reproduces_training_vectors() {
     let mut rng = rng_from_seed(8);
     let x = Samples::dense(gaussian_matrix(&mut rng, 40, 3)).unwrap();
     let z = Samples::dense(gaussian_matrix(&mut rng, 35, 3)).unwrap();
-    let g = KernelMatrix::new(x, z, Kernel::Sne { gamma: 1.0 }).unwrap().centered().unwrap();
+    let g = KernelMatrix::new(x, z, Kernel::Sne { gamma: 1.0 })
+        .unwrap()
+        .centered()
+        .unwrap();
     let ny = asymmetric_nystrom(&g, &NystromParams::new(3, 20).seed(5)).unwrap();
     let u = ny.extend_rows(&g, g.x()).unwrap();
     let v = ny.extend_cols(&g, g.z()).unwrap();
@@ -126,30 +160,60 @@ fn accuracy_improves_with_landmarks_and_weighted_sampling_works() {
 #[test]
 fn bad_parameters_are_typed_errors() {
     let g = rbf(30, 20, 2, 1);
-    assert!(matches!(asymmetric_nystrom(&g, &NystromParams::new(5, 3)), Err(NystromError::InvalidParameter { name: "rows", .. })));
-    let p = NystromParams { cols: 21, ..NystromParams::new(2, 10) };
-    assert!(matches!(asymmetric_nystrom(&g, &p), Err(NystromError::InvalidParameter { name: "cols", .. })));
+    assert!(matches!(
+        asymmetric_nystrom(&g, &NystromParams::new(5, 3)),
+        Err(NystromError::InvalidParameter { name: "rows", .. })
+    ));
+    let p = NystromParams {
+        cols: 21,
+        ..NystromParams::new(2, 10)
+    };
+    assert!(matches!(
+        asymmetric_nystrom(&g, &p),
+        Err(NystromError::InvalidParameter { name: "cols", .. })
+    ));
     assert!(asymmetric_nystrom(&g, &NystromParams::new(0, 10)).is_err());
     let zero = Array2::<f64>::zeros((10, 10));
-    assert!(matches!(asymmetric_nystrom(&zero, &NystromParams::new(2, 5)), Err(NystromError::RankDeficientSample { .. })));
+    assert!(matches!(
+        asymmetric_nystrom(&zero, &NystromParams::new(2, 5)),
+        Err(NystromError::RankDeficientSample { .. })
+    ));
     assert!(symmetric_nystrom(&rbf(10, 12, 2, 1), Gram::Itself, 2, 5, 0).is_err());
-    let bad = GrowthSchedule { start: 5, factor: 1.0, min_step: 1, max: 10 };
+    let bad = GrowthSchedule {
+        start: 5,
+        factor: 1.0,
+        min_step: 1,
+        max: 10,
+    };
     assert!(bad.sizes().is_err());
 }
 
 #[test]
 fn adaptive_driver_finds_first_size_meeting_tolerance() {
-    let sched = GrowthSchedule { start: 10, factor: 1.5, min_step: 5, max: 60 };
+    let sched = GrowthSchedule {
+        start: 10,
+        factor: 1.5,
+        min_step: 5,
+        max: 60,
+    };
     assert_eq!(sched.sizes().unwrap(), vec![10, 15, 23, 35, 53, 60]);
     let out = grow_until(&sched, 0.1, |m| Ok((m, 1.0 / m as f64))).unwrap();
     assert_eq!((out.size, out.history.len()), (10, 1));
     let out = grow_until(&sched, 0.03, |m| Ok((m, 1.0 / m as f64))).unwrap();
     assert_eq!(out.size, 35);
-    assert!(matches!(grow_until(&sched, 1e-3, |m| Ok((m, 1.0 / m as f64))), Err(NystromError::ToleranceNotReached { .. })));
+    assert!(matches!(
+        grow_until(&sched, 1e-3, |m| Ok((m, 1.0 / m as f64))),
+        Err(NystromError::ToleranceNotReached { .. })
+    ));
     // End to end on a kernel: the found size meets eps.
     let g = rbf(200, 150, 1, 2);
     let exact = dense_svd(ksvd_linalg::materialize(&g).view(), 4).unwrap();
-    let sched = GrowthSchedule { start: 8, factor: 1.3, min_step: 4, max: 150 };
+    let sched = GrowthSchedule {
+        start: 8,
+        factor: 1.3,
+        min_step: 4,
+        max: 150,
+    };
     let out = grow_until(&sched, 0.01, |m| {
         let ny = asymmetric_nystrom(&g, &NystromParams::new(4, m.min(150)).seed(3))?;
         let e = eta_of(&exact, &ny.svd, EtaWeights::Normalized)?;

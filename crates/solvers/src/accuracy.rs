@@ -35,7 +35,11 @@ fn side(reference: ArrayView2<'_, f64>, approx: ArrayView2<'_, f64>, w: &[f64]) 
         .map(|i| {
             let a = approx.column(i);
             let na = a.dot(&a).sqrt();
-            let c = if na > 0.0 { (reference.column(i).dot(&a) / na).abs() } else { 0.0 };
+            let c = if na > 0.0 {
+                (reference.column(i).dot(&a) / na).abs()
+            } else {
+                0.0
+            };
             w[i] * (1.0 - c.min(1.0))
         })
         .sum()
@@ -43,7 +47,12 @@ fn side(reference: ArrayView2<'_, f64>, approx: ArrayView2<'_, f64>, w: &[f64]) 
 
 /// `η` of an approximation `(ũ, ṽ)` (columns in the reference's order) against the reference
 /// rank-`r` SVD; `r` is the reference's rank, and the approximation needs at least `r` columns.
-pub fn eta(reference: &SvdResult, approx_u: ArrayView2<'_, f64>, approx_v: ArrayView2<'_, f64>, weights: EtaWeights) -> Result<f64> {
+pub fn eta(
+    reference: &SvdResult,
+    approx_u: ArrayView2<'_, f64>,
+    approx_v: ArrayView2<'_, f64>,
+    weights: EtaWeights,
+) -> Result<f64> {
     let r = reference.rank();
     if approx_u.nrows() != reference.u.nrows() || approx_v.nrows() != reference.v.nrows() {
         return Err(SolverError::ShapeMismatch {
@@ -58,7 +67,10 @@ pub fn eta(reference: &SvdResult, approx_u: ArrayView2<'_, f64>, approx_v: Array
     }
     if approx_u.ncols() < r || approx_v.ncols() < r {
         return Err(SolverError::ShapeMismatch {
-            what: format!("approximation has {} columns, reference rank is {r}", approx_u.ncols().min(approx_v.ncols())),
+            what: format!(
+                "approximation has {} columns, reference rank is {r}",
+                approx_u.ncols().min(approx_v.ncols())
+            ),
         });
     }
     let lam = reference.s.to_vec();
@@ -87,7 +99,9 @@ pub fn eta_of(reference: &SvdResult, approx: &SvdResult, weights: EtaWeights) ->
 /// some direction of one is orthogonal to the other.
 pub fn max_principal_angle_sin(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<f64> {
     if a.nrows() != b.nrows() {
-        return Err(SolverError::ShapeMismatch { what: format!("subspaces in R^{} and R^{}", a.nrows(), b.nrows()) });
+        return Err(SolverError::ShapeMismatch {
+            what: format!("subspaces in R^{} and R^{}", a.nrows(), b.nrows()),
+        });
     }
     let k = a.ncols().min(b.ncols());
     if k == 0 {
@@ -103,7 +117,11 @@ pub fn max_principal_angle_sin(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -
 }
 
 /// The larger of the left and right largest-principal-angle sines.
-pub fn subspace_error(reference: &SvdResult, approx_u: ArrayView2<'_, f64>, approx_v: ArrayView2<'_, f64>) -> Result<f64> {
+pub fn subspace_error(
+    reference: &SvdResult,
+    approx_u: ArrayView2<'_, f64>,
+    approx_v: ArrayView2<'_, f64>,
+) -> Result<f64> {
     let l = max_principal_angle_sin(reference.u.view(), approx_u)?;
     let r = max_principal_angle_sin(reference.v.view(), approx_v)?;
     Ok(l.max(r))

@@ -27,7 +27,12 @@ pub struct LanczosParams {
 
 impl Default for LanczosParams {
     fn default() -> Self {
-        LanczosParams { tol: 1e-10, work_dim: None, max_restarts: 500, seed: 0 }
+        LanczosParams {
+            tol: 1e-10,
+            work_dim: None,
+            max_restarts: 500,
+            seed: 0,
+        }
     }
 }
 
@@ -95,7 +100,11 @@ fn random_orthogonal(basis: &Array2<f64>, k: usize, rng: &mut random::SeededRng)
 
 fn apply_vec<O: LinearOperator + ?Sized>(op: &O, x: &Array1<f64>, transpose: bool) -> Result<Array1<f64>> {
     let xv = x.view().insert_axis(Axis(1));
-    let y = if transpose { op.apply_transpose(xv)? } else { op.apply(xv)? };
+    let y = if transpose {
+        op.apply_transpose(xv)?
+    } else {
+        op.apply(xv)?
+    };
     let y = y.index_axis_move(Axis(1), 0);
     if y.iter().any(|v| !v.is_finite()) {
         return Err(SolverError::NonFinite);
@@ -117,7 +126,11 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
     let (n, m) = (op.nrows(), op.ncols());
     check_rank(n, m, rank)?;
     if !(params.tol.is_finite() && params.tol > 0.0) {
-        return Err(SolverError::InvalidParameter { name: "tol", value: params.tol, reason: "must be positive" });
+        return Err(SolverError::InvalidParameter {
+            name: "tol",
+            value: params.tol,
+            reason: "must be positive",
+        });
     }
     let kmax = n.min(m);
     let w = params.work_dim.unwrap_or((2 * rank).max(rank + 20)).clamp(rank, kmax);
@@ -158,7 +171,11 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
             beta = norm(&f);
             anorm = anorm.max(beta);
             if j + 1 < w {
-                let next = if beta <= tiny { random_orthogonal(&vb, j + 1, &mut rng) } else { &f / beta };
+                let next = if beta <= tiny {
+                    random_orthogonal(&vb, j + 1, &mut rng)
+                } else {
+                    &f / beta
+                };
                 set_col(vb.column_mut(j + 1), &next);
             }
         }
@@ -171,17 +188,37 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
             0.0
         };
         restart += 1;
-        progress(LanczosProgress { restart, matvecs, residual, tol: params.tol });
+        progress(LanczosProgress {
+            restart,
+            matvecs,
+            residual,
+            tol: params.tol,
+        });
         let converged = residual <= params.tol || w == kmax && beta <= f64::EPSILON * anorm;
         if converged || restart > params.max_restarts {
             if !converged && residual > params.tol {
-                return Err(SolverError::NotConverged { restarts: restart, residual, tol: params.tol });
+                return Err(SolverError::NotConverged {
+                    restarts: restart,
+                    residual,
+                    tol: params.tol,
+                });
             }
             let u = ub.dot(&p.slice(s![.., ..rank]));
             let v = vb.dot(&q.slice(s![.., ..rank]));
-            let mut out = SvdResult { u, s: sv.slice(s![..rank]).to_owned(), v };
+            let mut out = SvdResult {
+                u,
+                s: sv.slice(s![..rank]).to_owned(),
+                v,
+            };
             out.normalize_signs();
-            return Ok((out, LanczosStats { restarts: restart, matvecs, residual }));
+            return Ok((
+                out,
+                LanczosStats {
+                    restarts: restart,
+                    matvecs,
+                    residual,
+                },
+            ));
         }
         // Thick restart: keep the best `kept` Ritz vectors, continue with the residual direction.
         kept = (rank + (w - rank) / 2).min(w - 1).max(rank.min(w - 1));
@@ -194,7 +231,11 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
             b[[i, i]] = sv[i];
         }
         let tiny = f64::EPSILON * (n.max(m) as f64).sqrt() * anorm.max(f64::MIN_POSITIVE);
-        let next = if beta <= tiny { random_orthogonal(&vb, kept, &mut rng) } else { &f / beta };
+        let next = if beta <= tiny {
+            random_orthogonal(&vb, kept, &mut rng)
+        } else {
+            &f / beta
+        };
         set_col(vb.column_mut(kept), &next);
     }
 }

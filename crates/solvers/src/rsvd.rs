@@ -22,7 +22,11 @@ pub struct RsvdParams {
 
 impl Default for RsvdParams {
     fn default() -> Self {
-        RsvdParams { oversampling: 10, power_iters: 2, seed: 0 }
+        RsvdParams {
+            oversampling: 10,
+            power_iters: 2,
+            seed: 0,
+        }
     }
 }
 
@@ -48,7 +52,11 @@ pub fn randomized_svd<O: LinearOperator + ?Sized>(op: &O, rank: usize, params: &
     let bt = finite(op.apply_transpose(q.view())?)?; // m x l = (Qᵀ G)ᵀ
     let svd = dense::thin_svd(bt.view())?; // Bᵀ = W S Zᵀ  =>  B = Z S Wᵀ
     let u = dense::matmul(q.view(), svd.v.slice(s![.., ..rank]))?;
-    let mut out = SvdResult { u, s: svd.s.slice(s![..rank]).to_owned(), v: svd.u.slice(s![.., ..rank]).to_owned() };
+    let mut out = SvdResult {
+        u,
+        s: svd.s.slice(s![..rank]).to_owned(),
+        v: svd.u.slice(s![.., ..rank]).to_owned(),
+    };
     out.normalize_signs();
     Ok(out)
 }

@@ -26,7 +26,11 @@ impl SvdResult {
     /// The first `k` triplets.
     pub fn truncate(&self, k: usize) -> SvdResult {
         let k = k.min(self.rank());
-        SvdResult { u: self.u.slice(s![.., ..k]).to_owned(), s: self.s.slice(s![..k]).to_owned(), v: self.v.slice(s![.., ..k]).to_owned() }
+        SvdResult {
+            u: self.u.slice(s![.., ..k]).to_owned(),
+            s: self.s.slice(s![..k]).to_owned(),
+            v: self.v.slice(s![.., ..k]).to_owned(),
+        }
     }
     /// Residual norms `(‖G v_i − s_i u_i‖, ‖Gᵀ u_i − s_i v_i‖)` of every triplet.
     pub fn residuals<O: LinearOperator + ?Sized>(&self, op: &O) -> Result<Vec<(f64, f64)>> {
@@ -34,8 +38,14 @@ impl SvdResult {
         let gtu = op.apply_transpose(self.u.view())?;
         Ok((0..self.rank())
             .map(|i| {
-                let l = (&gv.column(i) - &(&self.u.column(i) * self.s[i])).mapv(|x| x * x).sum().sqrt();
-                let r = (&gtu.column(i) - &(&self.v.column(i) * self.s[i])).mapv(|x| x * x).sum().sqrt();
+                let l = (&gv.column(i) - &(&self.u.column(i) * self.s[i]))
+                    .mapv(|x| x * x)
+                    .sum()
+                    .sqrt();
+                let r = (&gtu.column(i) - &(&self.v.column(i) * self.s[i]))
+                    .mapv(|x| x * x)
+                    .sum()
+                    .sqrt();
                 (l, r)
             })
             .collect())
@@ -75,7 +85,12 @@ pub fn check_rank(nrows: usize, ncols: usize, rank: usize) -> Result<()> {
 pub fn dense_svd(a: ArrayView2<'_, f64>, rank: usize) -> Result<SvdResult> {
     check_rank(a.nrows(), a.ncols(), rank)?;
     let svd = dense::thin_svd(a)?;
-    let mut r = SvdResult { u: svd.u, s: svd.s, v: svd.v }.truncate(rank);
+    let mut r = SvdResult {
+        u: svd.u,
+        s: svd.s,
+        v: svd.v,
+    }
+    .truncate(rank);
     r.normalize_signs();
     Ok(r)
 }
@@ -95,7 +110,12 @@ pub fn dense_svd_operator<O: LinearOperator + ?Sized>(op: &O, rank: usize) -> Re
 pub fn lapack_svd(a: ArrayView2<'_, f64>, rank: usize) -> Result<SvdResult> {
     check_rank(a.nrows(), a.ncols(), rank)?;
     let svd = dense::lapack::thin_svd(a)?;
-    let mut r = SvdResult { u: svd.u, s: svd.s, v: svd.v }.truncate(rank);
+    let mut r = SvdResult {
+        u: svd.u,
+        s: svd.s,
+        v: svd.v,
+    }
+    .truncate(rank);
     r.normalize_signs();
     Ok(r)
 }

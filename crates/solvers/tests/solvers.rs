@@ -15,7 +15,11 @@ fn eps_tol(n: usize, m: usize) -> f64 {
 fn check_svd(g: &Array2<f64>, r: &SvdResult, rtol: f64, label: &str) {
     let (n, m) = g.dim();
     let k = r.rank();
-    let scale = r.s.iter().cloned().fold(0.0, f64::max).max(g.iter().fold(0.0f64, |a, v| a.max(v.abs())));
+    let scale =
+        r.s.iter()
+            .cloned()
+            .fold(0.0, f64::max)
+            .max(g.iter().fold(0.0f64, |a, v| a.max(v.abs())));
     let abs = rtol * scale.max(f64::MIN_POSITIVE) + f64::MIN_POSITIVE;
     let gv = g.dot(&r.v);
     let us = &r.u * &r.s;
@@ -26,11 +30,18 @@ fn check_svd(g: &Array2<f64>, r: &SvdResult, rtol: f64, label: &str) {
     let e2 = (&gtu - &vs).iter().fold(0.0f64, |a, v| a.max(v.abs()));
     assert!(e2 <= abs, "{label}: ‖GᵀU − VS‖ = {e2:e} > {abs:e}");
     let ot = eps_tol(n, m);
-    let eu = (&r.u.t().dot(&r.u) - &Array2::<f64>::eye(k)).iter().fold(0.0f64, |a, v| a.max(v.abs()));
-    let ev = (&r.v.t().dot(&r.v) - &Array2::<f64>::eye(k)).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+    let eu = (&r.u.t().dot(&r.u) - &Array2::<f64>::eye(k))
+        .iter()
+        .fold(0.0f64, |a, v| a.max(v.abs()));
+    let ev = (&r.v.t().dot(&r.v) - &Array2::<f64>::eye(k))
+        .iter()
+        .fold(0.0f64, |a, v| a.max(v.abs()));
     assert!(eu <= ot && ev <= ot, "{label}: orthonormality {eu:e} {ev:e} > {ot:e}");
     assert!(r.s.iter().all(|&s| s >= 0.0), "{label}: negative singular value");
-    assert!(r.s.windows(2).into_iter().all(|w| w[0] >= w[1]), "{label}: not descending");
+    assert!(
+        r.s.windows(2).into_iter().all(|w| w[0] >= w[1]),
+        "{label}: not descending"
+    );
 }
 
 /// A matrix with prescribed singular values (`rank(s)` nonzero ones).
@@ -69,12 +80,21 @@ fn lanczos_satisfies_definition_and_agrees_with_dense() {
         let (n, m) = g.dim();
         let tol = eps_tol(n, m);
         for k in [1, 6] {
-            let params = LanczosParams { tol, max_restarts: 5000, ..Default::default() };
+            let params = LanczosParams {
+                tol,
+                max_restarts: 5000,
+                ..Default::default()
+            };
             let r = lanczos_svd(&g, k, &params).unwrap();
             check_svd(&g, &r, 4.0 * tol, label);
             let d = dense_svd(g.view(), k).unwrap();
             for i in 0..k {
-                assert!((r.s[i] - d.s[i]).abs() <= 4.0 * tol * d.s[0].max(1.0), "{label}: s_{i} {} vs {}", r.s[i], d.s[i]);
+                assert!(
+                    (r.s[i] - d.s[i]).abs() <= 4.0 * tol * d.s[0].max(1.0),
+                    "{label}: s_{i} {} vs {}",
+                    r.s[i],
+                    d.s[i]
+                );
             }
         }
     }
@@ -84,7 +104,15 @@ fn lanczos_satisfies_definition_and_agrees_with_dense() {
 fn lanczos_on_sparse_operator() {
     let g = with_spectrum(80, 50, &[10.0, 8.0, 4.0, 2.0, 1.0, 0.5], 3);
     let sparse = CsrMatrix::from_dense(g.view()).unwrap();
-    let r = lanczos_svd(&sparse, 4, &LanczosParams { tol: 1e-13, ..Default::default() }).unwrap();
+    let r = lanczos_svd(
+        &sparse,
+        4,
+        &LanczosParams {
+            tol: 1e-13,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     check_svd(&g, &r, 1e-12, "sparse");
     let d = dense_svd(g.view(), 4).unwrap();
     assert!(max_principal_angle_sin(d.u.view(), r.u.view()).unwrap() < 1e-10);
@@ -97,11 +125,29 @@ fn rsvd_is_exact_when_the_sketch_covers_the_range() {
         let k = 3.min(n.min(m));
         // rank(G) <= 3 or oversampling to the full dimension: the range is captured exactly.
         let p = n.min(m);
-        let r = randomized_svd(&g, k, &RsvdParams { oversampling: p, power_iters: 0, seed: 1 }).unwrap();
+        let r = randomized_svd(
+            &g,
+            k,
+            &RsvdParams {
+                oversampling: p,
+                power_iters: 0,
+                seed: 1,
+            },
+        )
+        .unwrap();
         check_svd(&g, &r, 16.0 * eps_tol(n, m), label);
     }
     let low = with_spectrum(70, 45, &[4.0, 2.0, 1.0], 9);
-    let r = randomized_svd(&low, 3, &RsvdParams { oversampling: 2, power_iters: 0, seed: 2 }).unwrap();
+    let r = randomized_svd(
+        &low,
+        3,
+        &RsvdParams {
+            oversampling: 2,
+            power_iters: 0,
+            seed: 2,
+        },
+    )
+    .unwrap();
     check_svd(&low, &r, 16.0 * eps_tol(70, 45), "exact rank 3");
 }
 
@@ -110,7 +156,16 @@ fn rsvd_power_iterations_converge_on_decaying_spectrum() {
     let s: Vec<f64> = (0..30).map(|i| 0.5f64.powi(i)).collect();
     let g = with_spectrum(120, 90, &s, 11);
     let d = dense_svd(g.view(), 5).unwrap();
-    let r = randomized_svd(&g, 5, &RsvdParams { oversampling: 10, power_iters: 3, seed: 3 }).unwrap();
+    let r = randomized_svd(
+        &g,
+        5,
+        &RsvdParams {
+            oversampling: 10,
+            power_iters: 3,
+            seed: 3,
+        },
+    )
+    .unwrap();
     // Error bound ~ (s_{k+p+1}/s_k)^(2q+1) = 2^{-10*7}: at rounding level.
     for i in 0..5 {
         assert!((r.s[i] - d.s[i]).abs() <= 1e-12, "s_{i}");
@@ -124,10 +179,18 @@ fn eta_special_cases() {
     let d = dense_svd(g.view(), 3).unwrap();
     for w in [EtaWeights::SingularValues, EtaWeights::Normalized, EtaWeights::Uniform] {
         assert!(eta_of(&d, &d, w).unwrap() < 1e-15);
-        let flipped = SvdResult { u: -&d.u, s: d.s.clone(), v: -&d.v };
+        let flipped = SvdResult {
+            u: -&d.u,
+            s: d.s.clone(),
+            v: -&d.v,
+        };
         assert!(eta_of(&d, &flipped, w).unwrap() < 1e-15, "sign invariance");
         // Unnormalised vectors are normalised by eta.
-        let scaled = SvdResult { u: &d.u * 7.0, s: d.s.clone(), v: &d.v * 0.1 };
+        let scaled = SvdResult {
+            u: &d.u * 7.0,
+            s: d.s.clone(),
+            v: &d.v * 0.1,
+        };
         assert!(eta_of(&d, &scaled, w).unwrap() < 1e-14);
     }
     // Orthogonal approximations: every term is w_i.
@@ -143,19 +206,48 @@ fn eta_special_cases() {
 #[test]
 fn bad_inputs_are_typed_errors() {
     let g = Array2::<f64>::ones((4, 3));
-    assert!(matches!(dense_svd(g.view(), 0), Err(SolverError::InvalidRank { rank: 0, .. })));
-    assert!(matches!(dense_svd(g.view(), 4), Err(SolverError::InvalidRank { rank: 4, nrows: 4, ncols: 3 })));
-    assert!(matches!(lanczos_svd(&g, 5, &LanczosParams::default()), Err(SolverError::InvalidRank { .. })));
-    assert!(matches!(randomized_svd(&g, 9, &RsvdParams::default()), Err(SolverError::InvalidRank { .. })));
+    assert!(matches!(
+        dense_svd(g.view(), 0),
+        Err(SolverError::InvalidRank { rank: 0, .. })
+    ));
+    assert!(matches!(
+        dense_svd(g.view(), 4),
+        Err(SolverError::InvalidRank {
+            rank: 4,
+            nrows: 4,
+            ncols: 3
+        })
+    ));
+    assert!(matches!(
+        lanczos_svd(&g, 5, &LanczosParams::default()),
+        Err(SolverError::InvalidRank { .. })
+    ));
+    assert!(matches!(
+        randomized_svd(&g, 9, &RsvdParams::default()),
+        Err(SolverError::InvalidRank { .. })
+    ));
     let empty = Array2::<f64>::zeros((0, 3));
     assert!(matches!(dense_svd(empty.view(), 1), Err(SolverError::Empty { .. })));
     let mut nan = g.clone();
     nan[[1, 1]] = f64::NAN;
     assert!(dense_svd(nan.view(), 1).is_err());
-    assert!(matches!(lanczos_svd(&nan, 1, &LanczosParams::default()), Err(SolverError::NonFinite)));
-    assert!(matches!(randomized_svd(&nan, 1, &RsvdParams::default()), Err(SolverError::NonFinite)));
     assert!(matches!(
-        lanczos_svd(&g, 1, &LanczosParams { tol: -1.0, ..Default::default() }),
+        lanczos_svd(&nan, 1, &LanczosParams::default()),
+        Err(SolverError::NonFinite)
+    ));
+    assert!(matches!(
+        randomized_svd(&nan, 1, &RsvdParams::default()),
+        Err(SolverError::NonFinite)
+    ));
+    assert!(matches!(
+        lanczos_svd(
+            &g,
+            1,
+            &LanczosParams {
+                tol: -1.0,
+                ..Default::default()
+            }
+        ),
         Err(SolverError::InvalidParameter { name: "tol", .. })
     ));
 }
@@ -163,7 +255,16 @@ fn bad_inputs_are_typed_errors() {
 #[test]
 fn lanczos_reports_non_convergence() {
     let g = gaussian_matrix(&mut rng_from_seed(5), 200, 150);
-    let res = lanczos_svd(&g, 10, &LanczosParams { tol: 1e-15, max_restarts: 1, work_dim: Some(12), seed: 0 });
+    let res = lanczos_svd(
+        &g,
+        10,
+        &LanczosParams {
+            tol: 1e-15,
+            max_restarts: 1,
+            work_dim: Some(12),
+            seed: 0,
+        },
+    );
     assert!(matches!(res, Err(SolverError::NotConverged { .. })));
 }
 

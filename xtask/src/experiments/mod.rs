@@ -66,8 +66,12 @@ use crate::cache::{Cache, Origin};
 use crate::rows::{Row, Status};
 use crate::spec::Spec;
 
+mod biclustering;
 mod datasets;
 pub mod pending;
+pub mod race;
+mod spectrum;
+mod timing;
 
 /// An experiment implementation: turns a spec into result rows.
 pub trait Experiment: Send + Sync + 'static {
@@ -239,14 +243,14 @@ impl<P: DeserializeOwned + 'static> Experiment for NotImplemented<P> {
 pub fn registry() -> Vec<Entry> {
     vec![
         entry("datasets", datasets::Datasets),
-        entry("timing", NotImplemented::<pending::TimingParams>::new()),
-        entry("spectrum", NotImplemented::<pending::SpectrumParams>::new()),
+        entry("timing", timing::Timing),
+        entry("spectrum", spectrum::Spectrum),
         entry(
             "graph-embedding",
             NotImplemented::<pending::GraphEmbeddingParams>::new(),
         ),
         entry("nystrom-f1", NotImplemented::<pending::NystromF1Params>::new()),
-        entry("biclustering", NotImplemented::<pending::BiclusteringParams>::new()),
+        entry("biclustering", biclustering::Biclustering),
         entry("uci", NotImplemented::<pending::UciParams>::new()),
         entry("ablation", NotImplemented::<pending::AblationParams>::new()),
         entry("large-scale", NotImplemented::<pending::LargeScaleParams>::new()),
