@@ -1,0 +1,1216 @@
+//! Runner entry points: the configurations of Table 3 and of the ablation table, their methods,
+//! and tidy result rows.
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use ksvd_datasets::{DataRoot, DatasetError, DatasetName, TabularData};
+use ksvd_kernels::compat::Compat;
+use ndarray::{Array2, ArrayView1, ArrayView2};
+use serde::{Deserialize, Serialize};
+
+use crate::data::{prepare, Prepared, Preprocessing, TaskKind};
+use crate::embed::{
+    compatibility_matrix, ksvd_fixed, median_sq_distance, nonlinear_svd, EmbeddingScale, FixedEmbedding, Kpca,
+    KpcaPlan, LearnableEmbedding, LearnableKsvd,
+};
+use crate::error::{GeneralError, Result};
+use crate::head::Loss;
+use crate::kernel::DiffKernel;
+use crate::metrics::{accuracy, auroc, mean_std, rmse};
+use crate::train::{train, FeatureSource, SgdOptions, Trained};
+
+/// The six UCI datasets of Table 3, in the paper's order.
+pub const DATASETS: [&str; 6] = ["diabetes", "ionosphere", "liver", "cholesterol", "yacht", "protein"];
+
+/// A fixed compatibility alternative (a0–a2 of Remark 3.2), as written in configs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+pub enum CompatId {
+    /// a0: `C = X (XᵀX)^†` (pseudo-inverse).
+    #[serde(rename = "a0")]
+    A0,
+    /// a1: PCA projection.
+    #[serde(rename = "a1")]
+    A1,
+    /// a2: seeded Gaussian `randn(N, M)`.
+    #[serde(rename = "a2")]
+    A2,
+}
+
+impl CompatId {
+    fn to_compat(self, seed: u64) -> Compat {
+        match self {
+            CompatId::A0 => Compat::PseudoInverse,
+            CompatId::A1 => Compat::Pca,
+            CompatId::A2 => Compat::Random { seed },
+        }
+    }
+    fn as_str(self) -> &'static str {
+        match self {
+            CompatId::A0 => "a0",
+            CompatId::A1 => "a1",
+            CompatId::A2 => "a2",
+        }
+    }
+}
+
+/// How kernel bandwidths are chosen.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum BandwidthRule {
+    /// The per-dataset `γ²` of the config (the paper's values by default).
+    Paper,
+    /// The median heuristic: `γ²` = median squared distance between the kernel's two inputs
+    /// (training rows vs `Z` for KSVD, training rows vs training rows for KPCA), computed once
+    /// from the initial `C` on a seeded subsample of at most 1000 rows.
+    Median,
+}
+
+/// What one of the configured `iterations` is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "lowercase")]
+pub enum IterationUnit {
+    /// One SGD step (one mini-batch, or the full set for full-batch datasets).
+    Step,
+    /// One pass over the training set: `ceil(N / batch_size)` steps (differs from `Step` only for
+    /// mini-batch datasets, i.e. protein).
+    Epoch,
+}
+
+impl IterationUnit {
+    fn steps(self, iterations: usize, n_train: usize, batch: Option<usize>) -> usize {
+        match (self, batch) {
+            (IterationUnit::Epoch, Some(b)) if b > 0 => iterations * n_train.div_ceil(b),
+            _ => iterations,
+        }
+    }
+}
+
+/// Which of the two `G` kernels a KSVD method uses.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum KsvdKernel {
+    /// RBF `exp(−‖x − z‖²/γ²)`.
+    Rbf,
+    /// SNE: the RBF normalised over the Z set.
+    Sne,
+}
+
+/// A compatibility alternative including the learnable one.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Alternative {
+    /// a0, a1 or a2 (fixed `C`).
+    Fixed(CompatId),
+    /// a3: `C` learnt by SGD through `G`.
+    Learnable,
+}
+
+/// A column of Table 3.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table3Method {
+    /// KPCA with the RBF kernel on the samples (centred, top-`r` eigenvectors).
+    KpcaRbf,
+    /// KPCA on `κ(Cᵀx, Cᵀx')` with `C ∈ R^{M×M}` learnt by SGD (initialised to the identity).
+    KpcaRbfLearnableC,
+    /// KSVD with a kernel and a compatibility alternative.
+    Ksvd {
+        /// The kernel.
+        kernel: KsvdKernel,
+        /// The compatibility alternative.
+        alternative: Alternative,
+    },
+}
+
+impl Table3Method {
+    /// All ten columns of Table 3, in the paper's order.
+    pub fn all() -> Vec<Table3Method> {
+        let mut v = vec![Table3Method::KpcaRbf, Table3Method::KpcaRbfLearnableC];
+        for kernel in [KsvdKernel::Rbf, KsvdKernel::Sne] {
+            for alternative in [
+                Alternative::Fixed(CompatId::A0),
+                Alternative::Fixed(CompatId::A1),
+                Alternative::Fixed(CompatId::A2),
+                Alternative::Learnable,
+            ] {
+                v.push(Table3Method::Ksvd { kernel, alternative });
+            }
+        }
+        v
+    }
+
+    /// The id used in `experiments/table3.toml` (`kpca_rbf`, `kpca_rbf_c`, `ksvd_rbf_a0` … `ksvd_sne_a3`).
+    pub fn id(&self) -> String {
+        match *self {
+            Table3Method::KpcaRbf => "kpca_rbf".into(),
+            Table3Method::KpcaRbfLearnableC => "kpca_rbf_c".into(),
+            Table3Method::Ksvd { kernel, alternative } => {
+                format!("ksvd_{}_{}", kernel_id(kernel), alternative_id(alternative))
+            }
+        }
+    }
+
+    /// The paper's column label (`KPCA (RBF)`, `KSVD (SNE) a3`, …).
+    pub fn label(&self) -> String {
+        match *self {
+            Table3Method::KpcaRbf => "KPCA (RBF)".into(),
+            Table3Method::KpcaRbfLearnableC => "KPCA (RBF, learnable C)".into(),
+            Table3Method::Ksvd { kernel, alternative } => {
+                format!(
+                    "KSVD ({}) {}",
+                    kernel_id(kernel).to_uppercase(),
+                    alternative_id(alternative)
+                )
+            }
+        }
+    }
+
+    /// Parses an id of [`Table3Method::id`].
+    pub fn parse(id: &str) -> Result<Table3Method> {
+        Table3Method::all().into_iter().find(|m| m.id() == id).ok_or_else(|| {
+            let known: Vec<String> = Table3Method::all().iter().map(|m| m.id()).collect();
+            GeneralError::invalid("methods", id, format!("one of {}", known.join(", ")))
+        })
+    }
+}
+
+fn kernel_id(k: KsvdKernel) -> &'static str {
+    match k {
+        KsvdKernel::Rbf => "rbf",
+        KsvdKernel::Sne => "sne",
+    }
+}
+
+fn alternative_id(a: Alternative) -> &'static str {
+    match a {
+        Alternative::Fixed(c) => c.as_str(),
+        Alternative::Learnable => "a3",
+    }
+}
+
+fn paper_gamma2() -> BTreeMap<String, BTreeMap<String, f64>> {
+    let rbf = [
+        ("diabetes", 1e7),
+        ("ionosphere", 1e7),
+        ("liver", 1e7),
+        ("cholesterol", 1e7),
+        ("yacht", 1e7),
+        ("protein", 1e6),
+    ];
+    let sne = [
+        ("diabetes", 1e5),
+        ("ionosphere", 1e6),
+        ("liver", 1e4),
+        ("cholesterol", 1e5),
+        ("yacht", 1e5),
+        ("protein", 1e5),
+    ];
+    let to_map = |v: &[(&str, f64)]| v.iter().map(|(k, g)| (k.to_string(), *g)).collect();
+    BTreeMap::from([("rbf".to_string(), to_map(&rbf)), ("sne".to_string(), to_map(&sne))])
+}
+
+fn paper_learning_rates() -> BTreeMap<String, f64> {
+    DATASETS
+        .iter()
+        .map(|d| {
+            let lr = match *d {
+                "cholesterol" => 1e-1,
+                "protein" => 1e-4,
+                _ => 1e-3,
+            };
+            (d.to_string(), lr)
+        })
+        .collect()
+}
+
+fn paper_batch_sizes() -> BTreeMap<String, usize> {
+    BTreeMap::from([("protein".to_string(), 500)])
+}
+
+/// Configuration of Table 3. Deserialises from the `[params]` table of
+/// `experiments/table3.toml` (every key optional; missing keys take the [`Default`], which is the
+/// full paper protocol). Unknown keys are rejected.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct Table3Config {
+    /// Fraction of each dataset used for testing (paper: 20%).
+    pub test_fraction: f64,
+    /// Embedding dimension `r` (paper: the first 4 right singular vectors, `G V[:, :4]`).
+    pub components: usize,
+    /// `γ²` per kernel (`"rbf"`, `"sne"`) and dataset, used with [`BandwidthRule::Paper`]; KPCA
+    /// uses the `"rbf"` value (the paper does not say). Default: appendix C.3.
+    pub gamma2: BTreeMap<String, BTreeMap<String, f64>>,
+    /// SGD learning rate per dataset, shared by the head and `C` (appendix C.3: 1e-3, Cholesterol
+    /// 1e-1, protein 1e-4).
+    pub learning_rate: BTreeMap<String, f64>,
+    /// SGD iterations (paper: "2000 iterations").
+    pub iterations: usize,
+    /// Whether an iteration is an SGD step (default) or an epoch (the paper does not say which
+    /// for the mini-batch protein run; with epochs, protein takes 2000 · 74 steps).
+    pub iteration_unit: IterationUnit,
+    /// Mini-batch size per dataset; datasets not listed train full-batch (paper: protein 500).
+    pub batch_size: BTreeMap<String, usize>,
+    /// Standardise the features with training statistics before everything else (not stated in
+    /// the paper; its `γ²` values fit unstandardised data, so the default is `false`).
+    pub standardize: bool,
+    /// Datasets to run (ids of [`DATASETS`]).
+    pub datasets: Vec<String>,
+    /// Methods to run (ids of [`Table3Method::id`]).
+    pub methods: Vec<String>,
+    /// One run per seed; the seed fixes the split, the head initialisation, the mini-batch order,
+    /// the a2 matrix, the KPCA landmarks and the bandwidth subsample.
+    pub seeds: Vec<u64>,
+    /// Paper bandwidths or the median heuristic.
+    pub bandwidth: BandwidthRule,
+    /// a3: steps between two SVDs of `G` (the detached `V` is re-computed; paper: "alternately",
+    /// read as every step).
+    pub refresh_every: usize,
+    /// KPCA with learnable `C`: steps between two eigen-decompositions.
+    pub kpca_refresh_every: usize,
+    /// a3: initial `C` (not stated; default a2, a freshly drawn `randn(N, M)` like a new
+    /// parameter tensor).
+    pub a3_init: CompatId,
+    /// KPCA uses the exact `N × N` kernel up to this many training rows, Nyström above.
+    pub kpca_exact_max: usize,
+    /// Landmarks of the Nyström KPCA.
+    pub kpca_landmarks: usize,
+    /// Row cap per dataset (seeded subsample before the split), e.g. for a quick protein run.
+    pub max_rows: BTreeMap<String, usize>,
+    /// Standardise the embedding features before the head (detached statistics; not in the paper).
+    pub standardize_features: bool,
+    /// Return one row per dataset × method × metric with the mean and standard deviation over
+    /// the seeds (`seed = None`) instead of one row per seed.
+    pub summary: bool,
+}
+
+impl Default for Table3Config {
+    fn default() -> Self {
+        Table3Config {
+            test_fraction: 0.2,
+            components: 4,
+            gamma2: paper_gamma2(),
+            learning_rate: paper_learning_rates(),
+            iterations: 2000,
+            iteration_unit: IterationUnit::Step,
+            batch_size: paper_batch_sizes(),
+            standardize: false,
+            datasets: DATASETS.iter().map(|s| s.to_string()).collect(),
+            methods: Table3Method::all().iter().map(|m| m.id()).collect(),
+            seeds: vec![0, 1, 2, 3, 4],
+            bandwidth: BandwidthRule::Paper,
+            refresh_every: 1,
+            kpca_refresh_every: 10,
+            a3_init: CompatId::A2,
+            kpca_exact_max: 3000,
+            kpca_landmarks: 500,
+            max_rows: BTreeMap::new(),
+            standardize_features: false,
+            summary: false,
+        }
+    }
+}
+
+impl Table3Config {
+    /// The full protocol of the paper (same as [`Default`]).
+    pub fn full() -> Self {
+        Self::default()
+    }
+
+    /// A quick variant: one seed, 200 SGD steps, protein subsampled to 5000 rows with KPCA on
+    /// 200 Nyström landmarks (`kpca_exact_max = 1000`, so the bounded-memory path runs); the
+    /// other datasets as in [`Table3Config::full`].
+    pub fn quick() -> Self {
+        Table3Config {
+            iterations: 200,
+            seeds: vec![0],
+            max_rows: BTreeMap::from([("protein".to_string(), 5000)]),
+            kpca_exact_max: 1000,
+            kpca_landmarks: 200,
+            ..Self::default()
+        }
+    }
+
+    fn validate(&self) -> Result<Vec<Table3Method>> {
+        common_checks(
+            self.test_fraction,
+            self.components,
+            self.iterations,
+            &self.seeds,
+            &self.datasets,
+        )?;
+        for (name, v) in [
+            ("refresh_every", self.refresh_every),
+            ("kpca_refresh_every", self.kpca_refresh_every),
+            ("kpca_landmarks", self.kpca_landmarks),
+        ] {
+            if v == 0 {
+                return Err(GeneralError::invalid(name, v, "at least 1"));
+            }
+        }
+        self.methods.iter().map(|m| Table3Method::parse(m)).collect()
+    }
+}
+
+/// Configuration of the ablation table (SVD of polynomial features vs KSVD with the polynomial
+/// kernel). Deserialises from the `[params]` table of `experiments/ablation.toml`; missing keys
+/// take the [`Default`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(default, deny_unknown_fields)]
+pub struct AblationConfig {
+    /// Polynomial degree `p` of both the features `φ` and the kernel `(x·z + 1)^p` (paper: 2).
+    pub degree: u32,
+    /// Embedding dimension `r` (not stated; Table 3 uses 4).
+    pub components: usize,
+    /// Fraction of rows used for testing (paper: 20%).
+    pub test_fraction: f64,
+    /// Compatibility alternative of the KSVD side (not stated; default a1).
+    pub compatibility: CompatId,
+    /// SGD learning rate per dataset (as Table 3).
+    pub learning_rate: BTreeMap<String, f64>,
+    /// SGD iterations (as Table 3: 2000).
+    pub iterations: usize,
+    /// Steps or epochs (as [`Table3Config::iteration_unit`]).
+    pub iteration_unit: IterationUnit,
+    /// Mini-batch size per dataset (as Table 3: protein 500).
+    pub batch_size: BTreeMap<String, usize>,
+    /// Standardise the input features with training statistics (as Table 3, default `false`).
+    pub standardize: bool,
+    /// Datasets to run.
+    pub datasets: Vec<String>,
+    /// One run per seed (split, head initialisation, batch order, a2 matrix).
+    pub seeds: Vec<u64>,
+    /// Embeddings: [`AblationScale::LeftSingular`] (`U_A` and `B_φ`, the paper's wording) or
+    /// [`AblationScale::Projection`] (`U Σ`).
+    pub embedding: AblationScale,
+    /// Row cap per dataset (seeded subsample before the split).
+    pub max_rows: BTreeMap<String, usize>,
+    /// Standardise the embedding features before the head (not in the paper).
+    pub standardize_features: bool,
+    /// Mean/std rows over the seeds instead of one row per seed.
+    pub summary: bool,
+}
+
+/// Embedding scale of the ablation.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum AblationScale {
+    /// Left singular vectors (`U_A`, `B_φ`); new samples are projected with `V Σ⁻¹`.
+    LeftSingular,
+    /// Left singular vectors times singular values (`U Σ = G V`); new samples with `V`.
+    Projection,
+}
+
+impl Default for AblationConfig {
+    fn default() -> Self {
+        AblationConfig {
+            degree: 2,
+            components: 4,
+            test_fraction: 0.2,
+            compatibility: CompatId::A1,
+            learning_rate: paper_learning_rates(),
+            iterations: 2000,
+            iteration_unit: IterationUnit::Step,
+            batch_size: paper_batch_sizes(),
+            standardize: false,
+            datasets: DATASETS.iter().map(|s| s.to_string()).collect(),
+            seeds: vec![0, 1, 2, 3, 4],
+            embedding: AblationScale::LeftSingular,
+            max_rows: BTreeMap::new(),
+            standardize_features: false,
+            summary: false,
+        }
+    }
+}
+
+impl AblationConfig {
+    /// The full protocol (same as [`Default`]).
+    pub fn full() -> Self {
+        Self::default()
+    }
+    /// One seed, 200 SGD steps, protein subsampled to 5000 rows.
+    pub fn quick() -> Self {
+        AblationConfig {
+            iterations: 200,
+            seeds: vec![0],
+            max_rows: BTreeMap::from([("protein".to_string(), 5000)]),
+            ..Self::default()
+        }
+    }
+    fn validate(&self) -> Result<()> {
+        if self.degree == 0 {
+            return Err(GeneralError::invalid("degree", 0, "a degree >= 1"));
+        }
+        common_checks(
+            self.test_fraction,
+            self.components,
+            self.iterations,
+            &self.seeds,
+            &self.datasets,
+        )
+    }
+}
+
+fn common_checks(
+    test_fraction: f64,
+    components: usize,
+    iterations: usize,
+    seeds: &[u64],
+    datasets: &[String],
+) -> Result<()> {
+    if !(test_fraction > 0.0 && test_fraction < 1.0) {
+        return Err(GeneralError::invalid(
+            "test_fraction",
+            test_fraction,
+            "a fraction in (0, 1)",
+        ));
+    }
+    if components == 0 {
+        return Err(GeneralError::invalid("components", 0, "at least 1"));
+    }
+    if iterations == 0 {
+        return Err(GeneralError::invalid("iterations", 0, "at least 1"));
+    }
+    if seeds.is_empty() {
+        return Err(GeneralError::invalid("seeds", "[]", "at least one seed"));
+    }
+    for d in datasets {
+        if !DATASETS.contains(&d.as_str()) {
+            return Err(GeneralError::invalid(
+                "datasets",
+                d,
+                format!("one of {}", DATASETS.join(", ")),
+            ));
+        }
+    }
+    Ok(())
+}
+
+/// Whether a row carries a value, and if not why (the runner's status names).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RowStatus {
+    /// `value` holds the result.
+    Ok,
+    /// The dataset's files are missing (the note says which).
+    MissingData,
+    /// The computation failed or SGD diverged (the note says how).
+    Failed,
+}
+
+/// One tidy result: a dataset × method × metric × seed (or, with `summary`, × all seeds).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct ResultRow {
+    /// Dataset id (`diabetes`, …, `protein`).
+    pub dataset: String,
+    /// Method id as in the experiment specs (`kpca_rbf`, `ksvd_sne_a3`, `nonlinear_svd`, `ksvd`).
+    pub method: String,
+    /// The paper's label of the method (`KPCA (RBF)`, `KSVD (SNE) a3`, `Nonlinear+SVD`, `KSVD (poly)`).
+    pub method_label: String,
+    /// Metric id: `acc`, `auroc` (classification) or `rmse` (regression).
+    pub metric: String,
+    /// The value (`None` unless `status` is `Ok`).
+    pub value: Option<f64>,
+    /// Sample standard deviation over the seeds (summary rows only).
+    pub std: Option<f64>,
+    /// The seed (`None` for summary rows).
+    pub seed: Option<u64>,
+    /// Runs behind the value (1, or the number of successful seeds for summary rows).
+    pub trials: u32,
+    /// Wall time in seconds (embedding + training + evaluation; summed over seeds for summary rows).
+    pub seconds: f64,
+    /// Rayon threads available.
+    pub threads: u32,
+    /// Status.
+    pub status: RowStatus,
+    /// Bandwidths, spectrum, training loss, or the failure.
+    pub note: Option<String>,
+}
+
+/// Progress report passed to the callback before each cell.
+#[derive(Debug, Clone, Copy)]
+pub struct Progress<'a> {
+    /// Cells finished so far.
+    pub done: usize,
+    /// Cells in total.
+    pub total: usize,
+    /// Dataset of the next cell.
+    pub dataset: &'a str,
+    /// Method id of the next cell.
+    pub method: &'a str,
+    /// Seed of the next cell.
+    pub seed: u64,
+}
+
+/// Derives independent seeds from the run seed (splitmix64 of `seed` and a stream number).
+fn derive_seed(seed: u64, stream: u64) -> u64 {
+    let mut z = seed.wrapping_add(stream.wrapping_mul(0x9E37_79B9_7F4A_7C15));
+    z = (z ^ (z >> 30)).wrapping_mul(0xBF58_476D_1CE4_E5B9);
+    z = (z ^ (z >> 27)).wrapping_mul(0x94D0_49BB_1331_11EB);
+    z ^ (z >> 31)
+}
+
+const STREAM_HEAD: u64 = 1;
+const STREAM_COMPAT: u64 = 2;
+const STREAM_LANDMARKS: u64 = 3;
+const STREAM_BANDWIDTH: u64 = 4;
+
+fn loss_of(task: TaskKind) -> Loss {
+    match task {
+        TaskKind::Classification { classes } => Loss::CrossEntropy { classes },
+        TaskKind::Regression => Loss::Mse,
+    }
+}
+
+/// Test metrics of a trained head: `acc` and `auroc` (binary, score = logit₁ − logit₀) for
+/// classification, `rmse` for regression.
+pub fn evaluate(
+    trained: &Trained,
+    test_features: ArrayView2<'_, f64>,
+    y_test: ArrayView1<'_, f64>,
+    task: TaskKind,
+) -> Result<Vec<(&'static str, f64)>> {
+    let o = trained.head.forward(trained.scaler.apply(test_features).view())?;
+    if let Some(((i, j), v)) = o.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        return Err(GeneralError::NonFinite {
+            what: "test predictions",
+            detail: format!("output ({i}, {j}) = {v}"),
+        });
+    }
+    match task {
+        TaskKind::Classification { classes } => {
+            let pred: Vec<usize> = o
+                .outer_iter()
+                .map(|r| {
+                    r.iter()
+                        .enumerate()
+                        .fold((0, f64::NEG_INFINITY), |b, (k, &v)| if v > b.1 { (k, v) } else { b })
+                        .0
+                })
+                .collect();
+            let truth: Vec<usize> = y_test.iter().map(|&y| y as usize).collect();
+            let mut out = vec![("acc", accuracy(&truth, &pred)?)];
+            if classes == 2 {
+                let scores: Vec<f64> = o.outer_iter().map(|r| r[1] - r[0]).collect();
+                let pos: Vec<bool> = truth.iter().map(|&t| t == 1).collect();
+                out.push(("auroc", auroc(&pos, &scores)?));
+            }
+            Ok(out)
+        }
+        TaskKind::Regression => {
+            let pred: Vec<f64> = o.column(0).to_vec();
+            Ok(vec![("rmse", rmse(&y_test.to_vec(), &pred)?)])
+        }
+    }
+}
+
+/// Resolved per-dataset settings.
+struct DatasetSettings {
+    lr: f64,
+    batch_size: Option<usize>,
+    prep: Preprocessing,
+}
+
+fn lookup<T: Copy>(map: &BTreeMap<String, T>, dataset: &str, name: &'static str) -> Result<T> {
+    map.get(dataset).copied().ok_or_else(|| {
+        GeneralError::invalid(
+            name,
+            format!("(no entry for `{dataset}`)"),
+            "an entry for every dataset run",
+        )
+    })
+}
+
+fn settings(
+    dataset: &str,
+    lr: &BTreeMap<String, f64>,
+    batch: &BTreeMap<String, usize>,
+    max_rows: &BTreeMap<String, usize>,
+    test_fraction: f64,
+    standardize: bool,
+) -> Result<DatasetSettings> {
+    Ok(DatasetSettings {
+        lr: lookup(lr, dataset, "learning_rate")?,
+        batch_size: batch.get(dataset).copied(),
+        prep: Preprocessing {
+            test_fraction,
+            standardize,
+            max_rows: max_rows.get(dataset).copied(),
+            ..Preprocessing::default()
+        },
+    })
+}
+
+fn load(root: &DataRoot, dataset: &str) -> std::result::Result<TabularData, (RowStatus, String)> {
+    let name: DatasetName = dataset
+        .parse()
+        .map_err(|e: DatasetError| (RowStatus::Failed, e.to_string()))?;
+    root.tabular(name).map_err(|e| match e {
+        DatasetError::MissingFile { .. } => (RowStatus::MissingData, e.to_string()),
+        other => (RowStatus::Failed, other.to_string()),
+    })
+}
+
+fn metrics_for(task: Option<TaskKind>, dataset: &str) -> Vec<&'static str> {
+    match task {
+        Some(TaskKind::Regression) => vec!["rmse"],
+        Some(TaskKind::Classification { .. }) => vec!["acc", "auroc"],
+        None => match dataset {
+            "cholesterol" | "yacht" | "protein" => vec!["rmse"],
+            _ => vec!["acc", "auroc"],
+        },
+    }
+}
+
+/// What one cell (dataset × method × seed) produced.
+struct CellOutcome {
+    metrics: Vec<(&'static str, f64)>,
+    note: String,
+}
+
+fn fmt_spectrum(s: &ndarray::Array1<f64>) -> String {
+    let v: Vec<String> = s.iter().map(|x| format!("{x:.3e}")).collect();
+    format!("[{}]", v.join(", "))
+}
+
+fn train_note(t: &Trained) -> String {
+    format!(
+        "train loss {:.4e} -> {:.4e} (full set after training {:.4e})",
+        t.first_loss, t.last_loss, t.final_train_loss
+    )
+}
+
+fn diverged(t: &Trained, lr: f64) -> Option<GeneralError> {
+    t.diverged_at.map(|it| GeneralError::NonFinite {
+        what: "SGD",
+        detail: format!(
+            "diverged by step {it} with learning rate {lr:e} (training loss {:.3e} -> {:.3e})",
+            t.first_loss,
+            if t.final_train_loss.is_finite() {
+                t.final_train_loss
+            } else {
+                t.last_loss
+            }
+        ),
+    })
+}
+
+fn fixed_cell(
+    p: &Prepared,
+    emb: FixedEmbedding,
+    s: &DatasetSettings,
+    opts: &SgdOptions,
+    note: String,
+) -> Result<CellOutcome> {
+    let t = train(
+        FeatureSource::Fixed(emb.train.view()),
+        p.y_train.view(),
+        loss_of(p.task),
+        opts,
+    )?;
+    if let Some(e) = diverged(&t, s.lr) {
+        return Err(e);
+    }
+    let metrics = evaluate(&t, emb.test.view(), p.y_test.view(), p.task)?;
+    Ok(CellOutcome {
+        metrics,
+        note: format!("{note}; spectrum {}; {}", fmt_spectrum(&emb.spectrum), train_note(&t)),
+    })
+}
+
+fn learnable_cell(
+    p: &Prepared,
+    emb: &mut dyn LearnableEmbedding,
+    s: &DatasetSettings,
+    opts: &SgdOptions,
+    note: String,
+) -> Result<CellOutcome> {
+    let c0 = emb.c().clone();
+    let t = train(FeatureSource::Learnable(emb), p.y_train.view(), loss_of(p.task), opts)?;
+    if let Some(e) = diverged(&t, s.lr) {
+        return Err(e);
+    }
+    let test = emb.transform(p.x_test.view())?;
+    let metrics = evaluate(&t, test.view(), p.y_test.view(), p.task)?;
+    let dc = (&c0 - emb.c()).iter().map(|v| v * v).sum::<f64>().sqrt();
+    let c_norm = c0.iter().map(|v| v * v).sum::<f64>().sqrt();
+    Ok(CellOutcome {
+        metrics,
+        note: format!(
+            "{note}; spectrum {}; {}; ‖ΔC‖/‖C0‖ = {:.3e}",
+            fmt_spectrum(&emb.spectrum()),
+            train_note(&t),
+            dc / c_norm.max(f64::MIN_POSITIVE)
+        ),
+    })
+}
+
+fn table3_cell(
+    cfg: &Table3Config,
+    p: &Prepared,
+    method: Table3Method,
+    s: &DatasetSettings,
+    seed: u64,
+) -> Result<CellOutcome> {
+    let r = cfg.components;
+    let (n, m) = p.x_train.dim();
+    let opts = SgdOptions {
+        lr: s.lr,
+        iterations: cfg.iteration_unit.steps(cfg.iterations, n, s.batch_size),
+        batch_size: s.batch_size,
+        refresh_every: if matches!(method, Table3Method::KpcaRbfLearnableC) {
+            cfg.kpca_refresh_every
+        } else {
+            cfg.refresh_every
+        },
+        standardize_features: cfg.standardize_features,
+        seed: derive_seed(seed, STREAM_HEAD),
+    };
+    let bw_seed = derive_seed(seed, STREAM_BANDWIDTH);
+    let gamma2_for = |kernel: &str, x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>| -> Result<f64> {
+        match cfg.bandwidth {
+            BandwidthRule::Paper => {
+                let map = cfg
+                    .gamma2
+                    .get(kernel)
+                    .ok_or_else(|| GeneralError::invalid("gamma2", kernel, "a table for `rbf` and `sne`"))?;
+                lookup(map, &p.name, "gamma2")
+            }
+            BandwidthRule::Median => median_sq_distance(x, z, 1000, bw_seed),
+        }
+    };
+    match method {
+        Table3Method::KpcaRbf | Table3Method::KpcaRbfLearnableC => {
+            let gamma2 = gamma2_for("rbf", p.x_train.view(), p.x_train.view())?;
+            let plan = KpcaPlan::choose(n, cfg.kpca_exact_max, cfg.kpca_landmarks);
+            let mut kpca = Kpca::new(
+                p.x_train.clone(),
+                Array2::eye(m),
+                gamma2,
+                r,
+                plan,
+                derive_seed(seed, STREAM_LANDMARKS),
+            )?;
+            let note = format!("γ² = {gamma2:.4e}; plan {plan:?}");
+            if method == Table3Method::KpcaRbf {
+                let train_f = kpca.refresh()?;
+                let test_f = kpca.transform(p.x_test.view())?;
+                let emb = FixedEmbedding {
+                    train: train_f,
+                    test: test_f,
+                    spectrum: kpca.eigenvalues().clone(),
+                };
+                fixed_cell(p, emb, s, &opts, note)
+            } else {
+                learnable_cell(p, &mut kpca, s, &opts, note)
+            }
+        }
+        Table3Method::Ksvd { kernel, alternative } => {
+            let compat_id = match alternative {
+                Alternative::Fixed(c) => c,
+                Alternative::Learnable => cfg.a3_init,
+            };
+            let c = compatibility_matrix(p.x_train.view(), compat_id.to_compat(derive_seed(seed, STREAM_COMPAT)))?;
+            let z = ksvd_linalg::dense::matmul(p.x_train.t(), c.view())?;
+            let kname = kernel_id(kernel);
+            let gamma2 = gamma2_for(kname, p.x_train.view(), z.view())?;
+            let dk = match kernel {
+                KsvdKernel::Rbf => DiffKernel::Rbf { gamma2 },
+                KsvdKernel::Sne => DiffKernel::Sne { gamma2 },
+            };
+            let note = format!("γ² = {gamma2:.4e}; C init {}", compat_id.as_str());
+            match alternative {
+                Alternative::Fixed(_) => {
+                    let emb = ksvd_fixed(
+                        p.x_train.view(),
+                        p.x_test.view(),
+                        c.view(),
+                        dk,
+                        r,
+                        EmbeddingScale::Projection,
+                    )?;
+                    fixed_cell(p, emb, s, &opts, note)
+                }
+                Alternative::Learnable => {
+                    let mut emb = LearnableKsvd::new(p.x_train.clone(), c, dk, r)?;
+                    learnable_cell(p, &mut emb, s, &opts, note)
+                }
+            }
+        }
+    }
+}
+
+fn rows_from_outcome(
+    dataset: &str,
+    id: &str,
+    label: &str,
+    metrics: &[&'static str],
+    seed: u64,
+    seconds: f64,
+    outcome: std::result::Result<CellOutcome, (RowStatus, String)>,
+) -> Vec<ResultRow> {
+    let threads = rayon::current_num_threads() as u32;
+    let base = |metric: &str| ResultRow {
+        dataset: dataset.to_string(),
+        method: id.to_string(),
+        method_label: label.to_string(),
+        metric: metric.to_string(),
+        value: None,
+        std: None,
+        seed: Some(seed),
+        trials: 1,
+        seconds,
+        threads,
+        status: RowStatus::Ok,
+        note: None,
+    };
+    match outcome {
+        Ok(o) => o
+            .metrics
+            .iter()
+            .map(|&(metric, v)| ResultRow {
+                value: Some(v),
+                note: Some(o.note.clone()),
+                ..base(metric)
+            })
+            .collect(),
+        Err((status, note)) => metrics
+            .iter()
+            .map(|m| ResultRow {
+                status,
+                note: Some(note.clone()),
+                ..base(m)
+            })
+            .collect(),
+    }
+}
+
+/// Collapses per-seed rows into one row per dataset × method × metric: mean and sample
+/// standard deviation of the successful seeds, `trials` = their number, `seconds` summed.
+/// Groups without a successful seed keep the first failure's status and note.
+pub fn summarize(rows: &[ResultRow]) -> Vec<ResultRow> {
+    let mut keys: Vec<(String, String, String)> = Vec::new();
+    for r in rows {
+        let k = (r.dataset.clone(), r.method.clone(), r.metric.clone());
+        if !keys.contains(&k) {
+            keys.push(k);
+        }
+    }
+    keys.into_iter()
+        .filter_map(|(d, m, met)| {
+            let group: Vec<&ResultRow> = rows
+                .iter()
+                .filter(|r| r.dataset == d && r.method == m && r.metric == met)
+                .collect();
+            let first = group.first()?;
+            let ok: Vec<f64> = group
+                .iter()
+                .filter(|r| r.status == RowStatus::Ok)
+                .filter_map(|r| r.value)
+                .collect();
+            let seconds = group.iter().map(|r| r.seconds).sum();
+            let failures = group.len() - ok.len();
+            let mut out = ResultRow {
+                seed: None,
+                seconds,
+                ..(*first).clone()
+            };
+            match mean_std(&ok) {
+                Some((mean, std)) => {
+                    out.value = Some(mean);
+                    out.std = Some(std);
+                    out.trials = ok.len() as u32;
+                    out.status = RowStatus::Ok;
+                    out.note = Some(if failures > 0 {
+                        format!("{} seeds ok, {failures} failed", ok.len())
+                    } else {
+                        format!("{} seeds", ok.len())
+                    });
+                }
+                None => {
+                    out.trials = 0;
+                }
+            }
+            Some(out)
+        })
+        .collect()
+}
+
+fn err_note(e: GeneralError) -> (RowStatus, String) {
+    (RowStatus::Failed, e.to_string())
+}
+
+/// Runs Table 3: for every dataset, seed and method, embeddings → SGD-trained linear head →
+/// test metrics (`acc` and `auroc` for classification, `rmse` for regression). Cells that fail
+/// (including SGD divergence) become rows with [`RowStatus::Failed`] and the reason; a dataset whose
+/// files are missing gives [`RowStatus::MissingData`] rows. `progress` is called before each cell.
+pub fn run_table3(
+    cfg: &Table3Config,
+    root: &DataRoot,
+    progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<Vec<ResultRow>> {
+    let methods = cfg.validate()?;
+    let total = cfg.datasets.len() * cfg.seeds.len() * methods.len();
+    let mut done = 0;
+    let mut rows = Vec::new();
+    for dataset in &cfg.datasets {
+        let data = load(root, dataset);
+        let s = settings(
+            dataset,
+            &cfg.learning_rate,
+            &cfg.batch_size,
+            &cfg.max_rows,
+            cfg.test_fraction,
+            cfg.standardize,
+        )?;
+        for &seed in &cfg.seeds {
+            let prepared = data
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|d| prepare(d, &s.prep, seed).map_err(err_note));
+            for &method in &methods {
+                let id = method.id();
+                progress(&Progress {
+                    done,
+                    total,
+                    dataset,
+                    method: &id,
+                    seed,
+                });
+                let metrics = metrics_for(prepared.as_ref().ok().map(|p| p.task), dataset);
+                let start = Instant::now();
+                let outcome = prepared
+                    .clone()
+                    .and_then(|p| table3_cell(cfg, &p, method, &s, seed).map_err(err_note));
+                let secs = start.elapsed().as_secs_f64();
+                rows.extend(rows_from_outcome(
+                    dataset,
+                    &id,
+                    &method.label(),
+                    &metrics,
+                    seed,
+                    secs,
+                    outcome,
+                ));
+                done += 1;
+            }
+        }
+    }
+    Ok(if cfg.summary { summarize(&rows) } else { rows })
+}
+
+/// The two methods of the ablation table: ids and labels.
+pub const ABLATION_METHODS: [(&str, &str); 2] = [("nonlinear_svd", "Nonlinear+SVD"), ("ksvd", "KSVD (poly)")];
+
+fn ablation_cell(
+    cfg: &AblationConfig,
+    p: &Prepared,
+    method: &str,
+    s: &DatasetSettings,
+    seed: u64,
+) -> Result<CellOutcome> {
+    let opts = SgdOptions {
+        lr: s.lr,
+        iterations: cfg
+            .iteration_unit
+            .steps(cfg.iterations, p.x_train.nrows(), s.batch_size),
+        batch_size: s.batch_size,
+        refresh_every: 1,
+        standardize_features: cfg.standardize_features,
+        seed: derive_seed(seed, STREAM_HEAD),
+    };
+    let scale = match cfg.embedding {
+        AblationScale::LeftSingular => EmbeddingScale::LeftSingular,
+        AblationScale::Projection => EmbeddingScale::Projection,
+    };
+    let (mut emb, note) = if method == "nonlinear_svd" {
+        (
+            nonlinear_svd(p.x_train.view(), p.x_test.view(), cfg.degree, cfg.components)?,
+            format!("degree {} polynomial features", cfg.degree),
+        )
+    } else {
+        let c = compatibility_matrix(
+            p.x_train.view(),
+            cfg.compatibility.to_compat(derive_seed(seed, STREAM_COMPAT)),
+        )?;
+        let kernel = DiffKernel::Poly {
+            degree: cfg.degree,
+            offset: 1.0,
+        };
+        let emb = ksvd_fixed(
+            p.x_train.view(),
+            p.x_test.view(),
+            c.view(),
+            kernel,
+            cfg.components,
+            scale,
+        )?;
+        (
+            emb,
+            format!("(x·z + 1)^{}; C {}", cfg.degree, cfg.compatibility.as_str()),
+        )
+    };
+    if method == "nonlinear_svd" && scale == EmbeddingScale::Projection {
+        emb.train = &emb.train * &emb.spectrum;
+        emb.test = &emb.test * &emb.spectrum;
+    }
+    fixed_cell(p, emb, s, &opts, note)
+}
+
+/// Runs the ablation table: "Nonlinear+SVD" (`U_A` of the degree-2 polynomial features) against
+/// "KSVD (poly)" (`B_φ` of `G_ij = (x_i·z_j + 1)²`), same linear head and SGD as Table 3.
+/// Metrics `auroc` (and `acc`) for classification, `rmse` for regression.
+pub fn run_ablation(
+    cfg: &AblationConfig,
+    root: &DataRoot,
+    progress: &mut dyn FnMut(&Progress<'_>),
+) -> Result<Vec<ResultRow>> {
+    cfg.validate()?;
+    let total = cfg.datasets.len() * cfg.seeds.len() * ABLATION_METHODS.len();
+    let mut done = 0;
+    let mut rows = Vec::new();
+    for dataset in &cfg.datasets {
+        let data = load(root, dataset);
+        let s = settings(
+            dataset,
+            &cfg.learning_rate,
+            &cfg.batch_size,
+            &cfg.max_rows,
+            cfg.test_fraction,
+            cfg.standardize,
+        )?;
+        for &seed in &cfg.seeds {
+            let prepared = data
+                .as_ref()
+                .map_err(Clone::clone)
+                .and_then(|d| prepare(d, &s.prep, seed).map_err(err_note));
+            for (id, label) in ABLATION_METHODS {
+                progress(&Progress {
+                    done,
+                    total,
+                    dataset,
+                    method: id,
+                    seed,
+                });
+                let metrics = metrics_for(prepared.as_ref().ok().map(|p| p.task), dataset);
+                let start = Instant::now();
+                let outcome = prepared
+                    .clone()
+                    .and_then(|p| ablation_cell(cfg, &p, id, &s, seed).map_err(err_note));
+                let secs = start.elapsed().as_secs_f64();
+                rows.extend(rows_from_outcome(dataset, id, label, &metrics, seed, secs, outcome));
+                done += 1;
+            }
+        }
+    }
+    Ok(if cfg.summary { summarize(&rows) } else { rows })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::head::LinearHead;
+    use crate::train::FeatureScaler;
+    use ndarray::{array, Array1};
+
+    fn trained(w: Array2<f64>, b: Array1<f64>) -> Trained {
+        let r = w.nrows();
+        Trained {
+            head: LinearHead { w, b },
+            scaler: FeatureScaler::identity(r),
+            first_loss: 1.0,
+            last_loss: 1.0,
+            final_train_loss: 1.0,
+            diverged_at: None,
+            steps: 1,
+        }
+    }
+
+    #[test]
+    fn evaluate_by_hand() {
+        // Logits (0, f): class 1 iff f > 0; scores f.
+        let t = trained(array![[0.0, 1.0]], array![0.0, 0.0]);
+        let f = array![[-2.0], [1.0], [3.0], [-1.0]];
+        let y = array![0.0, 1.0, 0.0, 0.0];
+        let m = evaluate(&t, f.view(), y.view(), TaskKind::Classification { classes: 2 }).unwrap();
+        // Predictions 0, 1, 1, 0: 3 of 4 right. Positive score 1 beats -2 and -1, loses to 3: 2/3.
+        assert_eq!(m[0], ("acc", 0.75));
+        assert_eq!(m[1].0, "auroc");
+        assert!((m[1].1 - 2.0 / 3.0).abs() < 1e-15);
+        let t = trained(array![[2.0]], array![1.0]);
+        let m = evaluate(
+            &t,
+            array![[0.0], [1.0]].view(),
+            array![1.0, 1.0].view(),
+            TaskKind::Regression,
+        )
+        .unwrap();
+        // Predictions 1 and 3: errors 0 and 2 -> RMSE sqrt(2).
+        assert_eq!(m, vec![("rmse", 2f64.sqrt())]);
+    }
+
+    fn row(seed: u64, value: Option<f64>, status: RowStatus) -> ResultRow {
+        ResultRow {
+            dataset: "d".into(),
+            method: "m".into(),
+            method_label: "M".into(),
+            metric: "acc".into(),
+            value,
+            std: None,
+            seed: Some(seed),
+            trials: 1,
+            seconds: 1.5,
+            threads: 1,
+            status,
+            note: None,
+        }
+    }
+
+    #[test]
+    fn summarize_by_hand() {
+        let rows = [
+            row(0, Some(0.5), RowStatus::Ok),
+            row(1, Some(0.7), RowStatus::Ok),
+            row(2, None, RowStatus::Failed),
+        ];
+        let s = summarize(&rows);
+        assert_eq!(s.len(), 1);
+        assert!((s[0].value.unwrap() - 0.6).abs() < 1e-15);
+        assert!((s[0].std.unwrap() - 0.02f64.sqrt()).abs() < 1e-15);
+        assert_eq!(
+            (s[0].trials, s[0].seed, s[0].seconds, s[0].status),
+            (2, None, 4.5, RowStatus::Ok)
+        );
+        let failed = summarize(&[row(0, None, RowStatus::Failed)]);
+        assert_eq!(
+            (failed[0].status, failed[0].trials, failed[0].value),
+            (RowStatus::Failed, 0, None)
+        );
+    }
+
+    #[test]
+    fn derived_seeds_differ_by_stream_and_seed() {
+        let s: Vec<u64> = (0..5)
+            .flat_map(|seed| (1..=4).map(move |k| derive_seed(seed, k)))
+            .collect();
+        let mut u = s.clone();
+        u.sort_unstable();
+        u.dedup();
+        assert_eq!(u.len(), s.len());
+    }
+
+    #[test]
+    fn epochs_count_mini_batches() {
+        assert_eq!(IterationUnit::Epoch.steps(2000, 36_584, Some(500)), 2000 * 74);
+        assert_eq!(IterationUnit::Epoch.steps(10, 614, None), 10);
+        assert_eq!(IterationUnit::Step.steps(10, 36_584, Some(500)), 10);
+    }
+
+    #[test]
+    fn quick_and_full_configs_validate() {
+        assert_eq!(Table3Config::quick().validate().unwrap().len(), 10);
+        assert_eq!(Table3Config::full().validate().unwrap().len(), 10);
+        assert!(AblationConfig::quick().validate().is_ok());
+        let bad = Table3Config {
+            methods: vec!["pca".into()],
+            ..Table3Config::quick()
+        };
+        assert!(bad.validate().is_err());
+    }
+}

@@ -1,0 +1,126 @@
+//! # ksvd-general
+//!
+//! The general-data experiments of Tao, Tonin et al. (ICML 2024), §5.3: Table 3 (`tab:uci`, UCI
+//! data, KPCA and KSVD embeddings with the compatibility alternatives a0–a3 and a linear head) and
+//! the appendix ablation table (`tab:mytable`, SVD of polynomial features vs KSVD with the
+//! polynomial kernel).
+//!
+//! ## The model
+//!
+//! A data matrix `X ∈ R^{N×M}` (training rows `x_i ∈ R^M`; `N > M` for all six datasets) gives
+//! two sample sets: the rows `x_i` and the columns `X[:, j] ∈ R^N`. A compatibility matrix
+//! `C ∈ R^{N×M}` maps the columns into the row space, `Z := XᵀC ∈ R^{M×M}` (the appendix's
+//! "`Z := XᵀC`"; Algorithm 1's `C_z` for `N > M`), and the asymmetric kernel matrix is
+//!
+//! ```text
+//! G = [k(x_i, z_j)] ∈ R^{N×M},   G = U Σ Vᵀ,   features F = G V[:, :r] = U_r Σ_r   (r = 4)
+//! ```
+//!
+//! with `k` the RBF `exp(−‖x − z‖²/γ²)` or SNE (the RBF normalised over the `M` columns). `V`
+//! (`B_ψ`, the right singular vectors) holds the coefficients of the directions
+//! `w^ψ_l = Σ_j V_jl ψ(z_j)`; the features of a sample are its projections `⟨φ(x), w^ψ_l⟩`
+//! (§3), `k(x, Z) V_r` for a test sample. `G` is `N × M`: for protein `36 584 × 9`, so no
+//! `N × N` matrix appears on the KSVD side at all.
+//!
+//! * a0 `C = X (XᵀX)^†` (so `Z = I_M` at full rank), a1 the top-`M` left singular vectors of `X`
+//!   (`Z = V_X Σ_X`), a2 a seeded `randn(N, M)` — from [`ksvd_kernels::compat`].
+//! * a3: `C` is a parameter, initialised with a2 (configurable). Each SGD step computes
+//!   `Z = XᵀC`, `G_B = k(X_B, Z)` for the batch, `F = G_B V` with `V` **detached**, the head's
+//!   loss (cross-entropy or MSE), and updates `C` and the head with the same learning rate;
+//!   `V` is re-computed by an SVD of the full `G` every `refresh_every` steps (sign-aligned with
+//!   the previous `V` so the head keeps its meaning). Gradients are analytic ([`kernel`] derives
+//!   them) and checked against finite differences in the tests.
+//! * KPCA: `K̃ = H K H`, `K = [k(x_i, x_j)]`, top-4 eigenvectors `A`, features `K̃ A = A Λ`
+//!   (the analogue of `G V`), `(k(x, X) − k̄) A` for test samples. "Learnable C" uses
+//!   `κ(Cᵀx, Cᵀx')` with `C ∈ R^{M×M}` initialised to `I`, trained like a3 with `A` detached.
+//!   Above `kpca_exact_max` training rows (protein) a Nyström approximation with `m` landmarks is
+//!   used ([`KpcaPlan`]): only `m × m` and `4096 × m` kernel blocks are formed.
+//! * Ablation: `φ(A) = U_A Σ_A V_Aᵀ` for degree-2 polynomial features (with the constant, as
+//!   scikit-learn's `PolynomialFeatures`), embeddings `U_A[:, :4]`; KSVD with `(x·z + 1)²`,
+//!   embeddings `B_φ = U[:, :4]`; test samples through `V Σ⁻¹`.
+//!
+//! ## Protocol (every choice the paper leaves open is a config value)
+//!
+//! | step | choice | where |
+//! |---|---|---|
+//! | split | seeded random 80/20 per seed, not stratified | [`prepare`] |
+//! | missing values | liver (4) and cholesterol (6): training mean / training mode for nominal columns | [`prepare`] |
+//! | nominal columns | kept as their codes (liver gender Female 0 / Male 1; cholesterol `cp`, `thal`, … UCI codes), no one-hot | [`prepare`] |
+//! | scaling | `standardize = false` by default (the paper's `γ²` are closer to raw-scale distances, see below); `true` standardises with training statistics | [`Table3Config::standardize`] |
+//! | bandwidth | paper `γ²` per dataset/kernel, or the median heuristic; KPCA uses the RBF value | [`BandwidthRule`] |
+//! | head | `nn.Linear(4, K)` with PyTorch's uniform init; `K = 2` logits + cross-entropy, or 1 output + MSE on the raw target | [`head`] |
+//! | optimiser | plain SGD (no momentum), lr 1e-3 (Cholesterol 1e-1, protein 1e-4), 2000 iterations = steps (or epochs, [`IterationUnit`]), full batch except protein (500) | [`SgdOptions`] |
+//! | a3 | `C` init a2, `V` re-computed every step | [`Table3Config`] |
+//! | metrics | `acc`, `auroc` (score = logit₁ − logit₀, mid-rank ties), `rmse` | [`metrics`] |
+//!
+//! SGD divergence (a non-finite loss or parameter, or a final training loss above twice the first
+//! one) is reported as a failed row, never hidden.
+//!
+//! **Bandwidths and scale.** Median of `‖x_i − z_j‖²` (training rows vs `Z = XᵀC`, split seed 0,
+//! [`median_sq_distance`]) for a0 / a1 / a2, raw → standardised features:
+//!
+//! | dataset | raw | standardised |
+//! |---|---|---|
+//! | diabetes | 2.7e4 / 8.1e5 / 5.0e6 | 6.8 / 6.2e2 / 4.2e3 |
+//! | ionosphere | 1.3e1 / 1.1e2 / 3.0e3 | 2.5e1 / 3.0e2 / 8.3e3 |
+//! | liver | 5.3e4 / 2.8e5 / 3.7e5 | 6.7 / 4.7e2 / 5.3e3 |
+//! | cholesterol | 4.4e4 / 4.4e4 / 4.7e4 | 1.3e1 / 2.5e2 / 2.8e3 |
+//! | yacht | 5.2e1 / 2.3e3 / 1.5e4 | 6.6 / 2.5e2 / 1.7e3 |
+//! | protein | 1.4e12 / 2.2e12 / 2.6e12 | 6.1 / 3.7e4 / 3.4e5 |
+//!
+//! With the paper's `γ² = 1e7` (RBF) the kernel is nearly constant (`G ≈ 1 − D/γ²`) on
+//! standardised data and on raw ionosphere/yacht; on raw protein `γ² = 1e6` underflows
+//! (`G = 0`). Neither scale makes every paper bandwidth meaningful, so both are options, and
+//! [`BandwidthRule::Median`] gives a data-driven alternative.
+//!
+//! ## Example
+//!
+//! ```
+//! use ksvd_general::{ksvd_fixed, compatibility_matrix, DiffKernel, EmbeddingScale};
+//! use ksvd_kernels::Compat;
+//! use ndarray::Array2;
+//!
+//! // 12 samples with 3 features; a1 makes the 3 columns comparable with the rows.
+//! let x = Array2::from_shape_fn((12, 3), |(i, j)| ((i * 7 + j * 3) % 5) as f64 - 2.0);
+//! let x_test = x.slice(ndarray::s![..2, ..]).to_owned();
+//! let c = compatibility_matrix(x.view(), Compat::Pca)?; // 12 x 3
+//! let emb = ksvd_fixed(x.view(), x_test.view(), c.view(), DiffKernel::Rbf { gamma2: 50.0 }, 2, EmbeddingScale::Projection)?;
+//! assert_eq!(emb.train.dim(), (12, 2)); // G V[:, :2]
+//! // A training sample and the same point as a "test" sample get the same embedding.
+//! let d = (&emb.train.row(1) - &emb.test.row(1)).mapv(f64::abs).sum();
+//! assert!(d < 1e-12);
+//! # Ok::<(), ksvd_general::GeneralError>(())
+//! ```
+//!
+//! ## Running the experiments
+//!
+//! [`run_table3`] and [`run_ablation`] take a config ([`Table3Config`] / [`AblationConfig`],
+//! `serde`-deserialisable from the `[params]` of `experiments/table3.toml` / `ablation.toml`,
+//! with [`Table3Config::quick`] for a reduced run), a [`ksvd_datasets::DataRoot`] and a progress
+//! callback, and return tidy [`ResultRow`]s (one per dataset × method × metric × seed;
+//! [`summarize`] gives mean ± std over seeds). The example `cargo run --release -p ksvd-general
+//! --example uci -- [quick|full] [table3|ablation]` prints them.
+//!
+//! Where to go next: [`embed`] (shapes and the embeddings), [`kernel`] (gradients), [`train`].
+
+mod data;
+pub mod embed;
+mod error;
+mod experiment;
+pub mod head;
+pub mod kernel;
+pub mod metrics;
+pub mod train;
+
+pub use data::{prepare, Prepared, Preprocessing, TaskKind};
+pub use embed::{
+    compatibility_matrix, ksvd_fixed, median_sq_distance, nonlinear_svd, polynomial_features, EmbeddingScale,
+    FixedEmbedding, Kpca, KpcaPlan, LearnableEmbedding, LearnableKsvd,
+};
+pub use error::{GeneralError, Result};
+pub use experiment::{
+    evaluate, run_ablation, run_table3, summarize, AblationConfig, AblationScale, Alternative, BandwidthRule, CompatId,
+    IterationUnit, KsvdKernel, Progress, ResultRow, RowStatus, Table3Config, Table3Method, ABLATION_METHODS, DATASETS,
+};
+pub use kernel::DiffKernel;
+pub use train::{SgdOptions, Trained, DIVERGENCE_FACTOR};

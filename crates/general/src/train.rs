@@ -1,0 +1,357 @@
+//! SGD training of the linear head, alone (fixed embeddings: KPCA, a0–a2, the ablation) or
+//! jointly with a learnable compatibility matrix (a3, KPCA with learnable `C`).
+use ksvd_linalg::random::{rng_from_seed, SeededRng};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use rand::seq::SliceRandom;
+
+use crate::embed::LearnableEmbedding;
+use crate::error::{GeneralError, Result};
+use crate::head::{LinearHead, Loss};
+
+/// Plain SGD settings (no momentum, no weight decay: PyTorch's `optim.SGD(params, lr)`).
+#[derive(Debug, Clone, PartialEq)]
+pub struct SgdOptions {
+    /// Learning rate, shared by the head and `C`.
+    pub lr: f64,
+    /// Number of SGD steps (one mini-batch, or the full training set, per step).
+    pub iterations: usize,
+    /// Mini-batch size; `None` (or a size ≥ `N`) means full-batch gradient descent. Mini-batches
+    /// walk through a seeded permutation, reshuffled after every pass (the last batch of a pass
+    /// may be smaller), like a shuffling `DataLoader`.
+    pub batch_size: Option<usize>,
+    /// Learnable embeddings re-compute their detached vectors (`V` by an SVD of `G`, KPCA's
+    /// eigenvectors) every `refresh_every` steps, starting before step 0.
+    pub refresh_every: usize,
+    /// Standardise each feature with its training mean and standard deviation before the head
+    /// (statistics detached and re-computed at every refresh). Not in the paper: off for it.
+    pub standardize_features: bool,
+    /// Seed of the head initialisation and the mini-batch order.
+    pub seed: u64,
+}
+
+impl SgdOptions {
+    /// Checks the values once.
+    pub fn validate(&self) -> Result<()> {
+        if !(self.lr.is_finite() && self.lr > 0.0) {
+            return Err(GeneralError::invalid(
+                "learning_rate",
+                self.lr,
+                "a positive finite step size",
+            ));
+        }
+        if self.refresh_every == 0 {
+            return Err(GeneralError::invalid("refresh_every", 0, "at least 1"));
+        }
+        if self.batch_size == Some(0) {
+            return Err(GeneralError::invalid(
+                "batch_size",
+                0,
+                "at least 1 (omit it for full batches)",
+            ));
+        }
+        Ok(())
+    }
+}
+
+/// A detached per-feature affine map `F ↦ (F − μ) ∘ s` (identity when disabled).
+#[derive(Debug, Clone, PartialEq)]
+pub struct FeatureScaler {
+    /// Subtracted mean `μ`.
+    pub mean: Array1<f64>,
+    /// Multiplied scale `s` (`1/σ`, or 1 for a constant feature).
+    pub scale: Array1<f64>,
+}
+
+impl FeatureScaler {
+    /// The identity map on `r` features.
+    pub fn identity(r: usize) -> Self {
+        FeatureScaler {
+            mean: Array1::zeros(r),
+            scale: Array1::ones(r),
+        }
+    }
+    /// Standardisation fitted on `features` (constant columns are only centred).
+    pub fn fit(features: ArrayView2<'_, f64>) -> Self {
+        let r = features.ncols();
+        let mean = features.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(r));
+        let scale = features
+            .std_axis(Axis(0), 0.0)
+            .mapv(|s| if s > 0.0 && s.is_finite() { 1.0 / s } else { 1.0 });
+        FeatureScaler { mean, scale }
+    }
+    /// `(F − μ) ∘ s`.
+    pub fn apply(&self, features: ArrayView2<'_, f64>) -> Array2<f64> {
+        (&features - &self.mean) * &self.scale
+    }
+    /// Chain rule through the map: `∂L/∂F = ∂L/∂F' ∘ s`.
+    pub fn backward(&self, d: ArrayView2<'_, f64>) -> Array2<f64> {
+        &d * &self.scale
+    }
+}
+
+/// Training counts as diverged when the final training loss exceeds this multiple of the first
+/// step's loss (or anything becomes non-finite): SGD made the fit worse, the step is too large.
+pub const DIVERGENCE_FACTOR: f64 = 2.0;
+
+/// What training produced.
+#[derive(Debug, Clone)]
+pub struct Trained {
+    /// The head after the last step.
+    pub head: LinearHead,
+    /// The feature map applied before the head.
+    pub scaler: FeatureScaler,
+    /// Mean loss of the first step's batch (before any update).
+    pub first_loss: f64,
+    /// Mean loss of the last step's batch (before its update).
+    pub last_loss: f64,
+    /// Mean loss over the whole training set after training (with the final parameters and, for
+    /// learnable embeddings, freshly re-computed detached vectors).
+    pub final_train_loss: f64,
+    /// The step at which a loss or a parameter stopped being finite (training stops there), or
+    /// the number of steps when the final training loss exceeds [`DIVERGENCE_FACTOR`] times the
+    /// first one; `None` otherwise.
+    pub diverged_at: Option<usize>,
+    /// Steps taken.
+    pub steps: usize,
+}
+
+/// Where the features come from.
+pub enum FeatureSource<'a> {
+    /// Fixed training features (`N × r`).
+    Fixed(ArrayView2<'a, f64>),
+    /// A learnable embedding, updated together with the head.
+    Learnable(&'a mut dyn LearnableEmbedding),
+}
+
+struct Batches {
+    n: usize,
+    size: usize,
+    order: Vec<usize>,
+    pos: usize,
+    rng: SeededRng,
+}
+
+impl Batches {
+    fn new(n: usize, size: Option<usize>, rng: SeededRng) -> Self {
+        let size = size.unwrap_or(n).min(n);
+        let mut b = Batches {
+            n,
+            size,
+            order: (0..n).collect(),
+            pos: n,
+            rng,
+        };
+        if size == n {
+            b.pos = 0;
+        }
+        b
+    }
+    fn next(&mut self) -> Vec<usize> {
+        if self.size == self.n {
+            return self.order.clone();
+        }
+        if self.pos >= self.n {
+            self.order.shuffle(&mut self.rng);
+            self.pos = 0;
+        }
+        let end = (self.pos + self.size).min(self.n);
+        let out = self.order[self.pos..end].to_vec();
+        self.pos = end;
+        out
+    }
+}
+
+/// Trains a fresh head (PyTorch initialisation, seeded) on `targets` with plain SGD, and the
+/// embedding's `C` too when the source is learnable: every step draws a batch, computes the
+/// features (through the kernel for learnable sources, with the detached vectors of the last
+/// refresh), the loss and its gradient, and updates all parameters with the same `lr`.
+pub fn train(
+    source: FeatureSource<'_>,
+    targets: ArrayView1<'_, f64>,
+    loss: Loss,
+    opts: &SgdOptions,
+) -> Result<Trained> {
+    opts.validate()?;
+    let mut rng = rng_from_seed(opts.seed);
+    let (n, r) = match &source {
+        FeatureSource::Fixed(f) => f.dim(),
+        FeatureSource::Learnable(e) => (e.n_train(), e.dim()),
+    };
+    if targets.len() != n {
+        return Err(GeneralError::ShapeMismatch {
+            what: "training targets",
+            expected: n.to_string(),
+            got: targets.len().to_string(),
+        });
+    }
+    let mut head = LinearHead::init(r, loss.outputs(), &mut rng);
+    let mut batches = Batches::new(n, opts.batch_size, rng);
+    let fit_scaler = |f: ArrayView2<'_, f64>| {
+        if opts.standardize_features {
+            FeatureScaler::fit(f)
+        } else {
+            FeatureScaler::identity(r)
+        }
+    };
+    let (mut first_loss, mut last_loss, mut diverged_at, mut steps) = (f64::NAN, f64::NAN, None, 0);
+    let final_train_loss;
+    let scaler;
+    match source {
+        FeatureSource::Fixed(f) => {
+            let sc = fit_scaler(f);
+            let all = sc.apply(f);
+            for it in 0..opts.iterations {
+                let rows = batches.next();
+                let fb = all.select(Axis(0), &rows);
+                let yb = targets.select(Axis(0), &rows);
+                let g = head.loss_and_grad(fb.view(), yb.view(), loss)?;
+                if it == 0 {
+                    first_loss = g.loss;
+                }
+                last_loss = g.loss;
+                head.sgd_step(&g, opts.lr);
+                steps = it + 1;
+                if !g.loss.is_finite() || !head.is_finite() {
+                    diverged_at = Some(it);
+                    break;
+                }
+            }
+            final_train_loss = mean_loss(&head, all.view(), targets, loss);
+            scaler = sc;
+        }
+        FeatureSource::Learnable(emb) => {
+            let mut sc = fit_scaler(emb.refresh()?.view());
+            for it in 0..opts.iterations {
+                if it > 0 && it % opts.refresh_every == 0 {
+                    match emb.refresh() {
+                        Ok(f) => sc = fit_scaler(f.view()),
+                        Err(GeneralError::NonFinite { .. } | GeneralError::Linalg(_) | GeneralError::Solver(_)) => {
+                            diverged_at = Some(it);
+                            break;
+                        }
+                        Err(e) => return Err(e),
+                    }
+                }
+                let rows = batches.next();
+                let cache = match emb.forward(&rows) {
+                    Ok(c) => c,
+                    Err(GeneralError::NonFinite { .. }) => {
+                        diverged_at = Some(it);
+                        break;
+                    }
+                    Err(e) => return Err(e),
+                };
+                let fb = sc.apply(cache.features.view());
+                let yb = targets.select(Axis(0), &rows);
+                let g = head.loss_and_grad(fb.view(), yb.view(), loss)?;
+                if it == 0 {
+                    first_loss = g.loss;
+                }
+                last_loss = g.loss;
+                let d_raw = sc.backward(g.features.view());
+                let grad_c = emb.sgd_step(&cache, d_raw.view(), opts.lr)?;
+                head.sgd_step(&g, opts.lr);
+                steps = it + 1;
+                if !g.loss.is_finite()
+                    || !grad_c.is_finite()
+                    || !head.is_finite()
+                    || !emb.c().iter().all(|v| v.is_finite())
+                {
+                    diverged_at = Some(it);
+                    break;
+                }
+            }
+            final_train_loss = if diverged_at.is_some() {
+                f64::NAN
+            } else {
+                let f = emb.refresh()?;
+                sc = fit_scaler(f.view());
+                mean_loss(&head, sc.apply(f.view()).view(), targets, loss)
+            };
+            scaler = sc;
+        }
+    }
+    let within = final_train_loss.is_finite() && final_train_loss <= DIVERGENCE_FACTOR * first_loss;
+    if diverged_at.is_none() && !within {
+        diverged_at = Some(steps);
+    }
+    Ok(Trained {
+        head,
+        scaler,
+        first_loss,
+        last_loss,
+        final_train_loss,
+        diverged_at,
+        steps,
+    })
+}
+
+fn mean_loss(head: &LinearHead, f: ArrayView2<'_, f64>, y: ArrayView1<'_, f64>, loss: Loss) -> f64 {
+    head.forward(f)
+        .and_then(|o| loss.value_and_grad(o.view(), y))
+        .map(|(v, _)| v)
+        .unwrap_or(f64::NAN)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use ndarray::array;
+
+    #[test]
+    fn batches_cover_every_row_once_per_pass() {
+        let mut b = Batches::new(10, Some(4), rng_from_seed(1));
+        let mut seen: Vec<usize> = (0..3).flat_map(|_| b.next()).collect();
+        assert_eq!(seen.len(), 10);
+        seen.sort_unstable();
+        assert_eq!(seen, (0..10).collect::<Vec<_>>());
+        let mut full = Batches::new(5, None, rng_from_seed(1));
+        assert_eq!(full.next(), vec![0, 1, 2, 3, 4]);
+    }
+
+    #[test]
+    fn fixed_features_least_squares_converges() {
+        // y = 2 f - 1 exactly: full-batch GD on the MSE converges to the exact fit.
+        let f = array![[0.0], [1.0], [2.0], [3.0], [-1.0]];
+        let y = f.column(0).mapv(|v| 2.0 * v - 1.0);
+        let opts = SgdOptions {
+            lr: 0.05,
+            iterations: 3000,
+            batch_size: None,
+            refresh_every: 1,
+            standardize_features: false,
+            seed: 0,
+        };
+        let t = train(FeatureSource::Fixed(f.view()), y.view(), Loss::Mse, &opts).unwrap();
+        assert!((t.head.w[[0, 0]] - 2.0).abs() < 1e-8 && (t.head.b[0] + 1.0).abs() < 1e-8);
+        assert!(t.final_train_loss < 1e-15);
+        assert!(t.diverged_at.is_none());
+    }
+
+    #[test]
+    fn divergence_is_reported_not_panicked() {
+        let f = array![[10.0], [20.0], [30.0]];
+        let y = array![1.0, 2.0, 3.0];
+        let opts = SgdOptions {
+            lr: 1.0,
+            iterations: 2000,
+            batch_size: None,
+            refresh_every: 1,
+            standardize_features: false,
+            seed: 0,
+        };
+        let t = train(FeatureSource::Fixed(f.view()), y.view(), Loss::Mse, &opts).unwrap();
+        assert!(t.diverged_at.is_some());
+    }
+
+    #[test]
+    fn scaler_backward_is_the_chain_rule() {
+        let f = array![[1.0, 5.0], [3.0, 5.0], [5.0, 5.0]];
+        let sc = FeatureScaler::fit(f.view());
+        let out = sc.apply(f.view());
+        assert!((out.column(0).mapv(|v| v * v).mean().unwrap() - 1.0).abs() < 1e-14);
+        assert_eq!(out.column(1).to_vec(), vec![0.0; 3]);
+        let d = sc.backward(array![[1.0, 1.0]].view());
+        assert_eq!(d, array![[sc.scale[0], 1.0]]);
+    }
+}

@@ -1,0 +1,109 @@
+//! # ksvd-graph-tasks
+//!
+//! The directed-graph experiments of Tao, Tonin et al. (ICML 2024, §5.1, Table 1, and the
+//! Nyström F1 figure): unsupervised node embeddings from the adjacency matrix alone, evaluated by
+//! node classification and graph reconstruction.
+//!
+//! ## The embeddings
+//!
+//! The adjacency `A` (`A[src, dst] = 1`) becomes a data matrix `X` by a [`GraphTransform`]
+//! (raw, `D_out⁻¹ A`, `A + I`, `D_out⁻¹ (A + I)`); its rows `x_i` (out-links) and columns `z_j`
+//! (in-links) are the two sample sets. With `r` components:
+//!
+//! | [`Method`] | matrix | features of node `i` |
+//! |---|---|---|
+//! | `pca` | `H X` (columns centred) | `U_i` |
+//! | `kpca` | `H K H`, `K_ij = exp(-‖x_i − x_j‖²/γ²)` | `U_i` (top eigenvectors) |
+//! | `svd` | `X` | `[U_i, V_i]` |
+//! | `ksvd_rbf` | `H G H`, `G_ij = exp(-‖x_i − z_j‖²/γ²)` | `[U_i, V_i]` = `[B_φ, B_ψ]` |
+//! | `ksvd_sne` | `H G H`, `G_ij = exp(-‖x_i − z_j‖²/γ²) / Σ_j' exp(-‖x_i − z_j'‖²/γ²)` | `[U_i, V_i]` |
+//!
+//! (`H = I − 11ᵀ/n`; [`Scaling::Scores`] multiplies the vectors by the singular values, or by
+//! `Λ^{1/2}` for KPCA.) Every matrix is an operator — sparse, or an implicit kernel matrix held
+//! exactly as rank one plus sparse — and the top-`r` triplets come from a matrix-free
+//! [`SvdSolver`] (randomized SVD by default). Kernel matrices whose `X Zᵀ` is dense (Twitch PT,
+//! BlogCatalog) are materialised once (at most [`MATERIALIZE_MAX_ENTRIES`] entries) rather than
+//! re-evaluated in every product. Bandwidths follow the paper's rule `γ = k sqrt(M γ_x)`
+//! ([`bandwidth`]) with `k` cross-validated.
+//!
+//! ## The tasks
+//!
+//! * **Node classification**: a linear LS-SVM (regularisation 1, one-vs-rest, `±1` targets, as
+//!   in `ksvd-lssvm`) on the features of the labelled nodes, over random train/test splits;
+//!   micro- and macro-F1 (top-`k` prediction with the true label count for multi-label
+//!   BlogCatalog). Unlabelled nodes (CiteSeer's 15) stay in the graph but not in the
+//!   classification. Cross-validation folds and trials share one pass over the features
+//!   (primal sufficient statistics, or the dual `F Fᵀ`, whichever is cheaper).
+//! * **Graph reconstruction** ([`reconstruct_adjacency`], [`reconstruction_norms`]): node `v`'s
+//!   `k_v = outdeg(v)` nearest nodes in feature space are its reconstructed out-arcs (blocked
+//!   top-`k` search, never an `n × n` matrix); the paper's ℓ1 and ℓ2 are MATLAB's
+//!   `norm(X − X̂, 1)` (largest column sum) and `norm(X − X̂)` (largest singular value).
+//!
+//! ## Protocol choices (the paper leaves these open)
+//!
+//! | choice | default | why |
+//! |---|---|---|
+//! | input transform | `D_out⁻¹ (A + I)` | AsK-LS storage; the only transform matching `γ_x = 0.0002` on Cora (REPRODUCTION-NOTES §1) |
+//! | features | 1000 per node; two-sided methods `500 + 500` ([`TwoSided::Split`]) | "the extracted 1000 components"; HOPE's convention gives every method the same width |
+//! | scaling | unit singular vectors ([`Scaling::Vectors`]) | the paper: "top 1000 eigenvectors are taken as the extracted features"; scores make the fixed `γ = 1` depend on each kernel's magnitude |
+//! | standardisation | off | not stated; [`EvalConfig::standardize_features`] gives LS-SVMlab's default preprocessing |
+//! | kernel centring | on (KPCA, KSVD) | the paper assumes centred feature maps (`H G H`); PCA is centred, SVD is not |
+//! | split | 60 % train, stratified, trial `t` seed `seed + t` | AsK-LS's 60/40; 10 trials as the paper |
+//! | bandwidth | `k ∈ {0.25, 0.5, 1, 2, 4, 8}` × rule, 10-fold CV (macro-F1) nested in every trial | "10-fold cross-validation ... in the same range"; the test part is never seen |
+//! | reconstruction | Euclidean on the node features; inner product `⟨source_v, target_w⟩` as a second setting | "closest nodes in feature space"; HOPE's decoder |
+//! | self in reconstruction | excluded | a node is trivially closest to itself |
+//! | solver | RSVD, `p = 10`, `q = 4` (Pubmed, BlogCatalog: `q = 2`, 500 features) | 30-minute budget on 2 cores |
+//!
+//! ## Example
+//!
+//! ```
+//! use ksvd_graph_tasks::{embed, evaluate_reconstruction, Distance, EmbeddingSpec, GraphTransform, Method, Scaling, SvdSolver};
+//! use ksvd_linalg::CsrMatrix;
+//!
+//! // Two directed 4-cycles: 0->1->2->3->0 and 4->5->6->7->4.
+//! let arcs: Vec<(usize, usize, f64)> = (0..8).map(|i| (i, (i / 4) * 4 + (i + 1) % 4, 1.0)).collect();
+//! let a = CsrMatrix::from_triplets(8, 8, arcs)?;
+//! let spec = EmbeddingSpec {
+//!     method: Method::Svd,
+//!     rank: 8,
+//!     transform: GraphTransform::Raw,
+//!     scaling: Scaling::Scores,
+//!     center_kernels: false,
+//!     gamma: None,
+//!     solver: SvdSolver::Dense,
+//!     seed: 0,
+//! };
+//! let emb = embed(&a, &spec)?.embeddings;
+//! // U Σ Vᵀ = A exactly, so the inner-product reconstruction recovers every arc.
+//! let norms = evaluate_reconstruction(&a, &emb, Distance::InnerProduct, true)?;
+//! assert_eq!((norms.wrong_entries, norms.l1), (0, 0.0));
+//! # Ok::<(), ksvd_graph_tasks::GraphTaskError>(())
+//! ```
+//!
+//! ## Runner entry points
+//!
+//! [`run_table1`] with a [`Table1Config`] (`Default` = full protocol, [`Table1Config::quick`] for
+//! CI) and [`run_nystrom_f1`] with a [`NystromF1Config`] return tidy [`ResultRow`]s;
+//! [`evaluate_embeddings`] (one embedding) and [`evaluate_embedding_candidates`] (a
+//! hyper-parameter grid, chosen by the same nested CV) score externally computed embeddings
+//! (DeepWalk, HOPE, DiGAE) under the same protocol. Every random choice derives from the
+//! config's `seed`. The example `table1` (`cargo run --release -p ksvd-graph-tasks --example
+//! table1 -- quick|full|nystrom-quick|nystrom|<config.toml>`) prints the rows.
+
+mod classify;
+mod embed;
+mod error;
+mod reconstruct;
+mod run;
+
+pub use classify::{CvMetric, CvScope, LssvmForm};
+pub use embed::{
+    bandwidth, embed, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner, NystromMethod,
+    Scaling, SvdSolver, MATERIALIZE_MAX_ENTRIES,
+};
+pub use error::{GraphTaskError, Result};
+pub use reconstruct::{evaluate_reconstruction, reconstruct_adjacency, reconstruction_norms, Distance, ReconstructionNorms};
+pub use run::{
+    evaluate_embedding_candidates, evaluate_embeddings, run_nystrom_f1, run_table1, DatasetOverride, EvalConfig, LoadSelfLoops,
+    NystromF1Config, Progress, ResultRow, RowStatus, Table1Config, TwoSided,
+};

@@ -1,0 +1,178 @@
+//! Embeddings: the solvers agree on small graphs, the methods compute what they claim, and the
+//! node-classification pipeline separates planted communities.
+use ksvd_datasets::{Graph, Labels};
+use ksvd_graph_tasks::{
+    bandwidth, embed, evaluate_embedding_candidates, evaluate_embeddings, nystrom_embed, EmbeddingSpec, Embeddings, EvalConfig,
+    GraphTransform, Method, NystromInner, NystromMethod, RowStatus, Scaling, SvdSolver,
+};
+use ksvd_linalg::dense::{matmul, thin_svd};
+use ksvd_linalg::random::rng_from_seed;
+use ksvd_linalg::CsrMatrix;
+use ndarray::{Array2, Axis};
+use rand::Rng;
+
+/// A directed planted partition: `blocks` communities of `size` nodes, arc probability `p_in`
+/// inside a community and `p_out` across.
+fn planted(blocks: usize, size: usize, p_in: f64, p_out: f64, seed: u64) -> Graph {
+    let n = blocks * size;
+    let mut rng = rng_from_seed(seed);
+    let mut t = vec![];
+    for i in 0..n {
+        for j in 0..n {
+            let p = if i / size == j / size { p_in } else { p_out };
+            if i != j && rng.gen::<f64>() < p {
+                t.push((i, j, 1.0));
+            }
+        }
+    }
+    Graph {
+        name: "planted".into(),
+        adjacency: CsrMatrix::from_triplets(n, n, t).unwrap(),
+        node_ids: (0..n).map(|i| i.to_string()).collect(),
+        labels: Labels::Single { classes: (0..n).map(|i| Some(i / size)).collect(), class_names: (0..blocks).map(|b| b.to_string()).collect() },
+        directed: true,
+        duplicate_records: 0,
+    }
+}
+
+fn spec(method: Method, rank: usize, solver: SvdSolver, gamma: Option<f64>) -> EmbeddingSpec {
+    EmbeddingSpec {
+        method,
+        rank,
+        transform: GraphTransform::RowNormalizedSelfLoops,
+        scaling: Scaling::Vectors,
+        center_kernels: true,
+        gamma,
+        solver,
+        seed: 7,
+    }
+}
+
+/// `‖P_a − P_b‖_F` of the orthogonal projectors onto the column spans (orthonormal columns).
+fn projector_distance(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    let pa = matmul(a.view(), a.t()).unwrap();
+    let pb = matmul(b.view(), b.t()).unwrap();
+    (&pa - &pb).mapv(|x| x * x).sum().sqrt()
+}
+
+fn sides(e: &Embeddings) -> Vec<Array2<f64>> {
+    match e {
+        Embeddings::Single(x) => vec![x.clone()],
+        Embeddings::SourceTarget { source, target } => vec![source.clone(), target.clone()],
+    }
+}
+
+/// Dense SVD, Lanczos and a randomized SVD whose sketch spans the whole space give the same
+/// singular values and the same singular subspaces, for every method. The rank is placed at the
+/// largest relative gap of the dense spectrum so that the subspace is well determined.
+#[test]
+fn solvers_agree_on_a_small_graph() {
+    let g = planted(3, 14, 0.3, 0.05, 2);
+    let n = g.n_nodes();
+    let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
+    for method in Method::ALL {
+        let gm = method.has_bandwidth().then_some(gamma);
+        let full = embed(&g.adjacency, &spec(method, n, SvdSolver::Dense, gm)).unwrap();
+        let s = &full.singular_values;
+        let r = (3..12).max_by(|&a, &b| (s[a - 1] / s[a]).total_cmp(&(s[b - 1] / s[b]))).unwrap();
+        let gap = (s[r - 1] - s[r]) / s[0];
+        let dense = embed(&g.adjacency, &spec(method, r, SvdSolver::Dense, gm)).unwrap();
+        let lanczos = embed(&g.adjacency, &spec(method, r, SvdSolver::Lanczos { tol: 1e-13, max_restarts: 200 }, gm)).unwrap();
+        let rsvd = embed(&g.adjacency, &spec(method, r, SvdSolver::Rsvd { oversampling: n, power_iters: 1 }, gm)).unwrap();
+        let eps = f64::EPSILON * n as f64;
+        for other in [&lanczos, &rsvd] {
+            assert_eq!(other.rank, r);
+            for i in 0..r {
+                assert!((other.singular_values[i] - dense.singular_values[i]).abs() <= 1e3 * eps * s[0], "{method:?} s[{i}]");
+            }
+            for (a, b) in sides(&dense.embeddings).iter().zip(sides(&other.embeddings).iter()) {
+                // Lanczos: residual 1e-13 relative to s_1 moves the subspace by ~1e-13 / gap.
+                let d = projector_distance(a, b);
+                assert!(d <= 1e3 * eps / gap + 1e-11 / gap, "{method:?} rank {r}: subspace distance {d}");
+            }
+        }
+    }
+}
+
+/// SVD embeddings are the singular vectors of the transformed adjacency, PCA's those of its
+/// column-centred version, and score scaling multiplies by the singular values.
+#[test]
+fn methods_compute_the_stated_matrices() {
+    let g = planted(2, 10, 0.4, 0.1, 4);
+    let x = ksvd_kernels::graph::transform_adjacency(&g.adjacency, GraphTransform::RowNormalizedSelfLoops.input()).unwrap().to_dense();
+    let xc = &x - &x.mean_axis(Axis(0)).unwrap();
+    for (method, m) in [(Method::Svd, &x), (Method::Pca, &xc)] {
+        let out = embed(&g.adjacency, &spec(method, 4, SvdSolver::Dense, None)).unwrap();
+        let want = thin_svd(m.view()).unwrap();
+        for i in 0..4 {
+            assert!((out.singular_values[i] - want.s[i]).abs() <= 1e2 * f64::EPSILON * 20.0 * want.s[0]);
+        }
+        let u = &sides(&out.embeddings)[0];
+        let wu = want.u.slice(ndarray::s![.., ..4]).to_owned();
+        assert!(projector_distance(u, &wu) < 1e-10);
+        let mut sc = spec(method, 4, SvdSolver::Dense, None);
+        sc.scaling = Scaling::Scores;
+        let scored = embed(&g.adjacency, &sc).unwrap();
+        let su = &sides(&scored.embeddings)[0];
+        for i in 0..4 {
+            let ratio = su.column(i).dot(&su.column(i)).sqrt() / out.singular_values[i];
+            assert!((ratio - 1.0).abs() < 1e-12);
+        }
+    }
+    assert!(embed(&g.adjacency, &spec(Method::KsvdSne, 4, SvdSolver::Dense, None)).is_err(), "kernel methods need a bandwidth");
+}
+
+/// With all rows and columns sampled, the asymmetric Nyström embedding spans the exact subspace.
+#[test]
+fn full_nystrom_matches_the_exact_embedding() {
+    let g = planted(2, 12, 0.4, 0.05, 8);
+    let n = g.n_nodes();
+    let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
+    let full = embed(&g.adjacency, &spec(Method::KsvdRbf, n, SvdSolver::Dense, Some(gamma))).unwrap();
+    let s = &full.singular_values;
+    let r = (2..8).max_by(|&a, &b| (s[a - 1] / s[a]).total_cmp(&(s[b - 1] / s[b]))).unwrap();
+    let exact = embed(&g.adjacency, &spec(Method::KsvdRbf, r, SvdSolver::Dense, Some(gamma))).unwrap();
+    let ny = nystrom_embed(&g.adjacency, NystromMethod::Ksvd, &spec(Method::KsvdRbf, r, SvdSolver::Dense, Some(gamma)), n, NystromInner::Dense).unwrap();
+    assert_eq!(ny.rank, r);
+    let gap = (s[r - 1] - s[r]) / s[0];
+    for (a, b) in sides(&exact.embeddings).iter().zip(sides(&ny.embeddings).iter()) {
+        assert!(projector_distance(a, b) < 1e4 * f64::EPSILON * n as f64 / gap);
+    }
+}
+
+/// On two planted communities every method's embedding classifies the nodes almost perfectly.
+#[test]
+fn planted_communities_are_classified() {
+    let g = planted(2, 60, 0.12, 0.01, 1);
+    let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
+    let eval = EvalConfig { trials: 3, cv_folds: 3, ..EvalConfig::default() };
+    for method in Method::ALL {
+        let out = embed(&g.adjacency, &spec(method, 8, SvdSolver::default(), method.has_bandwidth().then_some(gamma))).unwrap();
+        let rows = evaluate_embeddings(&g, method.id(), &out.embeddings, &eval, 0).unwrap();
+        let micro = rows.iter().find(|r| r.metric == "micro_f1").unwrap();
+        let macro_ = rows.iter().find(|r| r.metric == "macro_f1").unwrap();
+        assert_eq!(micro.status, RowStatus::Ok);
+        assert_eq!(micro.trials, 3);
+        assert!(micro.value.unwrap() > 0.95 && macro_.value.unwrap() > 0.95, "{method:?}: {:?} {:?}", micro.value, macro_.value);
+        assert!(rows.iter().any(|r| r.metric == "l1") && rows.iter().any(|r| r.metric == "l2"));
+    }
+}
+
+/// Cross-validation over two candidates, one informative (community indicator plus noise) and
+/// one pure noise, picks the informative one in every trial.
+#[test]
+fn cross_validation_picks_the_informative_candidate() {
+    let g = planted(2, 50, 0.1, 0.01, 3);
+    let mut rng = rng_from_seed(9);
+    let noise = Array2::from_shape_fn((100, 5), |_| rng.gen::<f64>() - 0.5);
+    let informative = Array2::from_shape_fn((100, 5), |(i, j)| if j == 0 { (i / 50) as f64 } else { noise[[i, j]] });
+    let good = Embeddings::Single(informative);
+    let bad = Embeddings::Single(noise);
+    let eval = EvalConfig { trials: 4, cv_folds: 5, ..EvalConfig::default() };
+    for (cands, want) in [(vec![&bad, &good], "[1,1,1,1]"), (vec![&good, &bad], "[0,0,0,0]")] {
+        let rows = evaluate_embedding_candidates(&g, "x", &cands, &eval, 0).unwrap();
+        let note = rows[0].note.clone().unwrap();
+        assert!(note.contains(&format!("candidate per trial {want}")), "{note}");
+        assert!(rows[0].value.unwrap() > 0.99);
+    }
+}

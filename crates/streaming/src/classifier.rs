@@ -1,0 +1,345 @@
+//! The downstream linear classifier, trained in one streaming pass, and AUROC.
+//!
+//! **Choice.** Ridge regression on `±1` targets with standardised features and an unpenalised
+//! intercept (the primal LS-SVM), from accumulated sufficient statistics: the count, `Σ f`,
+//! `Σ f fᵀ`, `Σ y`, `Σ f y` (an `(r + 1)²` state). It is exact, needs one pass and no learning
+//! rate, and its result depends on the chunking only through floating-point rounding; logistic regression by SGD would need
+//! several passes and step-size tuning, and AUROC only depends on the ranking of the scores.
+//! Because the features are standardised, the classifier is invariant to any per-column
+//! scaling of the embeddings (the Nyström column normalisation in particular).
+use ksvd_linalg::dense;
+use ndarray::{s, Array1, Array2, ArrayView2, Axis};
+use rayon::prelude::*;
+
+use crate::error::{Result, StreamingError};
+
+/// Rows per block of the parallel reductions (fixed: the result does not depend on threads).
+const REDUCE_ROWS: usize = 4096;
+
+/// Sufficient statistics of a ridge regression, accumulated chunk by chunk.
+///
+/// Features are shifted by the column means of the first chunk before accumulating, which keeps
+/// `Σ f fᵀ − n μ μᵀ` accurate when the means are large compared with the spreads.
+#[derive(Debug, Clone)]
+pub struct RidgeAccumulator {
+    dim: usize,
+    count: usize,
+    shift: Option<Array1<f64>>,
+    s1: Array1<f64>,
+    s2: Array2<f64>,
+    sy: f64,
+    sfy: Array1<f64>,
+}
+
+/// `score(f) = w · f + b`, a linear decision function on the embeddings.
+#[derive(Debug, Clone, PartialEq)]
+pub struct LinearClassifier {
+    /// Weights `w` (one per embedding dimension).
+    pub weights: Array1<f64>,
+    /// Intercept `b`.
+    pub bias: f64,
+}
+
+impl LinearClassifier {
+    /// Scores of the rows of `features`.
+    pub fn decision(&self, features: ArrayView2<'_, f64>) -> Array1<f64> {
+        features.dot(&self.weights) + self.bias
+    }
+
+    /// The same decision function for features scaled column-wise by `factors`
+    /// (`f' = f ⊙ factors`, all factors nonzero).
+    pub fn for_scaled_features(&self, factors: &Array1<f64>) -> LinearClassifier {
+        LinearClassifier {
+            weights: &self.weights / factors,
+            bias: self.bias,
+        }
+    }
+}
+
+impl RidgeAccumulator {
+    /// An empty accumulator for `dim` features.
+    pub fn new(dim: usize) -> Self {
+        RidgeAccumulator {
+            dim,
+            count: 0,
+            shift: None,
+            s1: Array1::zeros(dim),
+            s2: Array2::zeros((dim, dim)),
+            sy: 0.0,
+            sfy: Array1::zeros(dim),
+        }
+    }
+
+    /// Rows accumulated so far.
+    pub fn count(&self) -> usize {
+        self.count
+    }
+
+    /// Adds the rows of `features` with targets `y` (`±1` for classification).
+    pub fn add(&mut self, features: ArrayView2<'_, f64>, y: &[f64]) -> Result<()> {
+        let (n, d) = features.dim();
+        if d != self.dim || y.len() != n {
+            return Err(StreamingError::invalid(
+                "features",
+                format!("{n} x {d} with {} targets", y.len()),
+                format!("expected {} columns and one target per row", self.dim),
+            ));
+        }
+        if n == 0 {
+            return Ok(());
+        }
+        if features.iter().chain(y).any(|v| !v.is_finite()) {
+            return Err(StreamingError::NonFinite {
+                what: "classifier input",
+            });
+        }
+        let shift = self
+            .shift
+            .get_or_insert_with(|| features.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(d)))
+            .clone();
+        type Part = (Array1<f64>, Array2<f64>, f64, Array1<f64>);
+        let parts: Vec<Result<Part>> = (0..n.div_ceil(REDUCE_ROWS))
+            .into_par_iter()
+            .map(|b| {
+                let lo = b * REDUCE_ROWS;
+                let hi = (lo + REDUCE_ROWS).min(n);
+                let g = &features.slice(s![lo..hi, ..]) - &shift;
+                let yb = ndarray::ArrayView1::from(&y[lo..hi]);
+                let mut s2 = Array2::zeros((d, d));
+                dense::gemm_into_seq(s2.view_mut(), g.t(), g.view())?;
+                Ok((g.sum_axis(Axis(0)), s2, yb.sum(), g.t().dot(&yb)))
+            })
+            .collect();
+        for part in parts {
+            let (s1, s2, sy, sfy) = part?;
+            self.s1 += &s1;
+            self.s2 += &s2;
+            self.sy += sy;
+            self.sfy += &sfy;
+        }
+        self.count += n;
+        Ok(())
+    }
+
+    /// Solves `min_w,b (1/n) Σ (y_i − w·g_i − b)² + λ ‖w‖²` on standardised features
+    /// `g = (f − μ)/σ` (columns with `σ = 0` get weight 0) and returns the decision function in
+    /// the original feature space.
+    pub fn solve(&self, lambda: f64) -> Result<LinearClassifier> {
+        if !(lambda.is_finite() && lambda >= 0.0) {
+            return Err(StreamingError::invalid(
+                "ridge",
+                lambda,
+                "must be non-negative and finite",
+            ));
+        }
+        let n = self.count as f64;
+        let d = self.dim;
+        let Some(shift) = &self.shift else {
+            return Err(StreamingError::invalid(
+                "rows",
+                0,
+                "the classifier saw no training rows",
+            ));
+        };
+        let mean = &self.s1 / n;
+        let ybar = self.sy / n;
+        let mut cov = &self.s2 / n;
+        for a in 0..d {
+            for b in 0..d {
+                cov[[a, b]] -= mean[a] * mean[b];
+            }
+        }
+        let sd = Array1::from_iter((0..d).map(|a| cov[[a, a]].max(0.0).sqrt()));
+        let top = sd.iter().copied().fold(0.0, f64::max);
+        let keep: Vec<usize> = (0..d)
+            .filter(|&a| sd[a] > 1e3 * f64::EPSILON * top && sd[a] > 0.0)
+            .collect();
+        let mut weights = Array1::zeros(d);
+        if !keep.is_empty() {
+            let k = keep.len();
+            let mut a = Array2::zeros((k, k));
+            let mut c = Array2::zeros((k, 1));
+            for (p, &i) in keep.iter().enumerate() {
+                for (q, &j) in keep.iter().enumerate() {
+                    a[[p, q]] = cov[[i, j]] / (sd[i] * sd[j]);
+                }
+                a[[p, p]] += lambda;
+                c[[p, 0]] = (self.sfy[i] / n - mean[i] * ybar) / sd[i];
+            }
+            let w = match dense::cholesky_solve(a.view(), c.view()) {
+                Ok(w) => w,
+                Err(_) => dense::pinv(a.view(), 1e-12)?.dot(&c),
+            };
+            for (p, &i) in keep.iter().enumerate() {
+                weights[i] = w[[p, 0]] / sd[i];
+            }
+        }
+        let bias = ybar - weights.dot(&(&mean + shift));
+        if !bias.is_finite() || weights.iter().any(|w| !w.is_finite()) {
+            return Err(StreamingError::NonFinite {
+                what: "classifier weights",
+            });
+        }
+        Ok(LinearClassifier { weights, bias })
+    }
+}
+
+/// The same ridge classifier computed in memory by an independent route (two-pass standardisation
+/// and the pseudo-inverse of the augmented least-squares system `[G 1; √(nλ) I 0]`), the
+/// reference of the streaming one.
+pub fn fit_ridge_in_memory(features: ArrayView2<'_, f64>, y: &[f64], lambda: f64) -> Result<LinearClassifier> {
+    let (n, d) = features.dim();
+    if n == 0 || y.len() != n {
+        return Err(StreamingError::invalid(
+            "features",
+            format!("{n} rows, {} targets", y.len()),
+            "need matching, non-empty",
+        ));
+    }
+    let mean = features.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(d));
+    let centered = &features - &mean;
+    let sd = centered.map_axis(Axis(0), |c| (c.dot(&c) / n as f64).sqrt());
+    let top = sd.iter().copied().fold(0.0, f64::max);
+    let keep: Vec<usize> = (0..d)
+        .filter(|&a| sd[a] > 1e3 * f64::EPSILON * top && sd[a] > 0.0)
+        .collect();
+    let k = keep.len();
+    let mut design = Array2::zeros((n + k, k + 1));
+    let mut rhs = Array2::zeros((n + k, 1));
+    for i in 0..n {
+        for (p, &a) in keep.iter().enumerate() {
+            design[[i, p]] = centered[[i, a]] / sd[a];
+        }
+        design[[i, k]] = 1.0;
+        rhs[[i, 0]] = y[i];
+    }
+    for p in 0..k {
+        design[[n + p, p]] = (n as f64 * lambda).sqrt();
+    }
+    let sol = dense::pinv(design.view(), 1e-13)?.dot(&rhs);
+    let mut weights = Array1::zeros(d);
+    for (p, &a) in keep.iter().enumerate() {
+        weights[a] = sol[[p, 0]] / sd[a];
+    }
+    let bias = sol[[k, 0]] - weights.dot(&mean);
+    Ok(LinearClassifier { weights, bias })
+}
+
+/// The area under the ROC curve of `scores` for the classes `positive`, with ties counted as
+/// one half (the Mann–Whitney statistic with mid-ranks):
+/// `AUROC = (Σ_{positives} rank − P(P+1)/2) / (P · Q)`.
+pub fn auroc(scores: &[f64], positive: &[bool]) -> Result<f64> {
+    if scores.len() != positive.len() {
+        return Err(StreamingError::invalid(
+            "scores",
+            scores.len(),
+            format!("need one score per label ({} labels)", positive.len()),
+        ));
+    }
+    if scores.iter().any(|s| !s.is_finite()) {
+        return Err(StreamingError::NonFinite { what: "score" });
+    }
+    let p = positive.iter().filter(|&&b| b).count();
+    let q = positive.len() - p;
+    if p == 0 || q == 0 {
+        return Err(StreamingError::SingleClass {
+            positives: p,
+            negatives: q,
+        });
+    }
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_unstable_by(|&a, &b| scores[a].total_cmp(&scores[b]));
+    let mut rank_sum = 0.0f64;
+    let mut start = 0usize;
+    while start < order.len() {
+        let mut end = start + 1;
+        while end < order.len() && scores[order[end]] == scores[order[start]] {
+            end += 1;
+        }
+        // Ranks start..end (0-based) share the mid-rank (start + end + 1) / 2 (1-based).
+        let mid = (start + end + 1) as f64 / 2.0;
+        let pos_in_group = order[start..end].iter().filter(|&&i| positive[i]).count();
+        rank_sum += mid * pos_in_group as f64;
+        start = end;
+    }
+    let (pf, qf) = (p as f64, q as f64);
+    Ok((rank_sum - pf * (pf + 1.0) / 2.0) / (pf * qf))
+}
+
+/// Which label is the positive class.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct LabelRule {
+    /// Rows with exactly this label are positive, all others negative.
+    pub positive: f64,
+}
+
+impl LabelRule {
+    /// From the training labels: `positive` if given, else the larger of exactly two labels.
+    pub fn from_counts(path: &std::path::Path, counts: &[(f64, usize)], positive: Option<f64>) -> Result<Self> {
+        if let Some(p) = positive {
+            return Ok(LabelRule { positive: p });
+        }
+        match counts {
+            [_, (hi, _)] => Ok(LabelRule { positive: *hi }),
+            _ => Err(StreamingError::LabelsNotBinary {
+                path: path.to_path_buf(),
+                labels: counts.iter().take(10).map(|(l, _)| *l).collect(),
+            }),
+        }
+    }
+
+    /// `+1` for the positive class, `−1` otherwise.
+    #[inline]
+    pub fn target(&self, label: f64) -> f64 {
+        if label == self.positive {
+            1.0
+        } else {
+            -1.0
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn auroc_examples() {
+        assert_eq!(
+            auroc(&[0.1, 0.4, 0.35, 0.8], &[false, false, true, true]).unwrap(),
+            0.75
+        );
+        assert_eq!(auroc(&[1.0, 1.0, 1.0], &[true, false, false]).unwrap(), 0.5);
+        assert_eq!(auroc(&[3.0, 2.0, 1.0], &[true, false, false]).unwrap(), 1.0);
+        assert_eq!(auroc(&[3.0, 2.0, 1.0], &[false, false, true]).unwrap(), 0.0);
+        assert!(matches!(
+            auroc(&[1.0], &[true]),
+            Err(StreamingError::SingleClass { .. })
+        ));
+        assert!(matches!(
+            auroc(&[f64::NAN, 1.0], &[true, false]),
+            Err(StreamingError::NonFinite { .. })
+        ));
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn auroc_equals_pair_counting(pairs in proptest::collection::vec((0u8..6, proptest::bool::ANY), 2..60)) {
+            let scores: Vec<f64> = pairs.iter().map(|p| f64::from(p.0)).collect();
+            let pos: Vec<bool> = pairs.iter().map(|p| p.1).collect();
+            let (np, nq) = (pos.iter().filter(|&&b| b).count(), pos.iter().filter(|&&b| !b).count());
+            proptest::prop_assume!(np > 0 && nq > 0);
+            let mut wins = 0.0;
+            for i in 0..scores.len() {
+                for j in 0..scores.len() {
+                    if pos[i] && !pos[j] {
+                        wins += if scores[i] > scores[j] { 1.0 } else if scores[i] == scores[j] { 0.5 } else { 0.0 };
+                    }
+                }
+            }
+            let want = wins / (np * nq) as f64;
+            let got = auroc(&scores, &pos).unwrap();
+            proptest::prop_assert!((got - want).abs() <= 4.0 * f64::EPSILON * scores.len() as f64);
+        }
+    }
+}

@@ -1,0 +1,169 @@
+//! What the fitted streaming models share: chunk-wise embeddings, the column normalisation of
+//! the Nyström vectors, and the blocked, thread-count-independent evaluation.
+use ksvd_linalg::{dense, CsrMatrix};
+use ndarray::{s, Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
+use rayon::prelude::*;
+
+use crate::error::{Result, StreamingError};
+
+/// Rows per parallel block. Fixed, so that every entry is computed by the same sequence of
+/// floating-point operations whatever the number of threads.
+pub(crate) const BLOCK_ROWS: usize = 256;
+
+/// The column scaling that turns raw Nyström extensions into unit-norm vectors over the
+/// training rows, with the sign convention of `ksvd_nystrom` (the largest-magnitude entry of
+/// every column is positive; ties go to the first row).
+#[derive(Debug, Clone, PartialEq)]
+pub struct ColumnNormalization {
+    /// Euclidean norm of every raw column over the training rows.
+    pub norms: Array1<f64>,
+    /// `±1` per column.
+    pub signs: Array1<f64>,
+}
+
+impl ColumnNormalization {
+    /// The factor `sign / norm` of every column (`sign` for a zero column).
+    pub fn factors(&self) -> Array1<f64> {
+        Array1::from_iter(
+            self.norms
+                .iter()
+                .zip(self.signs.iter())
+                .map(|(&n, &s)| if n > 0.0 { s / n } else { s }),
+        )
+    }
+
+    /// Scales raw embeddings in place.
+    pub fn apply(&self, raw: &mut Array2<f64>) {
+        let f = self.factors();
+        *raw *= &f;
+    }
+}
+
+/// Accumulates [`ColumnNormalization`] over chunks in row order.
+#[derive(Debug, Clone)]
+pub(crate) struct NormAccumulator {
+    sumsq: Array1<f64>,
+    best: Array1<f64>,
+}
+
+impl NormAccumulator {
+    pub(crate) fn new(rank: usize) -> Self {
+        NormAccumulator {
+            sumsq: Array1::zeros(rank),
+            best: Array1::zeros(rank),
+        }
+    }
+
+    pub(crate) fn add(&mut self, e: ArrayView2<'_, f64>) {
+        for row in e.outer_iter() {
+            for (k, &x) in row.iter().enumerate() {
+                self.sumsq[k] += x * x;
+                if x.abs() > self.best[k].abs() {
+                    self.best[k] = x;
+                }
+            }
+        }
+    }
+
+    pub(crate) fn finish(&self) -> ColumnNormalization {
+        ColumnNormalization {
+            norms: self.sumsq.mapv(f64::sqrt),
+            signs: self.best.mapv(|b| if b < 0.0 { -1.0 } else { 1.0 }),
+        }
+    }
+}
+
+/// A fitted streaming Nyström model that embeds rows of a LIBSVM file chunk by chunk.
+pub trait Embedding: Sync {
+    /// Embedding dimension `r` (the rank actually used).
+    fn rank(&self) -> usize;
+    /// Number of feature columns `M` the model was fitted with.
+    fn n_features(&self) -> usize;
+    /// The raw Nyström extension of the rows of `x` (`rows × r`), before the column
+    /// normalisation: `k(x, landmarks) W` for the model's weight matrix `W`.
+    fn embed_raw(&self, x: &CsrMatrix) -> Result<Array2<f64>>;
+    /// The column normalisation over the training rows, once computed.
+    fn normalization(&self) -> Option<&ColumnNormalization>;
+    /// Stores the column normalisation (computed by [`crate::train_pass`] or [`crate::normalize`]).
+    fn set_normalization(&mut self, normalization: ColumnNormalization);
+    /// Normalised embeddings (`rows × r`): unit-norm columns over the training rows, equal to the
+    /// in-memory Nyström vectors at the training rows and their out-of-sample extension elsewhere.
+    fn embed(&self, x: &CsrMatrix) -> Result<Array2<f64>> {
+        let norm = self.normalization().ok_or(StreamingError::NotNormalized)?;
+        let mut e = self.embed_raw(x)?;
+        norm.apply(&mut e);
+        Ok(e)
+    }
+}
+
+/// `out = K(x) W` over fixed blocks of rows in parallel: `fill(block_rows, kernel_block, ws)`
+/// writes the kernel values of the rows `lo..hi` of `x` into a zeroed `(hi − lo) × w.nrows()`
+/// block; the product with `w` is sequential per block.
+pub(crate) fn blocked_embed<W, F>(
+    x: &CsrMatrix,
+    w: ArrayView2<'_, f64>,
+    init: impl Fn() -> W + Sync + Send,
+    fill: F,
+) -> Result<Array2<f64>>
+where
+    F: Fn(std::ops::Range<usize>, ArrayViewMut2<'_, f64>, &mut W) + Sync + Send,
+{
+    let n = x.nrows();
+    let (m, r) = w.dim();
+    let mut out = Array2::<f64>::zeros((n, r));
+    out.axis_chunks_iter_mut(Axis(0), BLOCK_ROWS)
+        .into_par_iter()
+        .enumerate()
+        .try_for_each_init(
+            || (init(), Array2::<f64>::zeros((BLOCK_ROWS, m))),
+            |(ws, g), (b, mut ob)| -> Result<()> {
+                let lo = b * BLOCK_ROWS;
+                let hi = lo + ob.nrows();
+                let mut gb = g.slice_mut(s![..hi - lo, ..]);
+                gb.fill(0.0);
+                fill(lo..hi, gb.view_mut(), ws);
+                dense::gemm_into_seq(ob.view_mut(), gb.view(), w)?;
+                Ok(())
+            },
+        )?;
+    Ok(out)
+}
+
+/// The median of a non-empty list (mean of the two middle values for an even length).
+pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
+    if v.is_empty() {
+        return None;
+    }
+    let n = v.len();
+    let mid = n / 2;
+    let (_, &mut hi, _) = v.select_nth_unstable_by(mid, f64::total_cmp);
+    if n % 2 == 1 {
+        return Some(hi);
+    }
+    let lo = v[..mid].iter().copied().fold(f64::NEG_INFINITY, f64::max);
+    Some(0.5 * (lo + hi))
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn median_of_odd_and_even_lists() {
+        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
+        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(vec![]), None);
+    }
+
+    #[test]
+    fn normalization_matches_first_largest_entry() {
+        let e = ndarray::array![[1.0, -2.0], [-3.0, 2.0], [3.0, 0.0]];
+        let mut acc = NormAccumulator::new(2);
+        acc.add(e.slice(s![..1, ..]));
+        acc.add(e.slice(s![1.., ..]));
+        let n = acc.finish();
+        // Column 0: first entry of magnitude 3 is -3 -> sign -1; column 1: first |2| is -2.
+        assert_eq!(n.signs, ndarray::array![-1.0, -1.0]);
+        assert!((n.norms[0] - 19f64.sqrt()).abs() < 1e-15);
+    }
+}

@@ -1,0 +1,170 @@
+//! The KPCA baseline: the symmetric Nyström method (Williams & Seeger) on the RBF kernel between
+//! samples, `K_il = exp(-‖x_i − x_l‖²/γ²)`, out of core.
+use ksvd_linalg::{dense, CsrMatrix};
+use ndarray::{s, Array1, Array2, ArrayViewMut2};
+
+use crate::embedding::{blocked_embed, median, ColumnNormalization, Embedding};
+use crate::error::{Result, StreamingError};
+use crate::params::{Bandwidth, ValidStreamingParams};
+use crate::progress::ProgressFn;
+use crate::scan::{scan, ScanSummary};
+use crate::source::LibsvmSource;
+
+/// KPCA by the symmetric Nyström method, fitted in one streaming pass.
+///
+/// With landmark rows `L` (`n` of them), `K_LL = Q Λ Qᵀ` (eigenvalues descending), every row is
+/// embedded as `ũ(x) = k(x, x_L) Q_r Λ_r⁻¹ ⊙ f` with `f` the [`ColumnNormalization`]: at the
+/// training rows these are the unit-norm Nyström eigenvectors of `K` computed by
+/// `ksvd_nystrom::symmetric_nystrom` (without centring, as the paper's KPCA).
+#[derive(Debug, Clone)]
+pub struct StreamingKpca {
+    summary: ScanSummary,
+    row_landmarks: Vec<usize>,
+    /// Landmark rows transposed (`M × n`), for `x · x_l` over the nonzeros of `x`.
+    landmarks_t: CsrMatrix,
+    landmark_sq: Array1<f64>,
+    gamma: f64,
+    eigenvalues: Array1<f64>,
+    /// `Q_r Λ_r⁻¹` (`n × r`).
+    right: Array2<f64>,
+    normalization: Option<ColumnNormalization>,
+}
+
+fn sq_dists(
+    lt: &CsrMatrix,
+    l_sq: &Array1<f64>,
+    x: &CsrMatrix,
+    rows: std::ops::Range<usize>,
+    mut out: ArrayViewMut2<'_, f64>,
+) {
+    for (a, i) in rows.enumerate() {
+        let (idx, val) = x.row(i);
+        let mut orow = out.row_mut(a);
+        for (&k, &v) in idx.iter().zip(val) {
+            let (ls, ws) = lt.row(k);
+            for (&l, &w) in ls.iter().zip(ws) {
+                orow[l] += v * w;
+            }
+        }
+        let na: f64 = val.iter().map(|v| v * v).sum();
+        for (o, &nb) in orow.iter_mut().zip(l_sq.iter()) {
+            *o = (na + nb - 2.0 * *o).max(0.0);
+        }
+    }
+}
+
+/// Fits KPCA with the symmetric Nyström method on the training rows of `source` in one pass
+/// (sizes, labels and the landmark rows by reservoir sampling). Memory `O(n (nnz/row + n))`.
+/// Only `params.rank`, `row_landmarks`, `bandwidth`, `chunk_rows`, `seed` and `rows` are used.
+pub fn fit_kpca(
+    source: &LibsvmSource,
+    params: &ValidStreamingParams,
+    progress: &mut ProgressFn<'_>,
+) -> Result<StreamingKpca> {
+    let sc = scan(source, params, progress, "kpca: pass 1/1 (scan, reservoir)")?;
+    let n = sc.landmark_rows.len();
+    let landmarks_t = sc.landmark_x.transpose();
+    let landmark_sq = Array1::from(sc.landmark_x.row_sq_norms());
+    let mut d2 = Array2::<f64>::zeros((n, n));
+    sq_dists(&landmarks_t, &landmark_sq, &sc.landmark_x, 0..n, d2.view_mut());
+    let gamma = match params.bandwidth {
+        Bandwidth::Fixed(g) => g,
+        Bandwidth::Median(c) => {
+            let pairs: Vec<f64> = (0..n)
+                .flat_map(|i| (i + 1..n).map(move |l| (i, l)))
+                .map(|(i, l)| d2[[i, l]])
+                .collect();
+            c * median(pairs).unwrap_or(0.0).sqrt()
+        }
+    };
+    if !(gamma.is_finite() && gamma > 0.0) {
+        return Err(StreamingError::invalid(
+            "bandwidth",
+            gamma,
+            "the median heuristic gave a zero bandwidth (fewer than two distinct landmark rows); set a fixed bandwidth",
+        ));
+    }
+    let g2 = gamma * gamma;
+    let k = d2.mapv(|d| (-d / g2).exp());
+    let k = (&k + &k.t()) * 0.5;
+    let (w, q) = dense::symmetric_eigen(k.view())?;
+    let tiny = f64::EPSILON * n as f64 * w[0].abs();
+    let numerical = w.iter().filter(|&&l| l > tiny && l > 0.0).count();
+    let r = params.rank.min(numerical);
+    if r == 0 {
+        return Err(StreamingError::RankZero {
+            rows: n,
+            cols: n,
+            largest: w[0],
+        });
+    }
+    let eigenvalues = w.slice(s![..r]).to_owned();
+    let inv = eigenvalues.mapv(|l| 1.0 / l);
+    let right = &q.slice(s![.., ..r]) * &inv;
+    Ok(StreamingKpca {
+        summary: sc.summary,
+        row_landmarks: sc.landmark_rows,
+        landmarks_t,
+        landmark_sq,
+        gamma,
+        eigenvalues,
+        right,
+        normalization: None,
+    })
+}
+
+impl StreamingKpca {
+    /// What the pass found (rows `N`, features `M`, labels).
+    pub fn summary(&self) -> &ScanSummary {
+        &self.summary
+    }
+    /// Landmark rows (indices among the training rows, increasing).
+    pub fn row_landmarks(&self) -> &[usize] {
+        &self.row_landmarks
+    }
+    /// The RBF bandwidth `γ` used.
+    pub fn gamma(&self) -> f64 {
+        self.gamma
+    }
+    /// Top eigenvalues of `K_LL`, descending (multiply by `N/n` for those of `K`).
+    pub fn eigenvalues(&self) -> &Array1<f64> {
+        &self.eigenvalues
+    }
+}
+
+impl Embedding for StreamingKpca {
+    fn rank(&self) -> usize {
+        self.eigenvalues.len()
+    }
+
+    fn n_features(&self) -> usize {
+        self.summary.features
+    }
+
+    fn embed_raw(&self, x: &CsrMatrix) -> Result<Array2<f64>> {
+        if x.ncols() != self.summary.features {
+            return Err(StreamingError::FeatureMismatch {
+                expected: self.summary.features,
+                got: x.ncols(),
+            });
+        }
+        let g2 = self.gamma * self.gamma;
+        blocked_embed(
+            x,
+            self.right.view(),
+            || (),
+            |rows, mut out, _| {
+                sq_dists(&self.landmarks_t, &self.landmark_sq, x, rows, out.view_mut());
+                out.mapv_inplace(|d| (-d / g2).exp());
+            },
+        )
+    }
+
+    fn normalization(&self) -> Option<&ColumnNormalization> {
+        self.normalization.as_ref()
+    }
+
+    fn set_normalization(&mut self, normalization: ColumnNormalization) {
+        self.normalization = Some(normalization);
+    }
+}

@@ -1,0 +1,404 @@
+//! KSVD by the asymmetric Nyström method, out of core (paper §4, eqs. 10–11; compatibility a2
+//! of Algorithm 1 with a very sparse random projection).
+use std::cmp::Ordering;
+
+use ksvd_linalg::random::{rng_from_seed, sample_indices};
+use ksvd_linalg::CsrMatrix;
+use ksvd_solvers::{dense_svd, SvdResult};
+use ndarray::{Array1, Array2, ArrayViewMut2, Axis};
+use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+
+use crate::embedding::{blocked_embed, median, ColumnNormalization, Embedding};
+use crate::error::{Result, StreamingError};
+use crate::params::{Bandwidth, ColLandmarks, ValidStreamingParams};
+use crate::progress::{report, ProgressFn};
+use crate::projection::{ProjectionWorkspace, SparseProjection};
+use crate::scan::{scan, ScanSummary};
+use crate::source::{for_each_chunk, LibsvmSource};
+
+/// Which side of the data matrix `X ∈ R^{N×M}` the compatibility matrix maps (Algorithm 1).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum CompatSide {
+    /// `N > M` (more rows than features, the large-scale case): the columns `z_j ∈ R^N` are
+    /// mapped to `z'_j = C_zᵀ z_j ∈ R^M` with `C_z ∈ R^{N×M}`; the rows `x_i ∈ R^M` stay.
+    Cols,
+    /// `M > N`: the rows are mapped to `x'_i = C_xᵀ x_i ∈ R^N` with `C_x ∈ R^{M×N}`; the
+    /// columns `z_j ∈ R^N` stay.
+    Rows,
+    /// `N = M`: `C = I`.
+    Square,
+}
+
+impl std::fmt::Display for CompatSide {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            CompatSide::Cols => "columns mapped (N > M)",
+            CompatSide::Rows => "rows mapped (M > N)",
+            CompatSide::Square => "square (C = I)",
+        })
+    }
+}
+
+/// The asymmetric Nyström KSVD of a LIBSVM training file, fitted in two streaming passes.
+///
+/// With `a(x)` the row sample (`x`, or `C_xᵀ x` when rows are mapped) and `b_j` the landmark
+/// column samples (`C_zᵀ X[:, j]`, or `X[:, j]`), every row is embedded as
+/// `ũ(x) = k(a(x), b_J) D_c V S⁻¹ ⊙ f`, `k(a, b) = exp(-‖a − b‖²/γ²)`, where
+/// `D_r G[I, J] D_c = U S Vᵀ` is the rank-`r` SVD of the landmark block (`D_r = √(N/n)`,
+/// `D_c = √(M/m)`, as in `ksvd_nystrom`) and `f` the [`ColumnNormalization`].
+/// The inner products `a(x) · b_j` are `xᵀ P[:, j]` with `P = R_ᵀ X[:, J] ∈ R^{M×m}` held in
+/// memory (see the crate docs for the shapes).
+#[derive(Debug, Clone)]
+pub struct StreamingKsvd {
+    side: CompatSide,
+    summary: ScanSummary,
+    projection: Option<SparseProjection>,
+    row_landmarks: Vec<usize>,
+    col_landmarks: Vec<usize>,
+    /// `P ∈ R^{M×m}`: `a(x)·b_j = xᵀ P[:, j]`.
+    p: Array2<f64>,
+    /// `‖b_j‖²`.
+    b_sq: Array1<f64>,
+    gamma: f64,
+    sub: SvdResult,
+    /// `D_c V S⁻¹` (`m × r`).
+    right: Array2<f64>,
+    normalization: Option<ColumnNormalization>,
+}
+
+/// Columns of `P` per cache slab in [`Geometry::sq_dists`].
+const SLAB: usize = 32;
+
+/// Squared distances `‖a(x_i) − b_j‖²` of rows `lo..hi` of `x` into `out`.
+struct Geometry<'a> {
+    side: CompatSide,
+    projection: Option<&'a SparseProjection>,
+    p: &'a Array2<f64>,
+    b_sq: &'a Array1<f64>,
+}
+
+impl Geometry<'_> {
+    fn sq_dists(
+        &self,
+        x: &CsrMatrix,
+        rows: std::ops::Range<usize>,
+        mut out: ArrayViewMut2<'_, f64>,
+        ws: &mut ProjectionWorkspace,
+    ) {
+        let m = self.p.ncols();
+        // Inner products x_iᵀ P, over column slabs of P so that the slab of every feature row
+        // stays in cache across the rows of the block. Every entry sums over the row's nonzeros
+        // in the same order whatever the slab, so the result does not depend on SLAB.
+        match (self.p.as_slice(), out.as_slice_mut()) {
+            (Some(p), Some(o)) => {
+                for c0 in (0..m).step_by(SLAB) {
+                    let c1 = (c0 + SLAB).min(m);
+                    for (a, i) in rows.clone().enumerate() {
+                        let (idx, val) = x.row(i);
+                        let orow = &mut o[a * m + c0..a * m + c1];
+                        for (&k, &v) in idx.iter().zip(val) {
+                            for (t, &q) in orow.iter_mut().zip(&p[k * m + c0..k * m + c1]) {
+                                *t += v * q;
+                            }
+                        }
+                    }
+                }
+            }
+            _ => {
+                for (a, i) in rows.clone().enumerate() {
+                    let (idx, val) = x.row(i);
+                    let mut orow = out.row_mut(a);
+                    for (&k, &v) in idx.iter().zip(val) {
+                        orow.scaled_add(v, &self.p.row(k));
+                    }
+                }
+            }
+        }
+        for (a, i) in rows.enumerate() {
+            let (idx, val) = x.row(i);
+            let mut orow = out.row_mut(a);
+            let na = match (self.side, self.projection) {
+                (CompatSide::Rows, Some(pr)) => pr.project_sq_norm(idx, val, ws),
+                _ => val.iter().map(|v| v * v).sum(),
+            };
+            for (o, &nb) in orow.iter_mut().zip(self.b_sq.iter()) {
+                *o = (na + nb - 2.0 * *o).max(0.0);
+            }
+        }
+    }
+}
+
+/// Fits KSVD with the asymmetric Nyström method on the training rows of `source`, in two
+/// passes: (1) sizes, labels, column norms and the landmark rows (reservoir); (2) the landmark
+/// columns through the sparse projection, `P = C_zᵀ X[:, J]` accumulated row by row (columns
+/// mapped) or `X[:, J]` collected and multiplied by `C_x` (rows mapped). Then the `n × m`
+/// landmark block is built and decomposed. Memory: `O(M m + n (nnz/row + m) + chunk)`, plus
+/// `O(nnz(X[:, J]) + N)` when rows are mapped.
+pub fn fit_ksvd(
+    source: &LibsvmSource,
+    params: &ValidStreamingParams,
+    progress: &mut ProgressFn<'_>,
+) -> Result<StreamingKsvd> {
+    let sc = scan(source, params, progress, "ksvd: pass 1/2 (scan, reservoir)")?;
+    let (nn, mm) = (sc.summary.rows, sc.summary.features);
+    let cols: Vec<usize> = match &params.cols {
+        ColLandmarks::Uniform => sample_indices(
+            &mut rng_from_seed(params.seed.wrapping_add(0x9e37_79b9)),
+            mm,
+            params.col_landmarks.min(mm),
+        ),
+        ColLandmarks::Explicit(v) => {
+            if let Some(&bad) = v.iter().find(|&&j| j >= mm) {
+                return Err(StreamingError::LandmarkOutOfRange {
+                    what: "column",
+                    index: bad,
+                    len: mm,
+                });
+            }
+            v.clone()
+        }
+    };
+    let m = cols.len();
+    let side = match nn.cmp(&mm) {
+        Ordering::Greater => CompatSide::Cols,
+        Ordering::Less => CompatSide::Rows,
+        Ordering::Equal => CompatSide::Square,
+    };
+    let (density, scaling, seed) = (params.projection_density, params.projection_scaling, params.seed);
+    let projection = match side {
+        CompatSide::Cols => Some(SparseProjection::new(nn, mm, density, scaling, seed)?),
+        CompatSide::Rows => Some(SparseProjection::new(mm, nn, density, scaling, seed)?),
+        CompatSide::Square => None,
+    };
+    let mut pos = vec![u32::MAX; mm];
+    for (b, &j) in cols.iter().enumerate() {
+        pos[j] = b as u32;
+    }
+    let mut p = Array2::<f64>::zeros((mm, m));
+    let stage = "ksvd: pass 2/2 (landmark columns)";
+    let changed = |got: usize| StreamingError::SourceChanged {
+        path: source.path.clone(),
+        expected: nn,
+        got,
+    };
+    match side {
+        CompatSide::Cols | CompatSide::Square => {
+            let (mut rc, mut rv) = (Vec::new(), Vec::new());
+            for_each_chunk(source, params.chunk_rows, Some(mm), |c| {
+                let end = c.first + c.x.nrows();
+                if end > nn {
+                    return Err(changed(end));
+                }
+                for a in 0..c.x.nrows() {
+                    let i = c.first + a;
+                    let (idx, val) = c.x.row(a);
+                    let mut generated = false;
+                    for (&k, &v) in idx.iter().zip(val) {
+                        let b = pos[k];
+                        if b == u32::MAX {
+                            continue;
+                        }
+                        match &projection {
+                            // Square: P = X[:, J], row i of P is row i of X.
+                            None => p[[i, b as usize]] += v,
+                            Some(pr) => {
+                                if !generated {
+                                    pr.row_into(i, &mut rc, &mut rv);
+                                    generated = true;
+                                }
+                                for (&l, &r) in rc.iter().zip(&rv) {
+                                    p[[l, b as usize]] += v * r;
+                                }
+                            }
+                        }
+                    }
+                }
+                report(progress, stage, end, nn);
+                Ok(())
+            })?;
+        }
+        CompatSide::Rows => {
+            let mut indptr = vec![0usize];
+            let (mut ind, mut dat) = (Vec::new(), Vec::new());
+            for_each_chunk(source, params.chunk_rows, Some(mm), |c| {
+                let end = c.first + c.x.nrows();
+                if end > nn {
+                    return Err(changed(end));
+                }
+                for a in 0..c.x.nrows() {
+                    let (idx, val) = c.x.row(a);
+                    for (&k, &v) in idx.iter().zip(val) {
+                        if pos[k] != u32::MAX {
+                            ind.push(pos[k] as usize);
+                            dat.push(v);
+                        }
+                    }
+                    indptr.push(ind.len());
+                }
+                report(progress, stage, end, nn);
+                Ok(())
+            })?;
+            if indptr.len() != nn + 1 {
+                return Err(changed(indptr.len() - 1));
+            }
+            let xj = CsrMatrix::try_new(nn, m, indptr, ind, dat)?;
+            if let Some(pr) = &projection {
+                // P[k, :] = Σ_i C_x[k, i] X[i, J]: rows of P are independent.
+                p.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each_init(
+                    || (Vec::new(), Vec::new()),
+                    |(rc, rv), (k, mut prow)| {
+                        pr.row_into(k, rc, rv);
+                        for (&i, &c) in rc.iter().zip(rv.iter()) {
+                            let (js, vs) = xj.row(i);
+                            for (&b, &x) in js.iter().zip(vs) {
+                                prow[b] += c * x;
+                            }
+                        }
+                    },
+                );
+            }
+        }
+    }
+    let b_sq: Array1<f64> = match side {
+        CompatSide::Cols | CompatSide::Square => p.axis_iter(Axis(1)).map(|c| c.dot(&c)).collect(),
+        CompatSide::Rows => cols.iter().map(|&j| sc.col_sq_norms[j]).collect(),
+    };
+    // The landmark block.
+    let n = sc.landmark_rows.len();
+    let geo = Geometry {
+        side,
+        projection: projection.as_ref(),
+        p: &p,
+        b_sq: &b_sq,
+    };
+    let mut d2 = Array2::<f64>::zeros((n, m));
+    geo.sq_dists(&sc.landmark_x, 0..n, d2.view_mut(), &mut ProjectionWorkspace::default());
+    let gamma = match params.bandwidth {
+        Bandwidth::Fixed(g) => g,
+        Bandwidth::Median(c) => c * median(d2.iter().copied().collect()).unwrap_or(0.0).sqrt(),
+    };
+    if !(gamma.is_finite() && gamma > 0.0) {
+        return Err(StreamingError::invalid(
+            "bandwidth",
+            gamma,
+            "the median heuristic gave a zero bandwidth (landmark rows and columns coincide); set a fixed bandwidth",
+        ));
+    }
+    let g2 = gamma * gamma;
+    let scale = ((nn as f64 / n as f64) * (mm as f64 / m as f64)).sqrt();
+    let block = d2.mapv(|d| (-d / g2).exp() * scale);
+    let r_max = params.rank.min(n).min(m);
+    let sub = dense_svd(block.view(), r_max)?;
+    let tiny = f64::EPSILON * (n.max(m) as f64) * sub.s[0];
+    let r = sub.s.iter().filter(|&&s| s > tiny && s > 0.0).count();
+    if r == 0 {
+        return Err(StreamingError::RankZero {
+            rows: n,
+            cols: m,
+            largest: sub.s[0],
+        });
+    }
+    let sub = sub.truncate(r);
+    let col_scale = (mm as f64 / m as f64).sqrt();
+    let inv_s = sub.s.mapv(|s| col_scale / s);
+    let right = &sub.v * &inv_s;
+    Ok(StreamingKsvd {
+        side,
+        summary: sc.summary,
+        projection,
+        row_landmarks: sc.landmark_rows,
+        col_landmarks: cols,
+        p,
+        b_sq,
+        gamma,
+        sub,
+        right,
+        normalization: None,
+    })
+}
+
+impl StreamingKsvd {
+    /// Which side the compatibility maps.
+    pub fn side(&self) -> CompatSide {
+        self.side
+    }
+    /// What the first pass found (rows `N`, features `M`, labels).
+    pub fn summary(&self) -> &ScanSummary {
+        &self.summary
+    }
+    /// The sparse projection of the a2 compatibility (`None` when `N = M`). Columns mapped:
+    /// `C_z` is `N × M` with row `i` for training row `i`; rows mapped: `C_x` is `M × N` with row
+    /// `k` for feature `k`.
+    pub fn projection(&self) -> Option<&SparseProjection> {
+        self.projection.as_ref()
+    }
+    /// Landmark rows `I` (indices among the training rows, increasing).
+    pub fn row_landmarks(&self) -> &[usize] {
+        &self.row_landmarks
+    }
+    /// Landmark columns `J` (feature indices, increasing).
+    pub fn col_landmarks(&self) -> &[usize] {
+        &self.col_landmarks
+    }
+    /// The RBF bandwidth `γ` used.
+    pub fn gamma(&self) -> f64 {
+        self.gamma
+    }
+    /// Approximate singular values `λ̃_s` of `G` (those of `D_r G[I, J] D_c`), descending.
+    pub fn singular_values(&self) -> &Array1<f64> {
+        &self.sub.s
+    }
+    /// The SVD of the scaled landmark block (`U`: `n × r`, `V`: `m × r`).
+    pub fn landmark_svd(&self) -> &SvdResult {
+        &self.sub
+    }
+    /// Bytes held by the model's dense arrays (`P`, the landmark SVD, the weights).
+    pub fn heap_bytes(&self) -> usize {
+        8 * (self.p.len() + self.b_sq.len() + self.sub.u.len() + self.sub.v.len() + self.right.len())
+    }
+}
+
+impl Embedding for StreamingKsvd {
+    fn rank(&self) -> usize {
+        self.sub.s.len()
+    }
+
+    fn n_features(&self) -> usize {
+        self.summary.features
+    }
+
+    fn embed_raw(&self, x: &CsrMatrix) -> Result<Array2<f64>> {
+        if x.ncols() != self.summary.features {
+            return Err(StreamingError::FeatureMismatch {
+                expected: self.summary.features,
+                got: x.ncols(),
+            });
+        }
+        let geo = Geometry {
+            side: self.side,
+            projection: self.projection.as_ref(),
+            p: &self.p,
+            b_sq: &self.b_sq,
+        };
+        let g2 = self.gamma * self.gamma;
+        blocked_embed(
+            x,
+            self.right.view(),
+            ProjectionWorkspace::default,
+            |rows, mut out, ws| {
+                geo.sq_dists(x, rows, out.view_mut(), ws);
+                out.mapv_inplace(|d| (-d / g2).exp());
+            },
+        )
+    }
+
+    fn normalization(&self) -> Option<&ColumnNormalization> {
+        self.normalization.as_ref()
+    }
+
+    fn set_normalization(&mut self, normalization: ColumnNormalization) {
+        self.normalization = Some(normalization);
+    }
+}

@@ -1,0 +1,234 @@
+//! Hyper-parameters of the streaming Nyström fits, validated once.
+use serde::{Deserialize, Serialize};
+
+use crate::error::{Result, StreamingError};
+use crate::projection::ProjectionScaling;
+
+/// The RBF bandwidth `γ` of `k(x, z) = exp(-‖x − z‖² / γ²)`.
+#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Bandwidth {
+    /// A fixed `γ > 0`.
+    Fixed(f64),
+    /// The median heuristic on the landmarks, times a factor `c > 0`:
+    /// `γ² = c² · median ‖a − b‖²` over the landmark pairs (KSVD: the `n × m` pairs of landmark
+    /// rows and landmark columns; KPCA: the pairs of distinct landmark rows). Computed from the
+    /// landmarks only, so it costs no extra pass.
+    Median(f64),
+}
+
+impl Default for Bandwidth {
+    fn default() -> Self {
+        Bandwidth::Median(1.0)
+    }
+}
+
+impl std::fmt::Display for Bandwidth {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            Bandwidth::Fixed(g) => write!(f, "fixed gamma {g}"),
+            Bandwidth::Median(c) => write!(f, "median heuristic x {c}"),
+        }
+    }
+}
+
+/// How the `n` landmark rows are chosen.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum RowLandmarks {
+    /// Uniformly without replacement by reservoir sampling during the first pass (seeded).
+    #[default]
+    Reservoir,
+    /// These (selected-)row indices, strictly increasing (e.g. to reproduce an in-memory fit).
+    Explicit(Vec<usize>),
+}
+
+/// How the `m` landmark columns (features) are chosen.
+#[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ColLandmarks {
+    /// Uniformly without replacement, `sample_indices(rng(seed + 0x9e3779b9), M, m)` (the same
+    /// draw as `ksvd_nystrom`'s uniform column sampling).
+    #[default]
+    Uniform,
+    /// These feature indices, strictly increasing.
+    Explicit(Vec<usize>),
+}
+
+/// Parameters of the streaming fits ([`crate::fit_ksvd`], [`crate::fit_kpca`]): build with
+/// [`StreamingParams::new`] and the builder methods, validate once with
+/// [`StreamingParams::check`].
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct StreamingParams {
+    /// Target rank `r` (number of embedding dimensions); lowered to the numerical rank of the
+    /// landmark block when that is smaller (the fitted model reports the rank it used).
+    pub rank: usize,
+    /// Number of landmark rows `n` (capped at the number of rows `N`).
+    pub row_landmarks: usize,
+    /// Number of landmark columns `m` of KSVD (capped at the number of columns `M`).
+    pub col_landmarks: usize,
+    /// The RBF bandwidth.
+    pub bandwidth: Bandwidth,
+    /// Density `1/s` of the sparse projection of the a2 compatibility; `None`: `1/√D` with `D`
+    /// the dimension being projected (Li et al.'s very sparse projection).
+    pub projection_density: Option<f64>,
+    /// Scaling of the projection's entries.
+    pub projection_scaling: ProjectionScaling,
+    /// Rows per chunk (memory per chunk is about `chunk_rows · (nnz per row · 16 + m · 8)` bytes).
+    pub chunk_rows: usize,
+    /// Seed of every random choice (reservoir, landmark columns, projection).
+    pub seed: u64,
+    /// How the landmark rows are chosen.
+    pub rows: RowLandmarks,
+    /// How the landmark columns are chosen.
+    pub cols: ColLandmarks,
+}
+
+impl StreamingParams {
+    /// Rank `r` with `n = m = landmarks`, median-heuristic bandwidth, very sparse norm-preserving
+    /// projection, chunks of 10 000 rows, seed 0.
+    pub fn new(rank: usize, landmarks: usize) -> Self {
+        StreamingParams {
+            rank,
+            row_landmarks: landmarks,
+            col_landmarks: landmarks,
+            bandwidth: Bandwidth::default(),
+            projection_density: None,
+            projection_scaling: ProjectionScaling::default(),
+            chunk_rows: 10_000,
+            seed: 0,
+            rows: RowLandmarks::Reservoir,
+            cols: ColLandmarks::Uniform,
+        }
+    }
+
+    /// Sets the seed.
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.seed = seed;
+        self
+    }
+
+    /// Sets the bandwidth.
+    pub fn bandwidth(mut self, bandwidth: Bandwidth) -> Self {
+        self.bandwidth = bandwidth;
+        self
+    }
+
+    /// Sets the number of rows per chunk.
+    pub fn chunk_rows(mut self, rows: usize) -> Self {
+        self.chunk_rows = rows;
+        self
+    }
+
+    /// Sets the density of the sparse projection.
+    pub fn projection_density(mut self, density: Option<f64>) -> Self {
+        self.projection_density = density;
+        self
+    }
+
+    /// Sets the scaling of the sparse projection.
+    pub fn projection_scaling(mut self, scaling: ProjectionScaling) -> Self {
+        self.projection_scaling = scaling;
+        self
+    }
+
+    /// Uses explicit landmark rows (strictly increasing selected-row indices).
+    pub fn explicit_rows(mut self, rows: Vec<usize>) -> Self {
+        self.row_landmarks = rows.len();
+        self.rows = RowLandmarks::Explicit(rows);
+        self
+    }
+
+    /// Uses explicit landmark columns (strictly increasing feature indices).
+    pub fn explicit_cols(mut self, cols: Vec<usize>) -> Self {
+        self.col_landmarks = cols.len();
+        self.cols = ColLandmarks::Explicit(cols);
+        self
+    }
+
+    /// Sets the number of landmark columns (KSVD).
+    pub fn col_landmarks(mut self, m: usize) -> Self {
+        self.col_landmarks = m;
+        self
+    }
+
+    /// Validates every field once.
+    pub fn check(self) -> Result<ValidStreamingParams> {
+        if self.rank == 0 {
+            return Err(StreamingError::invalid("rank", self.rank, "must be at least 1"));
+        }
+        if self.row_landmarks == 0 {
+            return Err(StreamingError::invalid(
+                "row_landmarks",
+                self.row_landmarks,
+                "must be at least 1",
+            ));
+        }
+        if self.col_landmarks == 0 {
+            return Err(StreamingError::invalid(
+                "col_landmarks",
+                self.col_landmarks,
+                "must be at least 1",
+            ));
+        }
+        if self.chunk_rows == 0 {
+            return Err(StreamingError::invalid(
+                "chunk_rows",
+                self.chunk_rows,
+                "must be at least 1",
+            ));
+        }
+        match self.bandwidth {
+            Bandwidth::Fixed(g) | Bandwidth::Median(g) => {
+                if !(g.is_finite() && g > 0.0) {
+                    return Err(StreamingError::invalid("bandwidth", g, "must be positive and finite"));
+                }
+            }
+        }
+        if let Some(d) = self.projection_density {
+            if !(d.is_finite() && d > 0.0 && d <= 1.0) {
+                return Err(StreamingError::invalid("projection_density", d, "must lie in (0, 1]"));
+            }
+        }
+        for (name, list) in [
+            (
+                "rows",
+                if let RowLandmarks::Explicit(v) = &self.rows {
+                    Some(v)
+                } else {
+                    None
+                },
+            ),
+            (
+                "cols",
+                if let ColLandmarks::Explicit(v) = &self.cols {
+                    Some(v)
+                } else {
+                    None
+                },
+            ),
+        ] {
+            if let Some(v) = list {
+                if v.is_empty() || v.windows(2).any(|w| w[0] >= w[1]) {
+                    return Err(StreamingError::invalid(
+                        name,
+                        format!("{v:?}"),
+                        "explicit landmarks must be non-empty and strictly increasing",
+                    ));
+                }
+            }
+        }
+        Ok(ValidStreamingParams(self))
+    }
+}
+
+/// [`StreamingParams`] that passed [`StreamingParams::check`]; read the fields through `Deref`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct ValidStreamingParams(StreamingParams);
+
+impl std::ops::Deref for ValidStreamingParams {
+    type Target = StreamingParams;
+    fn deref(&self) -> &StreamingParams {
+        &self.0
+    }
+}
