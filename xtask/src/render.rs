@@ -80,6 +80,7 @@ pub fn pivot(spec: &Spec, layout: &TableLayout, summary: &[Summary]) -> String {
             selected(&layout.datasets, &s.dataset)
                 && selected(&layout.methods, &s.method)
                 && selected(&layout.metrics, &s.metric)
+                && selected(&layout.settings, &s.setting)
         })
         .collect();
     let tuple = |s: &Summary, keys: &[Key]| -> Tuple { keys.iter().map(|k| key_of(s, *k).to_string()).collect() };
@@ -215,6 +216,7 @@ pub fn spec_page(spec: &Spec, summary: &[Summary], outputs: &Outputs) -> String 
             datasets: None,
             methods: None,
             metrics: None,
+            settings: None,
         };
         out.push_str(&pivot(spec, &fallback, summary));
         out.push('\n');

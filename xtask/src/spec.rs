@@ -190,6 +190,9 @@ pub struct TableLayout {
     /// Restrict to these metrics (all when absent).
     #[serde(default)]
     pub metrics: Option<Vec<String>>,
+    /// Restrict to these settings (all when absent; `""` is the empty setting).
+    #[serde(default)]
+    pub settings: Option<Vec<String>>,
 }
 
 /// One figure: a panel per (dataset, metric), a line per method, x read from the setting.

@@ -450,7 +450,8 @@ pub struct BiclusterBaselinesConfig {
     pub trials: usize,
     /// Document clusters per dataset id; missing ids use the dataset's number of label classes.
     pub doc_clusters: BTreeMap<String, usize>,
-    /// Term clusters per dataset id; missing ids use the paper's (BCOT's) count.
+    /// Term clusters per dataset id (a protocol value: the paper's counts are in `experiments/table2.toml`); a
+    /// dataset without an entry is a configuration error.
     pub term_clusters: BTreeMap<String, usize>,
     /// Hyper-parameters of the methods.
     pub params: BiclusterBaselineConfig,
@@ -525,7 +526,7 @@ pub fn run_bicluster_baselines(
             }
         };
         let k_docs = config.doc_clusters.get(id).copied().unwrap_or(data.n_clusters);
-        let k_terms = match config.term_clusters.get(id).copied().or(data.paper_term_clusters) {
+        let k_terms = match config.term_clusters.get(id).copied() {
             Some(k) => k,
             None => {
                 return Err(BaselineError::Dataset {

@@ -63,6 +63,7 @@ fn bicluster_runner_scores_dblp_and_reports_missing_data() {
     let root = DataRoot::committed().unwrap();
     let config = BiclusterBaselinesConfig {
         datasets: vec!["dblp".into(), "bcot_pubmed".into()],
+        term_clusters: [("dblp".to_string(), 2), ("bcot_pubmed".to_string(), 3)].into(),
         ..Default::default()
     };
     let mut messages = Vec::new();
@@ -86,6 +87,14 @@ fn bicluster_runner_scores_dblp_and_reports_missing_data() {
             _ => assert_eq!(row.status, RowStatus::MissingData, "{row:?}"),
         }
     }
+    // Without a term-cluster count the run is a configuration error that says what to set.
+    let unset = BiclusterBaselinesConfig {
+        datasets: vec!["dblp".into()],
+        methods: vec![ksvd_baselines::BiclusterBaseline::Ebc],
+        ..Default::default()
+    };
+    let err = run_bicluster_baselines(&unset, &root, &mut |_| {}).unwrap_err();
+    assert!(err.to_string().contains("term_clusters"), "{err}");
     // Unknown or wrong-kind dataset names are configuration errors.
     let bad = BiclusterBaselinesConfig {
         datasets: vec!["cora".into()],

@@ -24,8 +24,6 @@ pub struct DocumentTermData {
     pub label_base: usize,
     /// `true` when `fea` was stored as a MATLAB sparse array, `false` when dense.
     pub stored_sparse: bool,
-    /// Number of term clusters the paper uses (from BCOT's notebooks), when known.
-    pub paper_term_clusters: Option<usize>,
 }
 
 /// Counts for the paper's biclustering table.
@@ -39,8 +37,6 @@ pub struct DocumentTermStats {
     pub nnz: usize,
     /// Document clusters.
     pub clusters: usize,
-    /// Term clusters used by the paper, when known.
-    pub term_clusters: Option<usize>,
     /// Documents without any term.
     pub empty_documents: usize,
     /// Terms that occur in no document.
@@ -59,7 +55,6 @@ impl DocumentTermData {
             terms: m.ncols(),
             nnz: m.nnz(),
             clusters: self.n_clusters,
-            term_clusters: self.paper_term_clusters,
             empty_documents,
             empty_terms: used.iter().filter(|u| !**u).count(),
         }
@@ -134,10 +129,6 @@ pub fn load_bicluster_mat(name: &str, path: &Path) -> Result<DocumentTermData> {
             ),
         ));
     }
-    let paper_term_clusters = name
-        .parse::<crate::DatasetName>()
-        .ok()
-        .and_then(|d| d.paper_term_clusters());
     Ok(DocumentTermData {
         name: name.to_string(),
         matrix,
@@ -145,7 +136,6 @@ pub fn load_bicluster_mat(name: &str, path: &Path) -> Result<DocumentTermData> {
         n_clusters,
         label_base,
         stored_sparse: matches!(fea.data, crate::mat::MatData::Sparse { .. }),
-        paper_term_clusters,
     })
 }
 

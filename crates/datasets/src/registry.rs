@@ -229,17 +229,6 @@ impl DatasetName {
             Self::CriteoSample => "aksnzhy/xlearn demo/classification/criteo_ctr; see data/criteo_ffm_sample/SOURCE.md",
         }
     }
-
-    /// Term clusters the paper (following BCOT's notebooks) uses for a document-term dataset.
-    pub fn paper_term_clusters(self) -> Option<usize> {
-        match self {
-            Self::Acm => Some(18),
-            Self::Dblp => Some(2),
-            Self::BcotPubmed => Some(3),
-            Self::Wiki => Some(23),
-            _ => None,
-        }
-    }
 }
 
 impl fmt::Display for DatasetName {

@@ -16,25 +16,50 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
     let which = args.first().map(String::as_str).unwrap_or("quick");
     let datasets: Vec<String> = args.iter().skip(1).filter(|a| !a.contains('=')).cloned().collect();
-    let methods: Vec<String> = args.iter().skip(1).filter_map(|a| a.strip_prefix("methods=")).flat_map(|m| m.split(',').map(String::from)).collect();
+    let methods: Vec<String> = args
+        .iter()
+        .skip(1)
+        .filter_map(|a| a.strip_prefix("methods="))
+        .flat_map(|m| m.split(',').map(String::from))
+        .collect();
     let root = DataRoot::committed()?;
     let start = Instant::now();
     let progress = |p: &Progress<'_>| {
-        eprintln!("[{:7.1}s wall {:7.1}s cpu] {}/{} {} {} {}", start.elapsed().as_secs_f64(), cpu_seconds(), p.done, p.total, p.dataset, p.method, p.message)
+        eprintln!(
+            "[{:7.1}s wall {:7.1}s cpu] {}/{} {} {} {}",
+            start.elapsed().as_secs_f64(),
+            cpu_seconds(),
+            p.done,
+            p.total,
+            p.dataset,
+            p.method,
+            p.message
+        )
     };
     let rows: Vec<ResultRow> = match which {
         "quick" | "full" => {
-            let mut c = if which == "quick" { Table1Config::quick() } else { Table1Config::default() };
+            let mut c = if which == "quick" {
+                Table1Config::quick()
+            } else {
+                Table1Config::default()
+            };
             if !datasets.is_empty() {
                 c.datasets = datasets;
             }
             if !methods.is_empty() {
-                c.methods = methods.iter().map(|m| toml::Value::String(m.clone()).try_into()).collect::<Result<_, _>>()?;
+                c.methods = methods
+                    .iter()
+                    .map(|m| toml::Value::String(m.clone()).try_into())
+                    .collect::<Result<_, _>>()?;
             }
             run_table1(&c, &root, progress)?
         }
         "nystrom-quick" | "nystrom" => {
-            let mut c = if which == "nystrom-quick" { NystromF1Config::quick() } else { NystromF1Config::default() };
+            let mut c = if which == "nystrom-quick" {
+                NystromF1Config::quick()
+            } else {
+                NystromF1Config::default()
+            };
             if !datasets.is_empty() {
                 c.datasets = datasets;
             }
@@ -65,13 +90,19 @@ fn run() -> Result<(), Box<dyn std::error::Error>> {
             r.note.clone().unwrap_or_default()
         );
     }
-    eprintln!("total {:.1}s wall, {:.1}s CPU (user + system)", start.elapsed().as_secs_f64(), cpu_seconds());
+    eprintln!(
+        "total {:.1}s wall, {:.1}s CPU (user + system)",
+        start.elapsed().as_secs_f64(),
+        cpu_seconds()
+    );
     Ok(())
 }
 
 /// CPU time of this process from /proc/self/stat (Linux; clock ticks of 1/100 s), 0 elsewhere.
 fn cpu_seconds() -> f64 {
-    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else { return 0.0 };
+    let Ok(stat) = std::fs::read_to_string("/proc/self/stat") else {
+        return 0.0;
+    };
     // Fields after the parenthesised command name; utime and stime are fields 14 and 15.
     let rest = stat.rsplit(')').next().unwrap_or("");
     let f: Vec<&str> = rest.split_whitespace().collect();

@@ -13,8 +13,8 @@ use crate::error::{ensure, GraphTaskError, Result};
 use ksvd_datasets::Labels;
 use ksvd_linalg::dense::{cholesky_solve, matmul};
 use ksvd_lssvm::{
-    argmax_labels, f1_multiclass, f1_multilabel, k_fold, solve_dual_direct, stratified_k_fold, stratified_train_test_split,
-    top_k_labels, train_test_split, ZeroDivision,
+    argmax_labels, f1_multiclass, f1_multilabel, k_fold, solve_dual_direct, stratified_k_fold,
+    stratified_train_test_split, top_k_labels, train_test_split, ZeroDivision,
 };
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
@@ -37,7 +37,11 @@ pub enum LssvmForm {
 #[derive(Debug, Clone)]
 pub(crate) enum Task {
     /// One class per node.
-    Single { nodes: Vec<usize>, classes: Vec<usize>, n_classes: usize },
+    Single {
+        nodes: Vec<usize>,
+        classes: Vec<usize>,
+        n_classes: usize,
+    },
     /// Label sets (indicator `labelled × n_labels`).
     Multi { nodes: Vec<usize>, indicator: Array2<bool> },
 }
@@ -50,7 +54,11 @@ impl Task {
                 let nodes: Vec<usize> = labels.labelled_nodes();
                 let classes: Vec<usize> = nodes.iter().filter_map(|&i| classes[i]).collect();
                 let n_classes = class_names.len().max(classes.iter().max().map_or(0, |&m| m + 1));
-                Task::Single { nodes, classes, n_classes }
+                Task::Single {
+                    nodes,
+                    classes,
+                    n_classes,
+                }
             }
             Labels::Multi { sets, class_names } => {
                 let nodes: Vec<usize> = labels.labelled_nodes();
@@ -64,7 +72,12 @@ impl Task {
                 Task::Multi { nodes, indicator }
             }
         };
-        ensure(task.n_classes() >= 2, "labels", task.n_classes(), "at least two classes are needed")?;
+        ensure(
+            task.n_classes() >= 2,
+            "labels",
+            task.n_classes(),
+            "at least two classes are needed",
+        )?;
         Ok(task)
     }
 
@@ -90,7 +103,10 @@ impl Task {
     pub(crate) fn targets(&self) -> Array2<f64> {
         match self {
             Task::Single { classes, n_classes, .. } => {
-                Array2::from_shape_fn((classes.len(), *n_classes), |(p, c)| if classes[p] == c { 1.0 } else { -1.0 })
+                Array2::from_shape_fn(
+                    (classes.len(), *n_classes),
+                    |(p, c)| if classes[p] == c { 1.0 } else { -1.0 },
+                )
             }
             Task::Multi { indicator, .. } => indicator.mapv(|b| if b { 1.0 } else { -1.0 }),
         }
@@ -116,7 +132,10 @@ impl Task {
             }
             Task::Multi { .. } => k_fold(positions.len(), k, seed)?,
         };
-        Ok(splits.into_iter().map(|s| s.test.into_iter().map(|i| positions[i]).collect()).collect())
+        Ok(splits
+            .into_iter()
+            .map(|s| s.test.into_iter().map(|i| positions[i]).collect())
+            .collect())
     }
 
     /// Micro- and macro-F1 of decision values (`|eval| × n_classes`) on the positions `eval`:
@@ -177,7 +196,12 @@ impl<'a> SubsetLssvm<'a> {
         typical_train: usize,
         fits_per_kernel: usize,
     ) -> Result<Self> {
-        ensure(reg.is_finite() && reg > 0.0, "lssvm_regularization", reg, "must be positive and finite")?;
+        ensure(
+            reg.is_finite() && reg > 0.0,
+            "lssvm_regularization",
+            reg,
+            "must be positive and finite",
+        )?;
         let (n, d) = f.dim();
         let form = match form {
             LssvmForm::Auto => {
@@ -199,7 +223,13 @@ impl<'a> SubsetLssvm<'a> {
         } else {
             None
         };
-        Ok(SubsetLssvm { f, t, reg, form, kernel })
+        Ok(SubsetLssvm {
+            f,
+            t,
+            reg,
+            form,
+            kernel,
+        })
     }
 
     /// The form in use (`Primal` or `Dual`, never `Auto`).
@@ -321,16 +351,36 @@ pub enum CvMetric {
 
 impl Protocol {
     /// Trial `t` uses split seed `seed + t` and fold seed `seed + 1_000_003 + t`.
-    pub(crate) fn new(task: &Task, trials: usize, train_fraction: f64, folds: usize, scope: CvScope, seed: u64) -> Result<Protocol> {
+    pub(crate) fn new(
+        task: &Task,
+        trials: usize,
+        train_fraction: f64,
+        folds: usize,
+        scope: CvScope,
+        seed: u64,
+    ) -> Result<Protocol> {
         ensure(trials >= 1, "trials", trials, "must be at least 1")?;
-        ensure(train_fraction > 0.0 && train_fraction < 1.0, "train_fraction", train_fraction, "must lie in (0, 1)")?;
-        let mut p = Protocol { train: vec![], test: vec![], folds: vec![] };
+        ensure(
+            train_fraction > 0.0 && train_fraction < 1.0,
+            "train_fraction",
+            train_fraction,
+            "must lie in (0, 1)",
+        )?;
+        let mut p = Protocol {
+            train: vec![],
+            test: vec![],
+            folds: vec![],
+        };
         for t in 0..trials {
             let (train, test) = task.split(1.0 - train_fraction, seed.wrapping_add(t as u64))?;
             let run_cv = folds >= 2 && (scope == CvScope::PerTrial || t == 0);
             let f = if run_cv {
                 if train.len() < folds {
-                    return Err(GraphTaskError::TooFewSamples { what: "training nodes for the CV folds", found: train.len(), needed: folds });
+                    return Err(GraphTaskError::TooFewSamples {
+                        what: "training nodes for the CV folds",
+                        found: train.len(),
+                        needed: folds,
+                    });
                 }
                 Some(task.folds(&train, folds, seed.wrapping_add(1_000_003).wrapping_add(t as u64))?)
             } else {
@@ -398,16 +448,29 @@ pub(crate) fn evaluate_features(
     opts: &ClassifierOptions,
     with_cv: bool,
 ) -> Result<Outcome> {
-    let ClassifierOptions { reg, form, metric, standardize } = *opts;
+    let ClassifierOptions {
+        reg,
+        form,
+        metric,
+        standardize,
+    } = *opts;
     let mut f = features.select(Axis(0), task.nodes());
     if standardize {
         standardize_columns(&mut f);
     }
     let t = task.targets();
     let typical = protocol.train.first().map_or(0, |v| v.len());
-    let fits = protocol.folds.iter().map(|f| f.as_ref().map_or(1, |v| v.len() + 1)).sum::<usize>();
+    let fits = protocol
+        .folds
+        .iter()
+        .map(|f| f.as_ref().map_or(1, |v| v.len() + 1))
+        .sum::<usize>();
     let engine = SubsetLssvm::new(f.view(), t.view(), reg, form, typical, fits)?;
-    let mut out = Outcome { cv: vec![], test: vec![], form: engine.form() };
+    let mut out = Outcome {
+        cv: vec![],
+        test: vec![],
+        form: engine.form(),
+    };
     for trial in 0..protocol.trials() {
         let folds = protocol.folds[trial].as_ref().filter(|_| with_cv);
         let parts: Vec<Vec<usize>> = match folds {
@@ -418,10 +481,16 @@ pub(crate) fn evaluate_features(
         let mut requests: Vec<FitRequest<'_>> = Vec::with_capacity(k + 1);
         if folds.is_some() {
             for (v, part) in parts.iter().enumerate() {
-                requests.push(FitRequest { train_parts: (0..k).filter(|&p| p != v).collect(), eval: part });
+                requests.push(FitRequest {
+                    train_parts: (0..k).filter(|&p| p != v).collect(),
+                    eval: part,
+                });
             }
         }
-        requests.push(FitRequest { train_parts: (0..k).collect(), eval: &protocol.test[trial] });
+        requests.push(FitRequest {
+            train_parts: (0..k).collect(),
+            eval: &protocol.test[trial],
+        });
         let dec = engine.decisions(&parts, &requests)?;
         let cv = if folds.is_some() {
             let mut total = 0.0;
@@ -472,7 +541,11 @@ pub(crate) fn mean_std(v: &[f64]) -> (f64, f64) {
         return (f64::NAN, f64::NAN);
     }
     let m = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 { v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0) } else { 0.0 };
+    let var = if v.len() > 1 {
+        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)
+    } else {
+        0.0
+    };
     (m, var.sqrt())
 }
 
@@ -496,12 +569,25 @@ mod tests {
             let mut rng = rng_from_seed(3);
             let f = gaussian_matrix(&mut rng, n, d);
             let t = gaussian_matrix(&mut rng, n, 3).mapv(|v| if v > 0.0 { 1.0 } else { -1.0 });
-            let parts: Vec<Vec<usize>> = vec![(0..n).step_by(3).collect(), (1..n).step_by(3).collect(), (2..n).step_by(3).collect()];
+            let parts: Vec<Vec<usize>> = vec![
+                (0..n).step_by(3).collect(),
+                (1..n).step_by(3).collect(),
+                (2..n).step_by(3).collect(),
+            ];
             let eval: Vec<usize> = (0..n).collect();
             let requests = vec![
-                FitRequest { train_parts: vec![0, 1], eval: &parts[2] },
-                FitRequest { train_parts: vec![1, 2], eval: &parts[0] },
-                FitRequest { train_parts: vec![0, 1, 2], eval: &eval },
+                FitRequest {
+                    train_parts: vec![0, 1],
+                    eval: &parts[2],
+                },
+                FitRequest {
+                    train_parts: vec![1, 2],
+                    eval: &parts[0],
+                },
+                FitRequest {
+                    train_parts: vec![0, 1, 2],
+                    eval: &eval,
+                },
             ];
             for form in [LssvmForm::Primal, LssvmForm::Dual] {
                 let engine = SubsetLssvm::new(f.view(), t.view(), 0.7, form, n, 3).unwrap();
@@ -521,7 +607,11 @@ mod tests {
                     // Both are backward-stable solves of the same system; the condition number of
                     // `Xc^T Xc + I/gamma` is modest for Gaussian data.
                     let tol = 1e4 * f64::EPSILON * (n * d) as f64;
-                    assert!(rel_diff(&want, g) < tol, "n={n} d={d} {form:?}: {} >= {tol}", rel_diff(&want, g));
+                    assert!(
+                        rel_diff(&want, g) < tol,
+                        "n={n} d={d} {form:?}: {} >= {tol}",
+                        rel_diff(&want, g)
+                    );
                 }
             }
         }
@@ -533,14 +623,35 @@ mod tests {
         let t = Array2::from_elem((50, 2), 1.0);
         let wide = gaussian_matrix(&mut rng, 50, 400);
         let narrow = gaussian_matrix(&mut rng, 50, 5);
-        assert_eq!(SubsetLssvm::new(wide.view(), t.view(), 1.0, LssvmForm::Auto, 30, 10).unwrap().form(), LssvmForm::Dual);
-        assert_eq!(SubsetLssvm::new(narrow.view(), t.view(), 1.0, LssvmForm::Auto, 30, 10).unwrap().form(), LssvmForm::Primal);
+        assert_eq!(
+            SubsetLssvm::new(wide.view(), t.view(), 1.0, LssvmForm::Auto, 30, 10)
+                .unwrap()
+                .form(),
+            LssvmForm::Dual
+        );
+        assert_eq!(
+            SubsetLssvm::new(narrow.view(), t.view(), 1.0, LssvmForm::Auto, 30, 10)
+                .unwrap()
+                .form(),
+            LssvmForm::Primal
+        );
     }
 
     #[test]
     fn tasks_skip_unlabelled_nodes_and_split_disjointly() {
         let labels = Labels::Single {
-            classes: vec![Some(0), None, Some(1), Some(0), Some(1), Some(0), None, Some(1), Some(0), Some(1)],
+            classes: vec![
+                Some(0),
+                None,
+                Some(1),
+                Some(0),
+                Some(1),
+                Some(0),
+                None,
+                Some(1),
+                Some(0),
+                Some(1),
+            ],
             class_names: vec!["a".into(), "b".into()],
         };
         let task = Task::from_labels(&labels).unwrap();
@@ -556,7 +667,10 @@ mod tests {
         let mut covered: Vec<usize> = folds.iter().flatten().copied().collect();
         covered.sort_unstable();
         assert_eq!(covered, p.train[0]);
-        let multi = Labels::Multi { sets: vec![vec![0, 2], vec![], vec![1]], class_names: vec!["x".into(), "y".into(), "z".into()] };
+        let multi = Labels::Multi {
+            sets: vec![vec![0, 2], vec![], vec![1]],
+            class_names: vec!["x".into(), "y".into(), "z".into()],
+        };
         let task = Task::from_labels(&multi).unwrap();
         assert_eq!(task.nodes(), &[0, 2]);
         assert_eq!(task.targets(), ndarray::array![[1.0, -1.0, 1.0], [-1.0, 1.0, -1.0]]);
@@ -568,9 +682,13 @@ mod tests {
     fn standardization_makes_the_classifier_scale_invariant() {
         let mut rng = rng_from_seed(4);
         let n = 48;
-        let labels = Labels::Single { classes: (0..n).map(|i| Some(i % 3)).collect(), class_names: vec!["a".into(), "b".into(), "c".into()] };
+        let labels = Labels::Single {
+            classes: (0..n).map(|i| Some(i % 3)).collect(),
+            class_names: vec!["a".into(), "b".into(), "c".into()],
+        };
         let task = Task::from_labels(&labels).unwrap();
-        let f = gaussian_matrix(&mut rng, n, 6) + &Array2::from_shape_fn((n, 6), |(i, j)| if j == i % 3 { 1.5 } else { 0.0 });
+        let f = gaussian_matrix(&mut rng, n, 6)
+            + &Array2::from_shape_fn((n, 6), |(i, j)| if j == i % 3 { 1.5 } else { 0.0 });
         let mut g = f.clone();
         for (j, mut c) in g.axis_iter_mut(Axis(1)).enumerate() {
             c.mapv_inplace(|v| 10f64.powi(j as i32 - 3) * v + j as f64);
@@ -582,21 +700,33 @@ mod tests {
             assert!((c.dot(&c) / (n - 1) as f64 - 1.0).abs() < 1e3 * f64::EPSILON * n as f64);
         }
         let p = Protocol::new(&task, 3, 0.6, 3, CvScope::PerTrial, 1).unwrap();
-        let opts = ClassifierOptions { reg: 1.0, form: LssvmForm::Primal, metric: CvMetric::MacroF1, standardize: true };
+        let opts = ClassifierOptions {
+            reg: 1.0,
+            form: LssvmForm::Primal,
+            metric: CvMetric::MacroF1,
+            standardize: true,
+        };
         let a = evaluate_features(&task, f.view(), &p, &opts, true).unwrap();
         let b = evaluate_features(&task, g.view(), &p, &opts, true).unwrap();
         assert_eq!(a.test, b.test);
         for (x, y) in a.cv.iter().zip(&b.cv) {
             assert!((x.unwrap() - y.unwrap()).abs() < 1e-12);
         }
-        let raw = ClassifierOptions { standardize: false, ..opts };
+        let raw = ClassifierOptions {
+            standardize: false,
+            ..opts
+        };
         let c = evaluate_features(&task, g.view(), &p, &raw, true).unwrap();
         assert_ne!(c.cv, b.cv, "without standardisation the column scales matter");
     }
 
     #[test]
     fn select_takes_best_cv_and_first_index_on_ties() {
-        let o = |cv: Vec<Option<f64>>| Outcome { test: vec![(0.0, 0.0); cv.len()], cv, form: LssvmForm::Primal };
+        let o = |cv: Vec<Option<f64>>| Outcome {
+            test: vec![(0.0, 0.0); cv.len()],
+            cv,
+            form: LssvmForm::Primal,
+        };
         let outcomes = vec![o(vec![Some(0.5), Some(0.7), None]), o(vec![Some(0.6), Some(0.7), None])];
         // Trial 2 has no CV of its own: it takes trial 0's choice.
         assert_eq!(select(&outcomes), vec![1, 0, 1]);

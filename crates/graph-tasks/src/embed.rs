@@ -53,7 +53,9 @@ impl Embeddings {
             Embeddings::Single(e) => Cow::Borrowed(e),
             Embeddings::SourceTarget { source, target } => {
                 // Shapes are checked by `validate`; an inconsistent pair yields an empty matrix.
-                Cow::Owned(concatenate(Axis(1), &[source.view(), target.view()]).unwrap_or_else(|_| Array2::zeros((0, 0))))
+                Cow::Owned(
+                    concatenate(Axis(1), &[source.view(), target.view()]).unwrap_or_else(|_| Array2::zeros((0, 0))),
+                )
             }
         }
     }
@@ -62,7 +64,11 @@ impl Embeddings {
     pub fn validate(&self, n_nodes: usize) -> Result<()> {
         let check = |what: &'static str, e: &Array2<f64>| -> Result<()> {
             if e.nrows() != n_nodes {
-                return Err(GraphTaskError::NodeCountMismatch { what, expected: n_nodes, found: e.nrows() });
+                return Err(GraphTaskError::NodeCountMismatch {
+                    what,
+                    expected: n_nodes,
+                    found: e.nrows(),
+                });
             }
             if e.ncols() == 0 {
                 return Err(GraphTaskError::EmptyEmbedding { what });
@@ -78,7 +84,10 @@ impl Embeddings {
                 check("source embedding", source)?;
                 check("target embedding", target)?;
                 if source.ncols() != target.ncols() {
-                    return Err(GraphTaskError::SideMismatch { source_dim: source.ncols(), target_dim: target.ncols() });
+                    return Err(GraphTaskError::SideMismatch {
+                        source_dim: source.ncols(),
+                        target_dim: target.ncols(),
+                    });
                 }
                 Ok(())
             }
@@ -147,7 +156,11 @@ pub enum GraphTransform {
     SelfLoops,
     /// `X = D_out⁻¹ (A + I)`: how AsK-LS (He et al. 2022) stores the graphs, and the only transform
     /// whose entry variance matches the paper's `γ_x = 0.0002` on Cora.
-    #[serde(alias = "row-normalised-self-loops", alias = "row_normalized_self_loops", alias = "row_normalised_self_loops")]
+    #[serde(
+        alias = "row-normalised-self-loops",
+        alias = "row_normalized_self_loops",
+        alias = "row_normalised_self_loops"
+    )]
     RowNormalizedSelfLoops,
 }
 
@@ -210,7 +223,10 @@ pub enum SvdSolver {
 
 impl Default for SvdSolver {
     fn default() -> Self {
-        SvdSolver::Rsvd { oversampling: 10, power_iters: 2 }
+        SvdSolver::Rsvd {
+            oversampling: 10,
+            power_iters: 2,
+        }
     }
 }
 
@@ -218,7 +234,12 @@ impl SvdSolver {
     pub(crate) fn validate(&self) -> Result<()> {
         if let SvdSolver::Lanczos { tol, max_restarts } = *self {
             ensure(tol > 0.0 && tol < 1.0, "solver.tol", tol, "must lie in (0, 1)")?;
-            ensure(max_restarts >= 1, "solver.max_restarts", max_restarts, "must be at least 1")?;
+            ensure(
+                max_restarts >= 1,
+                "solver.max_restarts",
+                max_restarts,
+                "must be at least 1",
+            )?;
         }
         Ok(())
     }
@@ -226,12 +247,28 @@ impl SvdSolver {
     /// The top-`rank` SVD of `op`.
     pub fn solve<O: LinearOperator + ?Sized>(&self, op: &O, rank: usize, seed: u64) -> Result<SvdResult> {
         Ok(match *self {
-            SvdSolver::Rsvd { oversampling, power_iters } => {
-                randomized_svd(op, rank, &RsvdParams { oversampling, power_iters, seed })?
-            }
-            SvdSolver::Lanczos { tol, max_restarts } => {
-                lanczos_svd(op, rank, &LanczosParams { tol, work_dim: None, max_restarts, seed })?
-            }
+            SvdSolver::Rsvd {
+                oversampling,
+                power_iters,
+            } => randomized_svd(
+                op,
+                rank,
+                &RsvdParams {
+                    oversampling,
+                    power_iters,
+                    seed,
+                },
+            )?,
+            SvdSolver::Lanczos { tol, max_restarts } => lanczos_svd(
+                op,
+                rank,
+                &LanczosParams {
+                    tol,
+                    work_dim: None,
+                    max_restarts,
+                    seed,
+                },
+            )?,
             SvdSolver::Dense => dense_svd_operator(op, rank)?,
         })
     }
@@ -239,7 +276,10 @@ impl SvdSolver {
     /// Short description for notes.
     pub fn describe(&self) -> String {
         match self {
-            SvdSolver::Rsvd { oversampling, power_iters } => format!("rsvd(p={oversampling},q={power_iters})"),
+            SvdSolver::Rsvd {
+                oversampling,
+                power_iters,
+            } => format!("rsvd(p={oversampling},q={power_iters})"),
             SvdSolver::Lanczos { tol, .. } => format!("lanczos(tol={tol:e})"),
             SvdSolver::Dense => "dense".into(),
         }
@@ -323,7 +363,10 @@ impl LinearOperator for ColumnCentered<'_> {
 
 fn square(adjacency: &CsrMatrix) -> Result<usize> {
     if adjacency.nrows() != adjacency.ncols() {
-        return Err(GraphTaskError::NotSquare { nrows: adjacency.nrows(), ncols: adjacency.ncols() });
+        return Err(GraphTaskError::NotSquare {
+            nrows: adjacency.nrows(),
+            ncols: adjacency.ncols(),
+        });
     }
     Ok(adjacency.nrows())
 }
@@ -341,18 +384,31 @@ fn gamma_of(spec_gamma: Option<f64>, method: Method) -> Result<f64> {
         value: "none".into(),
         reason: format!("method {} needs a kernel bandwidth", method.id()),
     })?;
-    ensure(g.is_finite() && g > 0.0, "gamma", g, "bandwidth must be positive and finite")?;
+    ensure(
+        g.is_finite() && g > 0.0,
+        "gamma",
+        g,
+        "bandwidth must be positive and finite",
+    )?;
     Ok(g)
 }
 
 /// The kernel matrix of a kernel method: `k(x_i, x_j)` (KPCA) or `k(x_i, z_j)` (KSVD), centred
 /// if asked.
-pub(crate) fn kernel_matrix(adjacency: &CsrMatrix, method: Method, transform: GraphTransform, gamma: f64, center: bool) -> Result<KernelMatrix> {
+pub(crate) fn kernel_matrix(
+    adjacency: &CsrMatrix,
+    method: Method,
+    transform: GraphTransform,
+    gamma: f64,
+    center: bool,
+) -> Result<KernelMatrix> {
     let x = transform_adjacency(adjacency, transform.input())?;
     let xs = Samples::sparse(x.clone())?;
     let g = match method {
         Method::Kpca => KernelMatrix::new(xs.clone(), xs, Kernel::Rbf { gamma })?,
-        Method::KsvdRbf | Method::KsvdSne => KernelMatrix::new(xs, Samples::sparse(x.transpose())?, kernel_of(method, gamma))?,
+        Method::KsvdRbf | Method::KsvdSne => {
+            KernelMatrix::new(xs, Samples::sparse(x.transpose())?, kernel_of(method, gamma))?
+        }
         Method::Pca | Method::Svd => {
             return Err(GraphTaskError::InvalidConfig {
                 field: "method",
@@ -379,13 +435,24 @@ fn assemble(method: Method, svd: SvdResult, scaling: Scaling) -> EmbeddingOutput
         (false, Scaling::Vectors) => Embeddings::Single(u),
         (false, Scaling::Scores) => {
             // PCA: scores U Σ. KPCA: K = U Λ Uᵀ, scores U Λ^{1/2}.
-            let w = if method == Method::Kpca { s.mapv(|l| l.max(0.0).sqrt()) } else { s.clone() };
+            let w = if method == Method::Kpca {
+                s.mapv(|l| l.max(0.0).sqrt())
+            } else {
+                s.clone()
+            };
             Embeddings::Single(scale_columns(u, &w))
         }
         (true, Scaling::Vectors) => Embeddings::SourceTarget { source: u, target: v },
-        (true, Scaling::Scores) => Embeddings::SourceTarget { source: scale_columns(u, &s), target: scale_columns(v, &s) },
+        (true, Scaling::Scores) => Embeddings::SourceTarget {
+            source: scale_columns(u, &s),
+            target: scale_columns(v, &s),
+        },
     };
-    EmbeddingOutput { embeddings, singular_values: s, rank }
+    EmbeddingOutput {
+        embeddings,
+        singular_values: s,
+        rank,
+    }
 }
 
 /// The exact (up to the solver's accuracy) embedding of a graph by one of the five methods.
@@ -493,7 +560,12 @@ pub fn nystrom_embed(
     inner: NystromInner,
 ) -> Result<EmbeddingOutput> {
     let n = square(adjacency)?;
-    ensure(landmarks >= 1 && landmarks <= n, "m", landmarks, &format!("landmarks must lie in 1..={n}"))?;
+    ensure(
+        landmarks >= 1 && landmarks <= n,
+        "m",
+        landmarks,
+        &format!("landmarks must lie in 1..={n}"),
+    )?;
     ensure(spec.rank >= 1, "components", spec.rank, "must be at least 1")?;
     let gamma = gamma_of(spec.gamma, method.exact())?;
     let g = kernel_matrix(adjacency, method.exact(), spec.transform, gamma, spec.center_kernels)?;
@@ -503,7 +575,10 @@ pub fn nystrom_embed(
             NystromMethod::Ksvd => {
                 let inner = match inner {
                     NystromInner::Dense => InnerSolver::Dense,
-                    NystromInner::Rsvd => InnerSolver::Rsvd { oversampling: 10, power_iters: 2 },
+                    NystromInner::Rsvd => InnerSolver::Rsvd {
+                        oversampling: 10,
+                        power_iters: 2,
+                    },
                 };
                 asymmetric_nystrom(&g, &NystromParams::new(rank, landmarks).seed(spec.seed).inner(inner)).map(|a| a.svd)
             }
@@ -515,7 +590,9 @@ pub fn nystrom_embed(
         };
         match attempt {
             Ok(svd) => return Ok(assemble(method.exact(), svd, spec.scaling)),
-            Err(NystromError::RankDeficientSample { numerical_rank, .. }) if numerical_rank >= 1 && numerical_rank < rank => {
+            Err(NystromError::RankDeficientSample { numerical_rank, .. })
+                if numerical_rank >= 1 && numerical_rank < rank =>
+            {
                 rank = numerical_rank;
             }
             Err(e) => return Err(e.into()),
@@ -546,17 +623,31 @@ mod tests {
     #[test]
     fn materialised_path_matches_the_implicit_matrix() {
         let n = 30;
-        let arcs: Vec<(usize, usize, f64)> = (0..n).flat_map(|i| (0..n).filter(move |j| (i * 7 + j * 3) % 5 < 3).map(move |j| (i, j, 1.0))).collect();
+        let arcs: Vec<(usize, usize, f64)> = (0..n)
+            .flat_map(|i| {
+                (0..n)
+                    .filter(move |j| (i * 7 + j * 3) % 5 < 3)
+                    .map(move |j| (i, j, 1.0))
+            })
+            .collect();
         let a = CsrMatrix::from_triplets(n, n, arcs).unwrap();
         for method in [Method::Kpca, Method::KsvdRbf, Method::KsvdSne] {
             let g = kernel_matrix(&a, method, GraphTransform::RowNormalizedSelfLoops, 0.8, true).unwrap();
             assert!(!g.is_rank_one_plus_sparse());
             let all: Vec<usize> = (0..n).collect();
-            let mut dense = kernel_matrix(&a, method, GraphTransform::RowNormalizedSelfLoops, 0.8, false).unwrap().block(&all, &all).unwrap();
+            let mut dense = kernel_matrix(&a, method, GraphTransform::RowNormalizedSelfLoops, 0.8, false)
+                .unwrap()
+                .block(&all, &all)
+                .unwrap();
             center_in_place(&mut dense);
             let implicit = materialize(&g);
             let scale = implicit.iter().fold(0.0f64, |m, v| m.max(v.abs()));
-            assert!((&dense - &implicit).iter().all(|v| v.abs() <= 1e3 * f64::EPSILON * scale * n as f64), "{method:?}");
+            assert!(
+                (&dense - &implicit)
+                    .iter()
+                    .all(|v| v.abs() <= 1e3 * f64::EPSILON * scale * n as f64),
+                "{method:?}"
+            );
         }
     }
 }

@@ -96,6 +96,10 @@ pub(crate) fn ensure(ok: bool, field: &'static str, value: impl std::fmt::Displa
     if ok {
         Ok(())
     } else {
-        Err(GraphTaskError::InvalidConfig { field, value: value.to_string(), reason: reason.to_string() })
+        Err(GraphTaskError::InvalidConfig {
+            field,
+            value: value.to_string(),
+            reason: reason.to_string(),
+        })
     }
 }

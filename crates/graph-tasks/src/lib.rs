@@ -98,12 +98,14 @@ mod run;
 
 pub use classify::{CvMetric, CvScope, LssvmForm};
 pub use embed::{
-    bandwidth, embed, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner, NystromMethod,
-    Scaling, SvdSolver, MATERIALIZE_MAX_ENTRIES,
+    bandwidth, embed, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner,
+    NystromMethod, Scaling, SvdSolver, MATERIALIZE_MAX_ENTRIES,
 };
 pub use error::{GraphTaskError, Result};
-pub use reconstruct::{evaluate_reconstruction, reconstruct_adjacency, reconstruction_norms, Distance, ReconstructionNorms};
+pub use reconstruct::{
+    evaluate_reconstruction, reconstruct_adjacency, reconstruction_norms, Distance, ReconstructionNorms,
+};
 pub use run::{
-    evaluate_embedding_candidates, evaluate_embeddings, run_nystrom_f1, run_table1, DatasetOverride, EvalConfig, LoadSelfLoops,
-    NystromF1Config, Progress, ResultRow, RowStatus, Table1Config, TwoSided,
+    evaluate_embedding_candidates, evaluate_embeddings, run_nystrom_f1, run_table1, DatasetOverride, EvalConfig,
+    LoadSelfLoops, NystromF1Config, Progress, ResultRow, RowStatus, Table1Config, TwoSided,
 };

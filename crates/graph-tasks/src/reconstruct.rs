@@ -65,10 +65,18 @@ const BLOCK: usize = 512;
 /// `v` itself when `exclude_self` (so a stored self-loop `v → v` always counts as missed); ties
 /// go to the smaller node index. Scores are computed block by block (`BLOCK × n` at a time),
 /// never as an `n × n` matrix.
-pub fn reconstruct_adjacency(adjacency: &CsrMatrix, emb: &Embeddings, distance: Distance, exclude_self: bool) -> Result<CsrMatrix> {
+pub fn reconstruct_adjacency(
+    adjacency: &CsrMatrix,
+    emb: &Embeddings,
+    distance: Distance,
+    exclude_self: bool,
+) -> Result<CsrMatrix> {
     let n = adjacency.nrows();
     if adjacency.ncols() != n {
-        return Err(GraphTaskError::NotSquare { nrows: n, ncols: adjacency.ncols() });
+        return Err(GraphTaskError::NotSquare {
+            nrows: n,
+            ncols: adjacency.ncols(),
+        });
     }
     emb.validate(n)?;
     let degree: Vec<usize> = (0..n).map(|v| adjacency.row(v).0.len()).collect();
@@ -103,7 +111,13 @@ pub fn reconstruct_adjacency(adjacency: &CsrMatrix, emb: &Embeddings, distance: 
         let rows: Vec<Vec<usize>> = chunk
             .par_iter()
             .enumerate()
-            .map(|(a, &v)| top_k(scores.slice(s![a, ..]).iter().zip(cand_bias.iter()).map(|(s, b)| s + b), degree[v], exclude_self.then_some(v)))
+            .map(|(a, &v)| {
+                top_k(
+                    scores.slice(s![a, ..]).iter().zip(cand_bias.iter()).map(|(s, b)| s + b),
+                    degree[v],
+                    exclude_self.then_some(v),
+                )
+            })
             .collect();
         for (&v, row) in chunk.iter().zip(rows) {
             triplets.extend(row.into_iter().map(|w| (v, w, 1.0)));
@@ -114,7 +128,11 @@ pub fn reconstruct_adjacency(adjacency: &CsrMatrix, emb: &Embeddings, distance: 
 
 /// Indices of the `k` largest scores (ties: smaller index first), skipping `skip`.
 fn top_k(scores: impl Iterator<Item = f64>, k: usize, skip: Option<usize>) -> Vec<usize> {
-    let mut all: Vec<(f64, usize)> = scores.enumerate().filter(|&(w, _)| Some(w) != skip).map(|(w, s)| (s, w)).collect();
+    let mut all: Vec<(f64, usize)> = scores
+        .enumerate()
+        .filter(|&(w, _)| Some(w) != skip)
+        .map(|(w, s)| (s, w))
+        .collect();
     let k = k.min(all.len());
     if k == 0 {
         return vec![];
@@ -133,7 +151,11 @@ fn top_k(scores: impl Iterator<Item = f64>, k: usize, skip: Option<usize>) -> Ve
 pub fn reconstruction_norms(adjacency: &CsrMatrix, reconstruction: &CsrMatrix) -> Result<ReconstructionNorms> {
     let n = adjacency.nrows();
     if reconstruction.shape() != adjacency.shape() {
-        return Err(GraphTaskError::NodeCountMismatch { what: "reconstruction", expected: n, found: reconstruction.nrows() });
+        return Err(GraphTaskError::NodeCountMismatch {
+            what: "reconstruction",
+            expected: n,
+            found: reconstruction.nrows(),
+        });
     }
     let mut triplets: Vec<(usize, usize, f64)> = Vec::new();
     for v in 0..n {
@@ -172,7 +194,13 @@ pub fn reconstruction_norms(adjacency: &CsrMatrix, reconstruction: &CsrMatrix) -
     }
     let wrong = triplets.len();
     if wrong == 0 {
-        return Ok(ReconstructionNorms { l1: 0.0, l2: 0.0, linf: 0.0, wrong_entries: 0, frobenius: 0.0 });
+        return Ok(ReconstructionNorms {
+            l1: 0.0,
+            l2: 0.0,
+            linf: 0.0,
+            wrong_entries: 0,
+            frobenius: 0.0,
+        });
     }
     let mut col = vec![0.0f64; adjacency.ncols()];
     let mut row = vec![0.0f64; n];
@@ -181,7 +209,14 @@ pub fn reconstruction_norms(adjacency: &CsrMatrix, reconstruction: &CsrMatrix) -
         row[i] += 1.0;
     }
     let d = CsrMatrix::from_triplets(n, adjacency.ncols(), triplets)?;
-    let top = lanczos_svd(&d, 1, &LanczosParams { tol: 1e-10, ..LanczosParams::default() })?;
+    let top = lanczos_svd(
+        &d,
+        1,
+        &LanczosParams {
+            tol: 1e-10,
+            ..LanczosParams::default()
+        },
+    )?;
     Ok(ReconstructionNorms {
         l1: col.iter().cloned().fold(0.0, f64::max),
         l2: top.s[0],
@@ -192,7 +227,12 @@ pub fn reconstruction_norms(adjacency: &CsrMatrix, reconstruction: &CsrMatrix) -
 }
 
 /// Reconstruction and its norms in one call.
-pub fn evaluate_reconstruction(adjacency: &CsrMatrix, emb: &Embeddings, distance: Distance, exclude_self: bool) -> Result<ReconstructionNorms> {
+pub fn evaluate_reconstruction(
+    adjacency: &CsrMatrix,
+    emb: &Embeddings,
+    distance: Distance,
+    exclude_self: bool,
+) -> Result<ReconstructionNorms> {
     let xhat = reconstruct_adjacency(adjacency, emb, distance, exclude_self)?;
     reconstruction_norms(adjacency, &xhat)
 }

@@ -1,6 +1,11 @@
 //! Runner-friendly entry points: configs (serde), tidy result rows and progress events.
-use crate::classify::{evaluate_features, mean_std, select, ClassifierOptions, CvMetric, CvScope, LssvmForm, Outcome, Protocol, Task};
-use crate::embed::{bandwidth, embed, nystrom_embed, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner, NystromMethod, Scaling, SvdSolver};
+use crate::classify::{
+    evaluate_features, mean_std, select, ClassifierOptions, CvMetric, CvScope, LssvmForm, Outcome, Protocol, Task,
+};
+use crate::embed::{
+    bandwidth, embed, nystrom_embed, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner, NystromMethod,
+    Scaling, SvdSolver,
+};
 use crate::error::{ensure, GraphTaskError, Result};
 use crate::reconstruct::{evaluate_reconstruction, Distance, ReconstructionNorms};
 use ksvd_datasets::{DataRoot, DatasetName, Graph, GraphOptions, SelfLoops};
@@ -158,7 +163,12 @@ impl Default for EvalConfig {
 impl EvalConfig {
     fn validate(&self) -> Result<()> {
         ensure(self.trials >= 1, "trials", self.trials, "must be at least 1")?;
-        ensure(self.train_fraction > 0.0 && self.train_fraction < 1.0, "train_fraction", self.train_fraction, "must lie in (0, 1)")?;
+        ensure(
+            self.train_fraction > 0.0 && self.train_fraction < 1.0,
+            "train_fraction",
+            self.train_fraction,
+            "must lie in (0, 1)",
+        )?;
         ensure(
             self.lssvm_regularization.is_finite() && self.lssvm_regularization > 0.0,
             "lssvm_regularization",
@@ -266,11 +276,20 @@ impl Default for Table1Config {
         // Time budget (30 min on 2 cores for the whole table): the two large graphs get 500
         // features instead of 1000 and 2 power iterations instead of 4. See the crate docs for
         // the measured times.
-        let large = DatasetOverride { components: Some(500), solver: Some(SvdSolver::Rsvd { oversampling: 10, power_iters: 2 }), gamma_grid: None };
+        let large = DatasetOverride {
+            components: Some(500),
+            solver: Some(SvdSolver::Rsvd {
+                oversampling: 10,
+                power_iters: 2,
+            }),
+            gamma_grid: None,
+        };
         overrides.insert("pubmed".to_string(), large.clone());
         overrides.insert("blogcatalog".to_string(), large);
         Table1Config {
-            datasets: ["cora", "citeseer", "pubmed", "twitch_pt", "blogcatalog"].map(String::from).to_vec(),
+            datasets: ["cora", "citeseer", "pubmed", "twitch_pt", "blogcatalog"]
+                .map(String::from)
+                .to_vec(),
             methods: Method::ALL.to_vec(),
             seed: 0,
             components: 1000,
@@ -279,7 +298,10 @@ impl Default for Table1Config {
             graph_self_loops: LoadSelfLoops::AsInFile,
             scaling: Scaling::Vectors,
             center_kernels: true,
-            solver: SvdSolver::Rsvd { oversampling: 10, power_iters: 4 },
+            solver: SvdSolver::Rsvd {
+                oversampling: 10,
+                power_iters: 4,
+            },
             gamma_grid: vec![0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
             eval: EvalConfig::default(),
             overrides,
@@ -295,7 +317,11 @@ impl Table1Config {
             datasets: vec!["cora".into(), "citeseer".into()],
             components: 512,
             gamma_grid: vec![0.5, 1.0, 2.0, 4.0],
-            eval: EvalConfig { trials: 3, cv_folds: 5, ..EvalConfig::default() },
+            eval: EvalConfig {
+                trials: 3,
+                cv_folds: 5,
+                ..EvalConfig::default()
+            },
             overrides: BTreeMap::new(),
             ..Table1Config::default()
         }
@@ -304,7 +330,12 @@ impl Table1Config {
     fn validate(&self) -> Result<()> {
         ensure(!self.datasets.is_empty(), "datasets", "[]", "list at least one dataset")?;
         ensure(!self.methods.is_empty(), "methods", "[]", "list at least one method")?;
-        ensure(self.components >= 1, "components", self.components, "must be at least 1")?;
+        ensure(
+            self.components >= 1,
+            "components",
+            self.components,
+            "must be at least 1",
+        )?;
         validate_grid(&self.gamma_grid)?;
         self.solver.validate()?;
         for (name, o) in &self.overrides {
@@ -327,9 +358,19 @@ impl Table1Config {
 }
 
 fn validate_grid(g: &[f64]) -> Result<()> {
-    ensure(!g.is_empty(), "gamma_grid", "[]", "list at least one multiple of the bandwidth rule")?;
+    ensure(
+        !g.is_empty(),
+        "gamma_grid",
+        "[]",
+        "list at least one multiple of the bandwidth rule",
+    )?;
     for &k in g {
-        ensure(k.is_finite() && k > 0.0, "gamma_grid", k, "every multiple must be positive and finite")?;
+        ensure(
+            k.is_finite() && k > 0.0,
+            "gamma_grid",
+            k,
+            "every multiple must be positive and finite",
+        )?;
     }
     Ok(())
 }
@@ -341,7 +382,14 @@ struct Resolved {
     grid: Vec<f64>,
 }
 
-fn resolve(name: &str, components: usize, solver: SvdSolver, grid: &[f64], overrides: &BTreeMap<String, DatasetOverride>, n: usize) -> Resolved {
+fn resolve(
+    name: &str,
+    components: usize,
+    solver: SvdSolver,
+    grid: &[f64],
+    overrides: &BTreeMap<String, DatasetOverride>,
+    n: usize,
+) -> Resolved {
     let o = overrides.get(name).cloned().unwrap_or_default();
     Resolved {
         components: o.components.unwrap_or(components).min(components).min(n),
@@ -375,7 +423,13 @@ fn evaluate_method(
     for c in candidates {
         c.validate(graph.n_nodes())?;
         let f = c.features();
-        outcomes.push(evaluate_features(task, f.view(), protocol, &eval.classifier(), with_cv)?);
+        outcomes.push(evaluate_features(
+            task,
+            f.view(),
+            protocol,
+            &eval.classifier(),
+            with_cv,
+        )?);
     }
     let chosen = select(&outcomes);
     let classify_seconds = t0.elapsed().as_secs_f64();
@@ -387,11 +441,25 @@ fn evaluate_method(
     let t1 = Instant::now();
     let mut recon = vec![];
     let mut distances = vec![eval.reconstruction_distance];
-    distances.extend(eval.extra_distances.iter().filter(|&&d| d != eval.reconstruction_distance));
+    distances.extend(
+        eval.extra_distances
+            .iter()
+            .filter(|&&d| d != eval.reconstruction_distance),
+    );
     for d in distances {
-        recon.push((d, evaluate_reconstruction(&graph.adjacency, &candidates[recon_index], d, eval.exclude_self)?));
+        recon.push((
+            d,
+            evaluate_reconstruction(&graph.adjacency, &candidates[recon_index], d, eval.exclude_self)?,
+        ));
     }
-    Ok(MethodResult { chosen, outcomes, recon_index, recon, classify_seconds, recon_seconds: t1.elapsed().as_secs_f64() })
+    Ok(MethodResult {
+        chosen,
+        outcomes,
+        recon_index,
+        recon,
+        classify_seconds,
+        recon_seconds: t1.elapsed().as_secs_f64(),
+    })
 }
 
 /// Rows of one evaluated method.
@@ -414,7 +482,11 @@ fn method_rows(dataset: &str, method: &str, seed: u64, r: &MethodResult, seconds
     push("micro_f1", String::new(), mi, Some(mi_sd), trials);
     push("macro_f1", String::new(), ma, Some(ma_sd), trials);
     for (i, (d, n)) in r.recon.iter().enumerate() {
-        let setting = if i == 0 { String::new() } else { format!("distance={}", d.id()) };
+        let setting = if i == 0 {
+            String::new()
+        } else {
+            format!("distance={}", d.id())
+        };
         push("l1", setting.clone(), n.l1, None, 1);
         push("l2", setting.clone(), n.l2, None, 1);
         push("wrong_entries", setting.clone(), n.wrong_entries as f64, None, 1);
@@ -423,7 +495,14 @@ fn method_rows(dataset: &str, method: &str, seed: u64, r: &MethodResult, seconds
     rows
 }
 
-fn failed_rows(dataset: &str, method: &str, seed: u64, status: RowStatus, err: &GraphTaskError, seconds: f64) -> Vec<ResultRow> {
+fn failed_rows(
+    dataset: &str,
+    method: &str,
+    seed: u64,
+    status: RowStatus,
+    err: &GraphTaskError,
+    seconds: f64,
+) -> Vec<ResultRow> {
     ["micro_f1", "macro_f1", "l1", "l2"]
         .iter()
         .map(|m| {
@@ -452,13 +531,23 @@ fn load(root: &DataRoot, name: &str, self_loops: LoadSelfLoops) -> Result<Loaded
 /// `eval.cv_folds`-fold CV on each training part, and graph reconstruction with the bandwidth
 /// chosen most often. Returns tidy rows (see [`ResultRow`]); a failing cell gives `failed` rows
 /// rather than an error. Errors only for an invalid config.
-pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnMut(&Progress<'_>)) -> Result<Vec<ResultRow>> {
+pub fn run_table1(
+    config: &Table1Config,
+    root: &DataRoot,
+    mut progress: impl FnMut(&Progress<'_>),
+) -> Result<Vec<ResultRow>> {
     config.validate()?;
     let total = config.datasets.len() * config.methods.len();
     let mut done = 0;
     let mut rows = vec![];
     for name in &config.datasets {
-        progress(&Progress { dataset: name, method: "", message: "loading", done, total });
+        progress(&Progress {
+            dataset: name,
+            method: "",
+            message: "loading",
+            done,
+            total,
+        });
         let loaded = match load(root, name, config.graph_self_loops) {
             Ok(l) => l,
             Err(e) => {
@@ -471,9 +560,23 @@ pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnM
         };
         let (graph, task) = (&loaded.graph, &loaded.task);
         let n = graph.n_nodes();
-        let res = resolve(name, config.components, config.solver, &config.gamma_grid, &config.overrides, n);
+        let res = resolve(
+            name,
+            config.components,
+            config.solver,
+            &config.gamma_grid,
+            &config.overrides,
+            n,
+        );
         let ev = &config.eval;
-        let protocol = match Protocol::new(task, ev.trials, ev.train_fraction, ev.cv_folds, ev.cv_scope, config.seed) {
+        let protocol = match Protocol::new(
+            task,
+            ev.trials,
+            ev.train_fraction,
+            ev.cv_folds,
+            ev.cv_scope,
+            config.seed,
+        ) {
             Ok(p) => p,
             Err(e) => {
                 for m in &config.methods {
@@ -484,22 +587,63 @@ pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnM
             }
         };
         for &method in &config.methods {
-            progress(&Progress { dataset: name, method: method.id(), message: "embedding", done, total });
+            progress(&Progress {
+                dataset: name,
+                method: method.id(),
+                message: "embedding",
+                done,
+                total,
+            });
             let t0 = Instant::now();
             match table1_cell(config, graph, task, &protocol, &res, method) {
-                Ok((r, note)) => rows.extend(method_rows(name, method.id(), config.seed, &r, t0.elapsed().as_secs_f64(), &note)),
-                Err(e) => rows.extend(failed_rows(name, method.id(), config.seed, RowStatus::Failed, &e, t0.elapsed().as_secs_f64())),
+                Ok((r, note)) => rows.extend(method_rows(
+                    name,
+                    method.id(),
+                    config.seed,
+                    &r,
+                    t0.elapsed().as_secs_f64(),
+                    &note,
+                )),
+                Err(e) => rows.extend(failed_rows(
+                    name,
+                    method.id(),
+                    config.seed,
+                    RowStatus::Failed,
+                    &e,
+                    t0.elapsed().as_secs_f64(),
+                )),
             }
             done += 1;
-            progress(&Progress { dataset: name, method: method.id(), message: "done", done, total });
+            progress(&Progress {
+                dataset: name,
+                method: method.id(),
+                message: "done",
+                done,
+                total,
+            });
         }
     }
     Ok(rows)
 }
 
-fn table1_cell(config: &Table1Config, graph: &Graph, task: &Task, protocol: &Protocol, res: &Resolved, method: Method) -> Result<(MethodResult, String)> {
-    let base = if method.has_bandwidth() { Some(bandwidth(&graph.adjacency, config.graph_input, 1.0)?) } else { None };
-    let ks: Vec<Option<f64>> = if method.has_bandwidth() { res.grid.iter().map(|&k| Some(k)).collect() } else { vec![None] };
+fn table1_cell(
+    config: &Table1Config,
+    graph: &Graph,
+    task: &Task,
+    protocol: &Protocol,
+    res: &Resolved,
+    method: Method,
+) -> Result<(MethodResult, String)> {
+    let base = if method.has_bandwidth() {
+        Some(bandwidth(&graph.adjacency, config.graph_input, 1.0)?)
+    } else {
+        None
+    };
+    let ks: Vec<Option<f64>> = if method.has_bandwidth() {
+        res.grid.iter().map(|&k| Some(k)).collect()
+    } else {
+        vec![None]
+    };
     let mut candidates = vec![];
     let mut embed_secs = vec![];
     let mut rank = method_rank(res.components, method, config.two_sided);
@@ -552,7 +696,11 @@ fn table1_cell(config: &Table1Config, graph: &Graph, task: &Task, protocol: &Pro
         note,
         "; seconds: embed {:.1} ([{}]), classify {:.1}, reconstruct {:.1}",
         embed_secs.iter().sum::<f64>(),
-        embed_secs.iter().map(|s| format!("{s:.1}")).collect::<Vec<_>>().join(","),
+        embed_secs
+            .iter()
+            .map(|s| format!("{s:.1}"))
+            .collect::<Vec<_>>()
+            .join(","),
         r.classify_seconds,
         r.recon_seconds
     );
@@ -562,7 +710,13 @@ fn table1_cell(config: &Table1Config, graph: &Graph, task: &Task, protocol: &Pro
 /// Evaluates externally computed embeddings (DeepWalk, HOPE, DiGAE, ...) under the same protocol
 /// as Table 1, so that their rows slot into the same table: `method` is the row's method id.
 /// With one candidate there is no cross-validation.
-pub fn evaluate_embeddings(graph: &Graph, method: &str, embeddings: &Embeddings, eval: &EvalConfig, seed: u64) -> Result<Vec<ResultRow>> {
+pub fn evaluate_embeddings(
+    graph: &Graph,
+    method: &str,
+    embeddings: &Embeddings,
+    eval: &EvalConfig,
+    seed: u64,
+) -> Result<Vec<ResultRow>> {
     evaluate_embedding_candidates(graph, method, &[embeddings], eval, seed)
 }
 
@@ -570,12 +724,30 @@ pub fn evaluate_embeddings(graph: &Graph, method: &str, embeddings: &Embeddings,
 /// hyper-parameter grid): every trial picks the candidate with the best `eval.cv_folds`-fold CV
 /// score on its training part; reconstruction uses the candidate chosen most often (its index is
 /// in the note).
-pub fn evaluate_embedding_candidates(graph: &Graph, method: &str, candidates: &[&Embeddings], eval: &EvalConfig, seed: u64) -> Result<Vec<ResultRow>> {
+pub fn evaluate_embedding_candidates(
+    graph: &Graph,
+    method: &str,
+    candidates: &[&Embeddings],
+    eval: &EvalConfig,
+    seed: u64,
+) -> Result<Vec<ResultRow>> {
     eval.validate()?;
-    ensure(!candidates.is_empty(), "candidates", "[]", "give at least one embedding")?;
+    ensure(
+        !candidates.is_empty(),
+        "candidates",
+        "[]",
+        "give at least one embedding",
+    )?;
     let t0 = Instant::now();
     let task = Task::from_labels(&graph.labels)?;
-    let protocol = Protocol::new(&task, eval.trials, eval.train_fraction, eval.cv_folds, eval.cv_scope, seed)?;
+    let protocol = Protocol::new(
+        &task,
+        eval.trials,
+        eval.train_fraction,
+        eval.cv_folds,
+        eval.cv_scope,
+        seed,
+    )?;
     let cands: Vec<Cow<'_, Embeddings>> = candidates.iter().map(|&c| Cow::Borrowed(c)).collect();
     let r = evaluate_method(graph, &task, &protocol, eval, &cands)?;
     let chosen: Vec<String> = r.chosen.iter().map(|i| i.to_string()).collect();
@@ -587,7 +759,14 @@ pub fn evaluate_embedding_candidates(graph: &Graph, method: &str, candidates: &[
         chosen.join(","),
         r.recon_index
     );
-    Ok(method_rows(&graph.name, method, seed, &r, t0.elapsed().as_secs_f64(), &note))
+    Ok(method_rows(
+        &graph.name,
+        method,
+        seed,
+        &r,
+        t0.elapsed().as_secs_f64(),
+        &note,
+    ))
 }
 
 /// The Nyström F1-vs-m figure: KSVD (RBF) by the asymmetric Nyström method and KPCA (RBF) by the
@@ -643,7 +822,14 @@ impl Default for NystromF1Config {
         m_grid.insert("citeseer".to_string(), vec![900, 1400, 1900, 2400, 2900, 3450]);
         m_grid.insert("pubmed".to_string(), vec![600, 1000, 2000, 4000]);
         let mut overrides = BTreeMap::new();
-        let large = DatasetOverride { components: Some(500), solver: Some(SvdSolver::Rsvd { oversampling: 10, power_iters: 2 }), gamma_grid: None };
+        let large = DatasetOverride {
+            components: Some(500),
+            solver: Some(SvdSolver::Rsvd {
+                oversampling: 10,
+                power_iters: 2,
+            }),
+            gamma_grid: None,
+        };
         overrides.insert("pubmed".to_string(), large);
         NystromF1Config {
             datasets: vec!["cora".into(), "citeseer".into(), "pubmed".into()],
@@ -657,7 +843,10 @@ impl Default for NystromF1Config {
             graph_self_loops: LoadSelfLoops::AsInFile,
             scaling: Scaling::Vectors,
             center_kernels: true,
-            solver: SvdSolver::Rsvd { oversampling: 10, power_iters: 4 },
+            solver: SvdSolver::Rsvd {
+                oversampling: 10,
+                power_iters: 4,
+            },
             nystrom_inner: NystromInner::Rsvd,
             resample_landmarks: false,
             gamma_grid: vec![0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
@@ -678,7 +867,11 @@ impl NystromF1Config {
             m_grid,
             components: 256,
             gamma_grid: vec![0.5, 1.0, 2.0, 4.0],
-            eval: EvalConfig { trials: 3, cv_folds: 5, ..EvalConfig::default() },
+            eval: EvalConfig {
+                trials: 3,
+                cv_folds: 5,
+                ..EvalConfig::default()
+            },
             overrides: BTreeMap::new(),
             ..NystromF1Config::default()
         }
@@ -687,7 +880,12 @@ impl NystromF1Config {
     fn validate(&self) -> Result<()> {
         ensure(!self.datasets.is_empty(), "datasets", "[]", "list at least one dataset")?;
         ensure(!self.methods.is_empty(), "methods", "[]", "list at least one method")?;
-        ensure(self.components >= 1, "components", self.components, "must be at least 1")?;
+        ensure(
+            self.components >= 1,
+            "components",
+            self.components,
+            "must be at least 1",
+        )?;
         validate_grid(&self.gamma_grid)?;
         self.solver.validate()?;
         for d in &self.datasets {
@@ -705,36 +903,86 @@ impl NystromF1Config {
 /// Runs the Nyström F1 figure. Rows: `method` in `ksvd`, `kpca` (one row per `m`, `setting =
 /// "m=<m>"`, field `m`) and `ksvd_exact`, `kpca_exact` (`setting = "exact"`), metrics `micro_f1`
 /// and `macro_f1`, mean and std over the trials.
-pub fn run_nystrom_f1(config: &NystromF1Config, root: &DataRoot, mut progress: impl FnMut(&Progress<'_>)) -> Result<Vec<ResultRow>> {
+pub fn run_nystrom_f1(
+    config: &NystromF1Config,
+    root: &DataRoot,
+    mut progress: impl FnMut(&Progress<'_>),
+) -> Result<Vec<ResultRow>> {
     config.validate()?;
     let total = config.datasets.len() * config.methods.len();
     let mut done = 0;
     let mut rows = vec![];
     for name in &config.datasets {
-        progress(&Progress { dataset: name, method: "", message: "loading", done, total });
+        progress(&Progress {
+            dataset: name,
+            method: "",
+            message: "loading",
+            done,
+            total,
+        });
         let loaded = match load(root, name, config.graph_self_loops) {
             Ok(l) => l,
             Err(e) => {
                 for m in &config.methods {
-                    rows.extend(failed_rows(name, m.id(), config.seed, RowStatus::MissingData, &e, 0.0).into_iter().take(2));
+                    rows.extend(
+                        failed_rows(name, m.id(), config.seed, RowStatus::MissingData, &e, 0.0)
+                            .into_iter()
+                            .take(2),
+                    );
                 }
                 done += config.methods.len();
                 continue;
             }
         };
         let (graph, task) = (&loaded.graph, &loaded.task);
-        let res = resolve(name, config.components, config.solver, &config.gamma_grid, &config.overrides, graph.n_nodes());
+        let res = resolve(
+            name,
+            config.components,
+            config.solver,
+            &config.gamma_grid,
+            &config.overrides,
+            graph.n_nodes(),
+        );
         for &method in &config.methods {
-            progress(&Progress { dataset: name, method: method.id(), message: "exact embeddings and CV", done, total });
+            progress(&Progress {
+                dataset: name,
+                method: method.id(),
+                message: "exact embeddings and CV",
+                done,
+                total,
+            });
             let t0 = Instant::now();
             match nystrom_cell(config, graph, task, &res, method, &mut |m: &str| {
-                progress(&Progress { dataset: name, method: method.id(), message: m, done, total })
+                progress(&Progress {
+                    dataset: name,
+                    method: method.id(),
+                    message: m,
+                    done,
+                    total,
+                })
             }) {
                 Ok(r) => rows.extend(r),
-                Err(e) => rows.extend(failed_rows(name, method.id(), config.seed, RowStatus::Failed, &e, t0.elapsed().as_secs_f64()).into_iter().take(2)),
+                Err(e) => rows.extend(
+                    failed_rows(
+                        name,
+                        method.id(),
+                        config.seed,
+                        RowStatus::Failed,
+                        &e,
+                        t0.elapsed().as_secs_f64(),
+                    )
+                    .into_iter()
+                    .take(2),
+                ),
             }
             done += 1;
-            progress(&Progress { dataset: name, method: method.id(), message: "done", done, total });
+            progress(&Progress {
+                dataset: name,
+                method: method.id(),
+                message: "done",
+                done,
+                total,
+            });
         }
     }
     Ok(rows)
@@ -751,7 +999,14 @@ fn nystrom_cell(
     let t0 = Instant::now();
     let ev = &config.eval;
     let name = graph.name.as_str();
-    let protocol = Protocol::new(task, ev.trials, ev.train_fraction, ev.cv_folds, ev.cv_scope, config.seed)?;
+    let protocol = Protocol::new(
+        task,
+        ev.trials,
+        ev.train_fraction,
+        ev.cv_folds,
+        ev.cv_scope,
+        config.seed,
+    )?;
     let base = bandwidth(&graph.adjacency, config.graph_input, 1.0)?;
     let rank = method_rank(res.components, method.exact(), config.two_sided);
     let spec = |k: f64| EmbeddingSpec {
@@ -769,27 +1024,34 @@ fn nystrom_cell(
     for &k in &res.grid {
         let e = embed(&graph.adjacency, &spec(k))?.embeddings;
         let f = e.features();
-        outcomes.push(evaluate_features(task, f.view(), &protocol, &ev.classifier(), res.grid.len() > 1)?);
+        outcomes.push(evaluate_features(
+            task,
+            f.view(),
+            &protocol,
+            &ev.classifier(),
+            res.grid.len() > 1,
+        )?);
     }
     let chosen = select(&outcomes);
     let chosen_k: Vec<String> = chosen.iter().map(|&i| format!("{}", res.grid[i])).collect();
     let exact_secs = t0.elapsed().as_secs_f64();
     let mut rows = vec![];
-    let mut push = |method_id: String, setting: String, m: Option<usize>, scores: &[(f64, f64)], secs: f64, note: String| {
-        for (metric, pick) in [("micro_f1", 0), ("macro_f1", 1)] {
-            let v: Vec<f64> = scores.iter().map(|s| if pick == 0 { s.0 } else { s.1 }).collect();
-            let (mean, std) = mean_std(&v);
-            let mut row = ResultRow::new(name, &method_id, metric, config.seed);
-            row.setting = setting.clone();
-            row.m = m;
-            row.value = Some(mean);
-            row.std = Some(std);
-            row.trials = v.len() as u32;
-            row.seconds = secs;
-            row.note = Some(note.clone());
-            rows.push(row);
-        }
-    };
+    let mut push =
+        |method_id: String, setting: String, m: Option<usize>, scores: &[(f64, f64)], secs: f64, note: String| {
+            for (metric, pick) in [("micro_f1", 0), ("macro_f1", 1)] {
+                let v: Vec<f64> = scores.iter().map(|s| if pick == 0 { s.0 } else { s.1 }).collect();
+                let (mean, std) = mean_std(&v);
+                let mut row = ResultRow::new(name, &method_id, metric, config.seed);
+                row.setting = setting.clone();
+                row.m = m;
+                row.value = Some(mean);
+                row.std = Some(std);
+                row.trials = v.len() as u32;
+                row.seconds = secs;
+                row.note = Some(note.clone());
+                rows.push(row);
+            }
+        };
     let common = format!(
         "graph_input={}; rank {rank} per side; gamma = k * {base:.4}, k per trial by {}-fold CV on the exact embedding: [{}]",
         config.graph_input.id(),
@@ -798,10 +1060,24 @@ fn nystrom_cell(
     );
     if config.include_exact {
         let scores: Vec<(f64, f64)> = chosen.iter().enumerate().map(|(t, &i)| outcomes[i].test[t]).collect();
-        push(format!("{}_exact", method.id()), "exact".into(), None, &scores, exact_secs, format!("{common}; solver={}", res.solver.describe()));
+        push(
+            format!("{}_exact", method.id()),
+            "exact".into(),
+            None,
+            &scores,
+            exact_secs,
+            format!("{common}; solver={}", res.solver.describe()),
+        );
     }
     let n = graph.n_nodes();
-    let mut ms: Vec<usize> = config.m_grid.get(name).cloned().unwrap_or_default().into_iter().map(|m| m.min(n)).collect();
+    let mut ms: Vec<usize> = config
+        .m_grid
+        .get(name)
+        .cloned()
+        .unwrap_or_default()
+        .into_iter()
+        .map(|m| m.min(n))
+        .collect();
     ms.dedup();
     for m in ms {
         progress(&format!("m = {m}"));
@@ -810,7 +1086,11 @@ fn nystrom_cell(
         let mut scores = vec![];
         let mut ranks = vec![];
         for t in 0..protocol.trials() {
-            let lseed = if config.resample_landmarks { config.seed.wrapping_add(7919 * t as u64) } else { config.seed };
+            let lseed = if config.resample_landmarks {
+                config.seed.wrapping_add(7919 * t as u64)
+            } else {
+                config.seed
+            };
             let key = (chosen[t], lseed);
             if !cache.contains_key(&key) {
                 let mut s = spec(res.grid[chosen[t]]);
@@ -820,7 +1100,11 @@ fn nystrom_cell(
             }
             let (emb, rank) = &cache[&key];
             ranks.push(*rank);
-            let sub = Protocol { train: vec![protocol.train[t].clone()], test: vec![protocol.test[t].clone()], folds: vec![None] };
+            let sub = Protocol {
+                train: vec![protocol.train[t].clone()],
+                test: vec![protocol.test[t].clone()],
+                folds: vec![None],
+            };
             let f = emb.features();
             let o = evaluate_features(task, f.view(), &sub, &ev.classifier(), false)?;
             scores.push(o.test[0]);
@@ -833,7 +1117,14 @@ fn nystrom_cell(
             if config.resample_landmarks { "per-trial" } else { "one" },
             config.nystrom_inner
         );
-        push(method.id().into(), format!("m={m}"), Some(m), &scores, tm.elapsed().as_secs_f64(), note);
+        push(
+            method.id().into(),
+            format!("m={m}"),
+            Some(m),
+            &scores,
+            tm.elapsed().as_secs_f64(),
+            note,
+        );
     }
     Ok(rows)
 }
@@ -862,7 +1153,10 @@ mod tests {
             name: "planted".into(),
             adjacency: CsrMatrix::from_triplets(n, n, t).unwrap(),
             node_ids: (0..n).map(|i| i.to_string()).collect(),
-            labels: Labels::Single { classes: (0..n).map(|i| Some(i / size)).collect(), class_names: vec!["a".into(), "b".into()] },
+            labels: Labels::Single {
+                classes: (0..n).map(|i| Some(i / size)).collect(),
+                class_names: vec!["a".into(), "b".into()],
+            },
             directed: true,
             duplicate_records: 0,
         }
@@ -878,17 +1172,30 @@ mod tests {
         let config = Table1Config {
             components: 10,
             gamma_grid: vec![0.02, 1.0],
-            eval: EvalConfig { trials: 4, cv_folds: 4, ..EvalConfig::default() },
+            eval: EvalConfig {
+                trials: 4,
+                cv_folds: 4,
+                ..EvalConfig::default()
+            },
             ..Table1Config::default()
         };
         let ev = &config.eval;
         let protocol = Protocol::new(&task, ev.trials, ev.train_fraction, ev.cv_folds, ev.cv_scope, 0).unwrap();
-        let res = Resolved { components: 10, solver: config.solver, grid: config.gamma_grid.clone() };
+        let res = Resolved {
+            components: 10,
+            solver: config.solver,
+            grid: config.gamma_grid.clone(),
+        };
         for method in [Method::Kpca, Method::KsvdRbf, Method::KsvdSne] {
             let (r, note) = table1_cell(&config, &g, &task, &protocol, &res, method).unwrap();
             assert_eq!(r.chosen, vec![1; 4], "{method:?}: {note}");
             let cv = |i: usize| r.outcomes[i].cv.iter().map(|c| c.unwrap()).sum::<f64>() / 4.0;
-            assert!(cv(1) > 0.95 && cv(1) > cv(0) + 0.2, "{method:?}: cv scores {} {}", cv(0), cv(1));
+            assert!(
+                cv(1) > 0.95 && cv(1) > cv(0) + 0.2,
+                "{method:?}: cv scores {} {}",
+                cv(0),
+                cv(1)
+            );
             assert_eq!(r.recon_index, 1);
             assert!(note.contains("chose k per trial [1,1,1,1]"), "{note}");
         }
@@ -916,7 +1223,13 @@ mod tests {
         )
         .unwrap();
         assert_eq!(c.graph_input, GraphTransform::RowNormalizedSelfLoops);
-        assert_eq!(c.solver, SvdSolver::Rsvd { oversampling: 20, power_iters: 1 });
+        assert_eq!(
+            c.solver,
+            SvdSolver::Rsvd {
+                oversampling: 20,
+                power_iters: 1
+            }
+        );
         assert_eq!(c.eval.cv_scope, CvScope::FirstTrial);
         assert_eq!(c.eval.cv_folds, 10, "unset fields keep the defaults");
         c.validate().unwrap();
@@ -924,13 +1237,37 @@ mod tests {
         Table1Config::quick().validate().unwrap();
         NystromF1Config::default().validate().unwrap();
         NystromF1Config::quick().validate().unwrap();
-        assert!(toml::from_str::<Table1Config>("component = 3").is_err(), "unknown keys are rejected");
+        assert!(
+            toml::from_str::<Table1Config>("component = 3").is_err(),
+            "unknown keys are rejected"
+        );
         let bad = [
-            Table1Config { gamma_grid: vec![1.0, -1.0], ..Table1Config::quick() },
-            Table1Config { datasets: vec!["nope".into()], ..Table1Config::quick() },
-            Table1Config { components: 0, ..Table1Config::quick() },
-            Table1Config { eval: EvalConfig { train_fraction: 1.0, ..EvalConfig::default() }, ..Table1Config::quick() },
-            Table1Config { eval: EvalConfig { cv_folds: 1, ..EvalConfig::default() }, ..Table1Config::quick() },
+            Table1Config {
+                gamma_grid: vec![1.0, -1.0],
+                ..Table1Config::quick()
+            },
+            Table1Config {
+                datasets: vec!["nope".into()],
+                ..Table1Config::quick()
+            },
+            Table1Config {
+                components: 0,
+                ..Table1Config::quick()
+            },
+            Table1Config {
+                eval: EvalConfig {
+                    train_fraction: 1.0,
+                    ..EvalConfig::default()
+                },
+                ..Table1Config::quick()
+            },
+            Table1Config {
+                eval: EvalConfig {
+                    cv_folds: 1,
+                    ..EvalConfig::default()
+                },
+                ..Table1Config::quick()
+            },
         ];
         for b in bad {
             assert!(b.validate().is_err(), "{b:?}");

@@ -2,8 +2,8 @@
 //! node-classification pipeline separates planted communities.
 use ksvd_datasets::{Graph, Labels};
 use ksvd_graph_tasks::{
-    bandwidth, embed, evaluate_embedding_candidates, evaluate_embeddings, nystrom_embed, EmbeddingSpec, Embeddings, EvalConfig,
-    GraphTransform, Method, NystromInner, NystromMethod, RowStatus, Scaling, SvdSolver,
+    bandwidth, embed, evaluate_embedding_candidates, evaluate_embeddings, nystrom_embed, EmbeddingSpec, Embeddings,
+    EvalConfig, GraphTransform, Method, NystromInner, NystromMethod, RowStatus, Scaling, SvdSolver,
 };
 use ksvd_linalg::dense::{matmul, thin_svd};
 use ksvd_linalg::random::rng_from_seed;
@@ -29,7 +29,10 @@ fn planted(blocks: usize, size: usize, p_in: f64, p_out: f64, seed: u64) -> Grap
         name: "planted".into(),
         adjacency: CsrMatrix::from_triplets(n, n, t).unwrap(),
         node_ids: (0..n).map(|i| i.to_string()).collect(),
-        labels: Labels::Single { classes: (0..n).map(|i| Some(i / size)).collect(), class_names: (0..blocks).map(|b| b.to_string()).collect() },
+        labels: Labels::Single {
+            classes: (0..n).map(|i| Some(i / size)).collect(),
+            class_names: (0..blocks).map(|b| b.to_string()).collect(),
+        },
         directed: true,
         duplicate_records: 0,
     }
@@ -74,21 +77,53 @@ fn solvers_agree_on_a_small_graph() {
         let gm = method.has_bandwidth().then_some(gamma);
         let full = embed(&g.adjacency, &spec(method, n, SvdSolver::Dense, gm)).unwrap();
         let s = &full.singular_values;
-        let r = (3..12).max_by(|&a, &b| (s[a - 1] / s[a]).total_cmp(&(s[b - 1] / s[b]))).unwrap();
+        let r = (3..12)
+            .max_by(|&a, &b| (s[a - 1] / s[a]).total_cmp(&(s[b - 1] / s[b])))
+            .unwrap();
         let gap = (s[r - 1] - s[r]) / s[0];
         let dense = embed(&g.adjacency, &spec(method, r, SvdSolver::Dense, gm)).unwrap();
-        let lanczos = embed(&g.adjacency, &spec(method, r, SvdSolver::Lanczos { tol: 1e-13, max_restarts: 200 }, gm)).unwrap();
-        let rsvd = embed(&g.adjacency, &spec(method, r, SvdSolver::Rsvd { oversampling: n, power_iters: 1 }, gm)).unwrap();
+        let lanczos = embed(
+            &g.adjacency,
+            &spec(
+                method,
+                r,
+                SvdSolver::Lanczos {
+                    tol: 1e-13,
+                    max_restarts: 200,
+                },
+                gm,
+            ),
+        )
+        .unwrap();
+        let rsvd = embed(
+            &g.adjacency,
+            &spec(
+                method,
+                r,
+                SvdSolver::Rsvd {
+                    oversampling: n,
+                    power_iters: 1,
+                },
+                gm,
+            ),
+        )
+        .unwrap();
         let eps = f64::EPSILON * n as f64;
         for other in [&lanczos, &rsvd] {
             assert_eq!(other.rank, r);
             for i in 0..r {
-                assert!((other.singular_values[i] - dense.singular_values[i]).abs() <= 1e3 * eps * s[0], "{method:?} s[{i}]");
+                assert!(
+                    (other.singular_values[i] - dense.singular_values[i]).abs() <= 1e3 * eps * s[0],
+                    "{method:?} s[{i}]"
+                );
             }
             for (a, b) in sides(&dense.embeddings).iter().zip(sides(&other.embeddings).iter()) {
                 // Lanczos: residual 1e-13 relative to s_1 moves the subspace by ~1e-13 / gap.
                 let d = projector_distance(a, b);
-                assert!(d <= 1e3 * eps / gap + 1e-11 / gap, "{method:?} rank {r}: subspace distance {d}");
+                assert!(
+                    d <= 1e3 * eps / gap + 1e-11 / gap,
+                    "{method:?} rank {r}: subspace distance {d}"
+                );
             }
         }
     }
@@ -99,7 +134,9 @@ fn solvers_agree_on_a_small_graph() {
 #[test]
 fn methods_compute_the_stated_matrices() {
     let g = planted(2, 10, 0.4, 0.1, 4);
-    let x = ksvd_kernels::graph::transform_adjacency(&g.adjacency, GraphTransform::RowNormalizedSelfLoops.input()).unwrap().to_dense();
+    let x = ksvd_kernels::graph::transform_adjacency(&g.adjacency, GraphTransform::RowNormalizedSelfLoops.input())
+        .unwrap()
+        .to_dense();
     let xc = &x - &x.mean_axis(Axis(0)).unwrap();
     for (method, m) in [(Method::Svd, &x), (Method::Pca, &xc)] {
         let out = embed(&g.adjacency, &spec(method, 4, SvdSolver::Dense, None)).unwrap();
@@ -119,7 +156,10 @@ fn methods_compute_the_stated_matrices() {
             assert!((ratio - 1.0).abs() < 1e-12);
         }
     }
-    assert!(embed(&g.adjacency, &spec(Method::KsvdSne, 4, SvdSolver::Dense, None)).is_err(), "kernel methods need a bandwidth");
+    assert!(
+        embed(&g.adjacency, &spec(Method::KsvdSne, 4, SvdSolver::Dense, None)).is_err(),
+        "kernel methods need a bandwidth"
+    );
 }
 
 /// With all rows and columns sampled, the asymmetric Nyström embedding spans the exact subspace.
@@ -130,9 +170,18 @@ fn full_nystrom_matches_the_exact_embedding() {
     let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
     let full = embed(&g.adjacency, &spec(Method::KsvdRbf, n, SvdSolver::Dense, Some(gamma))).unwrap();
     let s = &full.singular_values;
-    let r = (2..8).max_by(|&a, &b| (s[a - 1] / s[a]).total_cmp(&(s[b - 1] / s[b]))).unwrap();
+    let r = (2..8)
+        .max_by(|&a, &b| (s[a - 1] / s[a]).total_cmp(&(s[b - 1] / s[b])))
+        .unwrap();
     let exact = embed(&g.adjacency, &spec(Method::KsvdRbf, r, SvdSolver::Dense, Some(gamma))).unwrap();
-    let ny = nystrom_embed(&g.adjacency, NystromMethod::Ksvd, &spec(Method::KsvdRbf, r, SvdSolver::Dense, Some(gamma)), n, NystromInner::Dense).unwrap();
+    let ny = nystrom_embed(
+        &g.adjacency,
+        NystromMethod::Ksvd,
+        &spec(Method::KsvdRbf, r, SvdSolver::Dense, Some(gamma)),
+        n,
+        NystromInner::Dense,
+    )
+    .unwrap();
     assert_eq!(ny.rank, r);
     let gap = (s[r - 1] - s[r]) / s[0];
     for (a, b) in sides(&exact.embeddings).iter().zip(sides(&ny.embeddings).iter()) {
@@ -145,15 +194,28 @@ fn full_nystrom_matches_the_exact_embedding() {
 fn planted_communities_are_classified() {
     let g = planted(2, 60, 0.12, 0.01, 1);
     let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
-    let eval = EvalConfig { trials: 3, cv_folds: 3, ..EvalConfig::default() };
+    let eval = EvalConfig {
+        trials: 3,
+        cv_folds: 3,
+        ..EvalConfig::default()
+    };
     for method in Method::ALL {
-        let out = embed(&g.adjacency, &spec(method, 8, SvdSolver::default(), method.has_bandwidth().then_some(gamma))).unwrap();
+        let out = embed(
+            &g.adjacency,
+            &spec(method, 8, SvdSolver::default(), method.has_bandwidth().then_some(gamma)),
+        )
+        .unwrap();
         let rows = evaluate_embeddings(&g, method.id(), &out.embeddings, &eval, 0).unwrap();
         let micro = rows.iter().find(|r| r.metric == "micro_f1").unwrap();
         let macro_ = rows.iter().find(|r| r.metric == "macro_f1").unwrap();
         assert_eq!(micro.status, RowStatus::Ok);
         assert_eq!(micro.trials, 3);
-        assert!(micro.value.unwrap() > 0.95 && macro_.value.unwrap() > 0.95, "{method:?}: {:?} {:?}", micro.value, macro_.value);
+        assert!(
+            micro.value.unwrap() > 0.95 && macro_.value.unwrap() > 0.95,
+            "{method:?}: {:?} {:?}",
+            micro.value,
+            macro_.value
+        );
         assert!(rows.iter().any(|r| r.metric == "l1") && rows.iter().any(|r| r.metric == "l2"));
     }
 }
@@ -168,7 +230,11 @@ fn cross_validation_picks_the_informative_candidate() {
     let informative = Array2::from_shape_fn((100, 5), |(i, j)| if j == 0 { (i / 50) as f64 } else { noise[[i, j]] });
     let good = Embeddings::Single(informative);
     let bad = Embeddings::Single(noise);
-    let eval = EvalConfig { trials: 4, cv_folds: 5, ..EvalConfig::default() };
+    let eval = EvalConfig {
+        trials: 4,
+        cv_folds: 5,
+        ..EvalConfig::default()
+    };
     for (cands, want) in [(vec![&bad, &good], "[1,1,1,1]"), (vec![&good, &bad], "[0,0,0,0]")] {
         let rows = evaluate_embedding_candidates(&g, "x", &cands, &eval, 0).unwrap();
         let note = rows[0].note.clone().unwrap();

@@ -48,7 +48,10 @@ fn brute_force(adj: &CsrMatrix, emb: &Embeddings, d: Distance, exclude_self: boo
     let mut xhat = Array2::zeros((n, n));
     for v in 0..n {
         let k = adj.row(v).0.len();
-        let mut cands: Vec<(f64, usize)> = (0..n).filter(|&w| !(exclude_self && w == v)).map(|w| (score(emb, d, v, w), w)).collect();
+        let mut cands: Vec<(f64, usize)> = (0..n)
+            .filter(|&w| !(exclude_self && w == v))
+            .map(|w| (score(emb, d, v, w), w))
+            .collect();
         cands.sort_by(|a, b| b.0.total_cmp(&a.0).then(a.1.cmp(&b.1)));
         for &(_, w) in cands.iter().take(k) {
             xhat[[v, w]] = 1.0;
@@ -63,7 +66,10 @@ fn reconstruction_and_norms_match_brute_force() {
     let adj = random_graph(n, 0.08, 11);
     let mut rng = rng_from_seed(5);
     let single = Embeddings::Single(gaussian_matrix(&mut rng, n, 4));
-    let two = Embeddings::SourceTarget { source: gaussian_matrix(&mut rng, n, 3), target: gaussian_matrix(&mut rng, n, 3) };
+    let two = Embeddings::SourceTarget {
+        source: gaussian_matrix(&mut rng, n, 3),
+        target: gaussian_matrix(&mut rng, n, 3),
+    };
     let x = adj.to_dense();
     for emb in [&single, &two] {
         for d in [Distance::Euclidean, Distance::Cosine, Distance::InnerProduct] {
@@ -72,8 +78,14 @@ fn reconstruction_and_norms_match_brute_force() {
                 let got = reconstruct_adjacency(&adj, emb, d, exclude_self).unwrap();
                 assert_eq!(got.to_dense(), want, "{d:?} exclude_self={exclude_self}");
                 let diff = &x - &want;
-                let l1 = diff.axis_iter(Axis(1)).map(|c| c.mapv(f64::abs).sum()).fold(0.0, f64::max);
-                let linf = diff.axis_iter(Axis(0)).map(|r| r.mapv(f64::abs).sum()).fold(0.0, f64::max);
+                let l1 = diff
+                    .axis_iter(Axis(1))
+                    .map(|c| c.mapv(f64::abs).sum())
+                    .fold(0.0, f64::max);
+                let linf = diff
+                    .axis_iter(Axis(0))
+                    .map(|r| r.mapv(f64::abs).sum())
+                    .fold(0.0, f64::max);
                 let wrong = diff.iter().filter(|&&v| v != 0.0).count();
                 let l2 = singular_values(diff.view()).unwrap()[0];
                 let norms = reconstruction_norms(&adj, &got).unwrap();
@@ -111,6 +123,9 @@ fn perfect_reconstruction_has_zero_norms_and_bad_shapes_are_rejected() {
     assert!(reconstruct_adjacency(&adj, &short, Distance::Euclidean, true).is_err());
     let nan = Embeddings::Single(Array2::from_elem((3, 1), f64::NAN));
     assert!(reconstruct_adjacency(&adj, &nan, Distance::Euclidean, true).is_err());
-    let sides = Embeddings::SourceTarget { source: Array2::ones((3, 2)), target: Array2::ones((3, 1)) };
+    let sides = Embeddings::SourceTarget {
+        source: Array2::ones((3, 2)),
+        target: Array2::ones((3, 1)),
+    };
     assert!(reconstruct_adjacency(&adj, &sides, Distance::InnerProduct, true).is_err());
 }

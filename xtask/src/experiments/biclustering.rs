@@ -11,6 +11,7 @@
 use std::collections::BTreeMap;
 
 use anyhow::{Context as _, Result};
+use ksvd_baselines::{run_bicluster_baselines, BiclusterBaseline, BiclusterBaselineConfig, BiclusterBaselinesConfig};
 use ksvd_bicluster::{coherence, embed, kmeans, nmi, EmbeddingMethod, KMeansParams, KsvdKernel};
 use ksvd_datasets::{DataRoot, DatasetError, DatasetName};
 use ksvd_kernels::Compat;
@@ -42,8 +43,10 @@ pub struct Params {
     pub coherence: String,
     /// Open: bandwidth factors k tried.
     pub gamma_grid: Vec<f64>,
-    /// External methods (BCOT, EBC): rows reported by the baselines when available.
-    pub external_methods: Vec<String>,
+    /// Hyper-parameters of the BCOT and EBC baselines ([`BiclusterBaselineConfig`]; absent keys take the
+    /// defaults documented there).
+    #[serde(default)]
+    pub baselines: BiclusterBaselineConfig,
 }
 
 /// The experiment.
@@ -90,9 +93,59 @@ fn score(
     })
 }
 
+/// The BCOT or EBC rows of one dataset and seed.
+fn baseline_rows(
+    root: &DataRoot,
+    params: &Params,
+    id: &str,
+    method: &str,
+    kd: usize,
+    kt: usize,
+    seed: u64,
+) -> Result<Vec<Row>> {
+    let Some(b) = BiclusterBaseline::ALL.into_iter().find(|b| b.id() == method) else {
+        anyhow::bail!("biclustering: unknown baseline `{method}`");
+    };
+    let config = BiclusterBaselinesConfig {
+        datasets: vec![id.to_string()],
+        methods: vec![b],
+        seeds: vec![seed],
+        trials: 1,
+        doc_clusters: [(id.to_string(), kd)].into(),
+        term_clusters: [(id.to_string(), kt)].into(),
+        params: params.baselines.clone(),
+    };
+    let rows = run_bicluster_baselines(&config, root, &mut |_| {}).with_context(|| format!("{method} on {id}"))?;
+    Ok(rows
+        .into_iter()
+        .map(|r| {
+            use ksvd_baselines::RowStatus as S;
+            let status = match r.status {
+                S::Ok => Status::Ok,
+                S::Failed => Status::Failed,
+                S::MissingData => Status::MissingData,
+            };
+            Row {
+                dataset: r.dataset,
+                method: r.method,
+                metric: r.metric,
+                setting: String::new(),
+                seed: r.seed,
+                value: r.value,
+                std: r.std,
+                trials: r.trials,
+                seconds: r.seconds,
+                threads: r.threads,
+                status,
+                note: r.note,
+            }
+        })
+        .collect())
+}
+
 impl Experiment for Biclustering {
     type Params = Params;
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
 
     fn run(&self, cx: &Context<'_>, params: &Params) -> Result<Vec<Row>> {
         let compat: Compat = params.compatibility.parse().map_err(anyhow::Error::msg)?;
@@ -161,19 +214,8 @@ impl Experiment for Biclustering {
                                     )
                                 })
                                 .collect(),
-                            ext if params.external_methods.iter().any(|e| e == ext) => {
-                                for metric in ["nmi", "coherence"] {
-                                    out.push(
-                                        Row::status(
-                                            id,
-                                            ext,
-                                            metric,
-                                            Status::NotImplemented,
-                                            Some("native baseline not wired yet".into()),
-                                        )
-                                        .seed(seed),
-                                    );
-                                }
+                            ext if BiclusterBaseline::ALL.iter().any(|b| b.id() == ext) => {
+                                out.extend(baseline_rows(&root, params, id, ext, kd, kt, seed)?);
                                 continue;
                             }
                             other => anyhow::bail!("biclustering: unknown method `{other}`"),

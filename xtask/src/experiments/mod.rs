@@ -68,7 +68,9 @@ use crate::spec::Spec;
 
 mod biclustering;
 mod datasets;
-pub mod pending;
+mod general;
+mod graph;
+mod large_scale;
 pub mod race;
 mod spectrum;
 mod timing;
@@ -225,7 +227,8 @@ fn entry<E: Experiment>(kind: &'static str, e: E) -> Entry {
 pub struct NotImplemented<P>(PhantomData<fn() -> P>);
 
 impl<P> NotImplemented<P> {
-    fn new() -> Self {
+    /// The placeholder for parameters `P`.
+    pub fn new() -> Self {
         NotImplemented(PhantomData)
     }
 }
@@ -245,15 +248,13 @@ pub fn registry() -> Vec<Entry> {
         entry("datasets", datasets::Datasets),
         entry("timing", timing::Timing),
         entry("spectrum", spectrum::Spectrum),
-        entry(
-            "graph-embedding",
-            NotImplemented::<pending::GraphEmbeddingParams>::new(),
-        ),
-        entry("nystrom-f1", NotImplemented::<pending::NystromF1Params>::new()),
+        entry("graph-embedding", graph::Table1),
+        entry("nystrom-f1", graph::NystromF1),
         entry("biclustering", biclustering::Biclustering),
-        entry("uci", NotImplemented::<pending::UciParams>::new()),
-        entry("ablation", NotImplemented::<pending::AblationParams>::new()),
-        entry("large-scale", NotImplemented::<pending::LargeScaleParams>::new()),
+        entry("uci", general::Table3),
+        entry("ablation", general::Ablation),
+        entry("large-scale", large_scale::LargeScale),
+        entry("scaling", large_scale::Scaling),
     ]
 }
 
@@ -287,6 +288,7 @@ mod tests {
                 "datasets",
                 "large-scale",
                 "nystrom-f1",
+                "scaling",
                 "spectrum",
                 "table1",
                 "table2",

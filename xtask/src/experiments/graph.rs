@@ -1,0 +1,255 @@
+//! `kind = "graph-embedding"` (Table 1) and `kind = "nystrom-f1"` (the F1-vs-m figures): thin adapters
+//! over [`ksvd_graph_tasks`] (PCA, KPCA, SVD, KSVD embeddings, LS-SVM node classification, graph
+//! reconstruction) and [`ksvd_baselines`] (DeepWalk, HOPE, DiGAE, evaluated by the same protocol).
+//!
+//! One cached cell per dataset x method (x seed): the spec's `datasets`/`methods` select what runs, its
+//! `seeds` and `trials` override the protocol's seed and trial count, and everything else comes from the
+//! spec's `[params]`, which deserialise into the crates' own configs (every key optional, defaults
+//! documented there).
+use anyhow::{Context as _, Result};
+use ksvd_baselines::{run_graph_baselines, GraphBaseline, GraphBaselineConfig, GraphBaselinesConfig, SelfLoopPolicy};
+use ksvd_datasets::DataRoot;
+use ksvd_graph_tasks::{
+    evaluate_embeddings, run_nystrom_f1, run_table1, Method, NystromF1Config, NystromMethod, Table1Config,
+};
+use serde::{Deserialize, Serialize};
+
+use super::{Context, Experiment};
+use crate::rows::{Row, Status};
+
+/// `[params]` of `kind = "graph-embedding"`.
+#[derive(Debug, Clone, Default, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Table1Params {
+    /// The embedding and evaluation protocol ([`Table1Config`]; its `datasets`, `methods` and `seed` are
+    /// replaced by the spec's, `eval.trials` by the spec's `trials`).
+    #[serde(default)]
+    pub protocol: Table1Config,
+    /// Hyper-parameters of DeepWalk, HOPE and DiGAE ([`GraphBaselineConfig`]).
+    #[serde(default)]
+    pub baselines: GraphBaselineConfig,
+    /// Methods of the spec that have no implementation here (reported `not-implemented`, e.g. NERD).
+    #[serde(default)]
+    pub not_reimplemented: Vec<String>,
+}
+
+/// Table 1.
+pub struct Table1;
+
+fn graph_row(r: ksvd_graph_tasks::ResultRow) -> Row {
+    use ksvd_graph_tasks::RowStatus as S;
+    let status = match r.status {
+        S::Ok => Status::Ok,
+        S::Failed => Status::Failed,
+        S::MissingData => Status::MissingData,
+    };
+    Row {
+        dataset: r.dataset,
+        method: r.method,
+        metric: r.metric,
+        setting: r.setting,
+        seed: Some(r.seed),
+        value: r.value,
+        std: r.std,
+        trials: (r.trials > 0).then_some(r.trials),
+        seconds: Some(r.seconds),
+        threads: u32::try_from(r.threads).ok(),
+        status,
+        note: r.note,
+    }
+}
+
+fn baseline_row(r: ksvd_baselines::ResultRow) -> Row {
+    use ksvd_baselines::RowStatus as S;
+    let status = match r.status {
+        S::Ok => Status::Ok,
+        S::Failed => Status::Failed,
+        S::MissingData => Status::MissingData,
+    };
+    Row {
+        dataset: r.dataset,
+        method: r.method,
+        metric: r.metric,
+        setting: String::new(),
+        seed: r.seed,
+        value: r.value,
+        std: r.std,
+        trials: r.trials,
+        seconds: r.seconds,
+        threads: r.threads,
+        status,
+        note: r.note,
+    }
+}
+
+fn to_graph_embeddings(e: &ksvd_baselines::Embeddings) -> ksvd_graph_tasks::Embeddings {
+    match e {
+        ksvd_baselines::Embeddings::Single(x) => ksvd_graph_tasks::Embeddings::Single(x.clone()),
+        ksvd_baselines::Embeddings::SourceTarget { source, target } => ksvd_graph_tasks::Embeddings::SourceTarget {
+            source: source.clone(),
+            target: target.clone(),
+        },
+    }
+}
+
+/// Rows for a cell whose method failed as a whole (the metrics the spec declares, with the error).
+fn failed_rows(cx: &Context<'_>, dataset: &str, method: &str, seed: u64, err: &anyhow::Error) -> Vec<Row> {
+    ["micro_f1", "macro_f1", "l1", "l2"]
+        .into_iter()
+        .filter(|m| cx.spec.file.metrics.iter().any(|x| x.id == *m))
+        .map(|metric| Row::status(dataset, method, metric, Status::Failed, Some(format!("{err:#}"))).seed(seed))
+        .collect()
+}
+
+/// Keeps only rows with declared metrics (the crates also report diagnostics such as `wrong_entries`).
+fn declared(cx: &Context<'_>, rows: Vec<Row>) -> Vec<Row> {
+    rows.into_iter()
+        .filter(|r| cx.spec.file.metrics.iter().any(|m| m.id == r.metric))
+        .collect()
+}
+
+impl Experiment for Table1 {
+    type Params = Table1Params;
+    const VERSION: u32 = 1;
+
+    fn run(&self, cx: &Context<'_>, p: &Table1Params) -> Result<Vec<Row>> {
+        let root = DataRoot::committed()?;
+        let seeds = cx.spec.file.seeds.clone();
+        let trials = cx.spec.file.trials.max(1) as usize;
+        cx.progress
+            .set_length((cx.spec.run_datasets.len() * cx.spec.run_methods.len() * seeds.len()) as u64);
+        let mut rows = Vec::new();
+        for dataset in &cx.spec.run_datasets {
+            for method in &cx.spec.run_methods {
+                for &seed in &seeds {
+                    cx.progress.set_message(format!("{dataset} {method} seed {seed}"));
+                    let mut config = p.protocol.clone();
+                    config.datasets = vec![dataset.clone()];
+                    config.seed = seed;
+                    config.eval.trials = trials;
+                    let ours = Method::ALL.into_iter().find(|m| m.id() == method);
+                    let baseline = GraphBaseline::ALL.into_iter().find(|m| m.id() == method);
+                    if let Some(m) = ours {
+                        config.methods = vec![m];
+                        let key = ("table1", dataset, method, seed, &config);
+                        rows.extend(cx.cell(&key, || {
+                            Ok(match run_table1(&config, &root, |_| {}) {
+                                Ok(r) => declared(cx, r.into_iter().map(graph_row).collect()),
+                                Err(e) => failed_rows(cx, dataset, method, seed, &e.into()),
+                            })
+                        })?);
+                    } else if let Some(b) = baseline {
+                        let bconfig = GraphBaselinesConfig {
+                            datasets: vec![dataset.clone()],
+                            methods: vec![b],
+                            seeds: vec![seed],
+                            trials: 1,
+                            self_loops: SelfLoopPolicy::AsInFile,
+                            params: p.baselines.clone(),
+                        };
+                        let key = ("table1-baseline", dataset, method, seed, &bconfig, &config.eval);
+                        rows.extend(cx.cell(&key, || {
+                            let eval = config.eval.clone();
+                            let evaluate = |g: &ksvd_datasets::Graph, e: &ksvd_baselines::Embeddings, s: u64| {
+                                let emb = to_graph_embeddings(e);
+                                evaluate_embeddings(g, b.id(), &emb, &eval, s)
+                                    .map(|rs| {
+                                        rs.into_iter()
+                                            .filter(|r| r.setting.is_empty())
+                                            .filter_map(|r| Some((r.metric, r.value?)))
+                                            .collect()
+                                    })
+                                    .map_err(|e| e.to_string())
+                            };
+                            Ok(match run_graph_baselines(&bconfig, &root, &mut |_| {}, evaluate) {
+                                Ok(r) => declared(cx, r.into_iter().map(baseline_row).collect()),
+                                Err(e) => failed_rows(cx, dataset, method, seed, &e.into()),
+                            })
+                        })?);
+                    } else if p.not_reimplemented.iter().any(|m| m == method) {
+                        cx.progress.inc(1);
+                        let note =
+                            "external method without a Rust implementation here; the paper's value is shown alone";
+                        rows.extend(
+                            failed_rows(cx, dataset, method, seed, &anyhow::anyhow!(note))
+                                .into_iter()
+                                .filter(|r| {
+                                    cx.spec.file.paper.iter().any(|pv| {
+                                        pv.dataset == r.dataset && pv.method == r.method && pv.metric == r.metric
+                                    })
+                                })
+                                .map(|mut r| {
+                                    r.status = Status::NotImplemented;
+                                    r
+                                }),
+                        );
+                    } else {
+                        anyhow::bail!("table1: unknown method `{method}`");
+                    }
+                }
+            }
+        }
+        Ok(rows)
+    }
+}
+
+/// `[params]` of `kind = "nystrom-f1"`: a [`NystromF1Config`] (its `datasets`, `methods` and `seed` are
+/// replaced by the spec's, `eval.trials` by the spec's `trials`).
+pub type NystromF1Params = NystromF1Config;
+
+/// The F1-vs-m figure.
+pub struct NystromF1;
+
+impl Experiment for NystromF1 {
+    type Params = NystromF1Params;
+    const VERSION: u32 = 1;
+
+    fn run(&self, cx: &Context<'_>, p: &NystromF1Config) -> Result<Vec<Row>> {
+        let root = DataRoot::committed()?;
+        let seeds = cx.spec.file.seeds.clone();
+        let trials = cx.spec.file.trials.max(1) as usize;
+        // The spec's methods `ksvd`/`kpca` select the Nystrom variants; `*_exact` turn on the references.
+        let methods: Vec<NystromMethod> = [NystromMethod::Ksvd, NystromMethod::Kpca]
+            .into_iter()
+            .filter(|m| cx.spec.run_methods.iter().any(|x| x == m.id()))
+            .collect();
+        let include_exact = cx.spec.run_methods.iter().any(|m| m.ends_with("_exact"));
+        cx.progress
+            .set_length((cx.spec.run_datasets.len() * methods.len() * seeds.len()) as u64);
+        let mut rows = Vec::new();
+        for dataset in &cx.spec.run_datasets {
+            for &method in &methods {
+                for &seed in &seeds {
+                    cx.progress
+                        .set_message(format!("{dataset} {} seed {seed}", method.id()));
+                    let mut config = p.clone();
+                    config.datasets = vec![dataset.clone()];
+                    config.methods = vec![method];
+                    config.include_exact = include_exact;
+                    config.seed = seed;
+                    config.eval.trials = trials;
+                    let key = ("nystrom-f1", dataset, method.id(), seed, &config);
+                    rows.extend(cx.cell(&key, || {
+                        let out = run_nystrom_f1(&config, &root, |_| {})
+                            .with_context(|| format!("nystrom-f1 on {dataset} ({})", method.id()));
+                        Ok(match out {
+                            Ok(r) => r
+                                .into_iter()
+                                .map(graph_row)
+                                .filter(|r| cx.spec.run_methods.iter().any(|m| *m == r.method))
+                                .collect(),
+                            Err(e) => ["micro_f1", "macro_f1"]
+                                .into_iter()
+                                .map(|metric| {
+                                    Row::status(dataset, method.id(), metric, Status::Failed, Some(format!("{e:#}")))
+                                        .seed(seed)
+                                })
+                                .collect(),
+                        })
+                    })?);
+                }
+            }
+        }
+        Ok(declared(cx, rows))
+    }
+}
