@@ -54,6 +54,8 @@ struct Panel {
     title: String,
     y_label: String,
     series: Vec<Series>,
+    /// Axes on a log10 scale (the points are stored as log10 of the values).
+    log: (bool, bool),
 }
 
 fn panels(spec: &Spec, fig: &FigureLayout, summary: &[Summary]) -> Vec<Panel> {
@@ -84,7 +86,7 @@ fn panels(spec: &Spec, fig: &FigureLayout, summary: &[Summary]) -> Vec<Panel> {
                         .iter()
                         .filter(|s| s.dataset == *d && s.method == *m && &s.metric == metric)
                         .filter_map(|s| Some((setting_value(&s.setting, &fig.x)?, s.value?)))
-                        .filter(|(x, y)| x.is_finite() && y.is_finite())
+                        .filter_map(|(x, y)| Some((to_axis(x, fig.log_x)?, to_axis(y, fig.log_y)?)))
                         .collect();
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
                     (!points.is_empty()).then(|| Series {
@@ -99,10 +101,17 @@ fn panels(spec: &Spec, fig: &FigureLayout, summary: &[Summary]) -> Vec<Panel> {
                 title: spec.label(Key::Dataset, d),
                 y_label: spec.label(Key::Metric, metric),
                 series,
+                log: (fig.log_x, fig.log_y),
             });
         }
     }
     out
+}
+
+/// A value in axis coordinates: itself, or its log10 on a log axis (`None` when not drawable).
+fn to_axis(v: f64, log: bool) -> Option<f64> {
+    let a = if log { (v > 0.0).then(|| v.log10())? } else { v };
+    a.is_finite().then_some(a)
 }
 
 fn padded(lo: f64, hi: f64) -> (f64, f64) {
@@ -115,8 +124,9 @@ fn padded(lo: f64, hi: f64) -> (f64, f64) {
     }
 }
 
-/// Tick labels with as many decimals as the axis span needs.
-fn tick_formatter(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
+/// Tick labels with as many decimals as the axis span needs; on a log axis the value `10^t` in
+/// engineering-friendly form.
+fn tick_formatter(lo: f64, hi: f64, log: bool) -> impl Fn(&f64) -> String {
     let span = (hi - lo).abs();
     let decimals = if span >= 50.0 {
         0
@@ -127,7 +137,18 @@ fn tick_formatter(lo: f64, hi: f64) -> impl Fn(&f64) -> String {
     } else {
         3
     };
-    move |v: &f64| format!("{v:.decimals$}")
+    move |v: &f64| {
+        if log {
+            let x = 10f64.powf(*v);
+            if (1e-3..1e5).contains(&x.abs()) {
+                format!("{}", (x * 1000.0).round() / 1000.0)
+            } else {
+                format!("{x:.0e}")
+            }
+        } else {
+            format!("{v:.decimals$}")
+        }
+    }
 }
 
 fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel, x_label: &str) -> Result<()> {
@@ -149,7 +170,7 @@ fn draw_panel<DB: DrawingBackend>(area: &DrawingArea<DB, Shift>, panel: &Panel, 
         .y_label_area_size(62)
         .build_cartesian_2d(x0..x1, y0..y1)
         .map_err(err)?;
-    let (fx, fy) = (tick_formatter(x0, x1), tick_formatter(y0, y1));
+    let (fx, fy) = (tick_formatter(x0, x1, panel.log.0), tick_formatter(y0, y1, panel.log.1));
     chart
         .configure_mesh()
         .x_labels(6)

@@ -462,14 +462,14 @@ pub fn report(entries: &[ReportEntry<'_>]) -> String {
         let differs = pick(&|s| s.verdict == Verdict::Differs);
         let unmatched = pick(&|s| s.verdict == Verdict::NoPaperValue);
         if !differs.is_empty() {
-            let _ = writeln!(out, "**Differs from the paper ({}):**\n\n{header}", differs.len());
+            let _ = write!(out, "**Differs from the paper ({}):**\n\n{header}", differs.len());
             for s in &differs {
                 let _ = writeln!(out, "{}", table_row(e.spec, s));
             }
             out.push('\n');
         }
         if !matches.is_empty() {
-            let _ = writeln!(out, "**Matches the paper ({}):**\n\n{header}", matches.len());
+            let _ = write!(out, "**Matches the paper ({}):**\n\n{header}", matches.len());
             for s in &matches {
                 let _ = writeln!(out, "{}", table_row(e.spec, s));
             }

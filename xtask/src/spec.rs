@@ -215,6 +215,12 @@ pub struct FigureLayout {
     /// Restrict to these methods (all when absent); one line each.
     #[serde(default)]
     pub methods: Option<Vec<String>>,
+    /// Logarithmic x axis (base 10; non-positive x values are dropped).
+    #[serde(default)]
+    pub log_x: bool,
+    /// Logarithmic y axis (base 10; non-positive y values are dropped).
+    #[serde(default)]
+    pub log_y: bool,
 }
 
 /// `[quick]`: the reduced variant run by `--quick` (CI).
