@@ -4,7 +4,8 @@
 //! The hash covers the spec file's bytes, the experiment kind and its `VERSION`, and the cell's key (any
 //! serialisable value that names the cell's parameters). Editing the spec or bumping the experiment's
 //! version therefore invalidates its cells. A file that cannot be read back, or whose stored key differs
-//! from the requested one, is ignored and recomputed. Only cells whose rows are all `ok` are stored:
+//! from the requested one, is ignored and recomputed. Only cells whose rows are all `ok` or `not-run` (a
+//! deliberate, configuration-determined skip, e.g. an in-memory path over its memory budget) are stored:
 //! `missing-data` / `not-implemented` / `failed` are re-evaluated on every run.
 use std::path::{Path, PathBuf};
 
@@ -72,7 +73,7 @@ impl Cache {
             }
         }
         let rows = compute()?;
-        if rows.iter().all(|r| r.status == Status::Ok) {
+        if rows.iter().all(|r| matches!(r.status, Status::Ok | Status::NotRun)) {
             let bytes = serde_json::to_vec_pretty(&Entry {
                 key,
                 rows: rows.clone(),
@@ -173,5 +174,19 @@ mod tests {
         let missing = || Ok(vec![Row::status("x", "y", "z", Status::MissingData, None)]);
         cache.get_or_compute(&"k", missing).unwrap();
         assert_eq!(cache.get_or_compute(&"k", missing).unwrap().1, Origin::Computed);
+        // A deliberate skip beside a result is a finished cell.
+        let skipped = || {
+            let mut r = rows(0.5);
+            r.push(Row::status(
+                "cora",
+                "dense",
+                "seconds",
+                Status::NotRun,
+                Some("over budget".into()),
+            ));
+            Ok(r)
+        };
+        cache.get_or_compute(&"s", skipped).unwrap();
+        assert_eq!(cache.get_or_compute(&"s", skipped).unwrap().1, Origin::Cached);
     }
 }

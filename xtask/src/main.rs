@@ -2,7 +2,7 @@
 //!
 //! ```text
 //! cargo xtask list
-//! cargo xtask reproduce [--only NAME]... [--quick] [--out DIR] [--threads N] [--no-cache]
+//! cargo xtask reproduce [--only NAME]... [--quick] [--out DIR] [--threads N] [--no-cache] [--render-only]
 //! ```
 use std::path::PathBuf;
 use std::process::ExitCode;
@@ -41,6 +41,10 @@ enum Command {
         /// Recompute every cell instead of reusing results/.cache.
         #[arg(long)]
         no_cache: bool,
+        /// Run nothing: re-render the Markdown pages, figures and REPORT.md from the result files in the
+        /// output directory (after editing a spec's layout, say).
+        #[arg(long, conflicts_with = "no_cache")]
+        render_only: bool,
     },
     /// List every spec with its kind and one-line description.
     List,
@@ -80,6 +84,7 @@ fn run(cli: Cli) -> Result<bool> {
             out,
             threads,
             no_cache,
+            render_only,
         } => {
             let root = fsx::project_root();
             let threads = threads
@@ -91,6 +96,7 @@ fn run(cli: Cli) -> Result<bool> {
                 out: out.unwrap_or_else(|| root.join("results")),
                 threads,
                 no_cache,
+                render_only,
                 specs: root.join("experiments"),
             };
             let outcome = reproduce::run(&opts)?;

@@ -12,13 +12,14 @@ use std::sync::OnceLock;
 use anyhow::{anyhow, Result};
 use plotters::coord::Shift;
 use plotters::prelude::*;
+use plotters::style::text_anchor::{HPos, Pos, VPos};
 
 use crate::fsx;
 use crate::rows::Summary;
 use crate::spec::{setting_value, FigureLayout, Key, Spec};
 
 const PANEL: (u32, u32) = (520, 340);
-const TITLE_HEIGHT: u32 = 44;
+const TITLE_HEIGHT: u32 = 50;
 // Okabe-Ito colours: green and blue first, as in the paper's Nystrom figure (green KSVD, blue KPCA).
 const COLORS: [RGBColor; 6] = [
     RGBColor(0, 158, 115),
@@ -114,6 +115,13 @@ fn to_axis(v: f64, log: bool) -> Option<f64> {
     a.is_finite().then_some(a)
 }
 
+/// The largest font size up to `size` at which `text` fits into `width` pixels (DejaVu Sans averages
+/// about 0.55 em per character).
+fn fitted_font_size(text: &str, size: f64, width: f64) -> f64 {
+    let chars = text.chars().count().max(1) as f64;
+    size.min((width - 16.0) / (0.55 * chars)).max(8.0)
+}
+
 fn padded(lo: f64, hi: f64) -> (f64, f64) {
     if (hi - lo).abs() < 1e-12 {
         let pad = if lo.abs() > 1e-12 { lo.abs() * 0.05 } else { 1.0 };
@@ -140,10 +148,12 @@ fn tick_formatter(lo: f64, hi: f64, log: bool) -> impl Fn(&f64) -> String {
     move |v: &f64| {
         if log {
             let x = 10f64.powf(*v);
-            if (1e-3..1e5).contains(&x.abs()) {
-                format!("{}", (x * 1000.0).round() / 1000.0)
+            if (1e-3..1e4).contains(&x.abs()) {
+                // Three significant digits.
+                let digits = (2 - x.abs().log10().floor() as i32).max(0) as usize;
+                format!("{x:.digits$}")
             } else {
-                format!("{x:.0e}")
+                format!("{x:.1e}")
             }
         } else {
             format!("{v:.decimals$}")
@@ -237,7 +247,16 @@ fn draw<DB: DrawingBackend>(
     let err = |e: DrawingAreaErrorKind<DB::ErrorType>| anyhow!("drawing a figure: {e:?}");
     root.fill(&WHITE).map_err(err)?;
     let (head, body) = root.split_vertically(TITLE_HEIGHT);
-    head.titled(title, ("sans-serif", 20)).map_err(err)?;
+    // Two centred lines (caption, then the paper reference), shrunk to fit the figure's width.
+    let width = head.dim_in_pixel().0 as f64;
+    for (i, (text, size)) in title.lines().zip([18.0, 13.0]).enumerate() {
+        let size = fitted_font_size(text, size, width);
+        let style = TextStyle::from(("sans-serif", size))
+            .color(&BLACK)
+            .pos(Pos::new(HPos::Center, VPos::Top));
+        head.draw_text(text, &style, ((width / 2.0) as i32, 4 + 21 * i as i32))
+            .map_err(err)?;
+    }
     let rows = panels.len().div_ceil(cols);
     for (area, panel) in body.split_evenly((rows, cols)).iter().zip(panels) {
         draw_panel(area, panel, &fig.x_label)?;
@@ -261,7 +280,7 @@ pub fn figure(spec: &Spec, fig: &FigureLayout, summary: &[Summary], out: &Path) 
     let cols = fig.datasets.as_ref().map_or(spec.file.datasets.len(), Vec::len).max(1);
     let rows = panels.len().div_ceil(cols);
     let size = (PANEL.0 * cols as u32, PANEL.1 * rows as u32 + TITLE_HEIGHT);
-    let title = format!("{} — {}", spec.file.paper_ref, fig.title);
+    let title = format!("{}\n{}", fig.title, spec.file.paper_ref);
     let stem = format!("{}-{}", spec.name(), fig.file);
     let (svg_name, png_name) = (format!("{stem}.svg"), format!("{stem}.png"));
 

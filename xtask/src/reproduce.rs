@@ -2,7 +2,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, Context as _, Result};
+use anyhow::{bail, ensure, Context as _, Result};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cache::Cache;
@@ -24,6 +24,8 @@ pub struct Options {
     pub threads: usize,
     /// Ignore cached cells.
     pub no_cache: bool,
+    /// Do not run: re-render pages, figures and the report from the result files in `out`.
+    pub render_only: bool,
     /// Directory of the spec files.
     pub specs: PathBuf,
 }
@@ -69,6 +71,29 @@ fn bar_style() -> ProgressStyle {
     ProgressStyle::with_template("{prefix:>12} [{bar:28}] {pos}/{len} cells {elapsed:>4} {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ")
+}
+
+/// The rows of a previous run, read back from `<out>/<spec>.parquet` (for `--render-only`).
+fn stored_rows(spec: &Spec, out: &Path) -> Result<Vec<Row>> {
+    let path = out.join(format!("{}.parquet", spec.name()));
+    ensure!(
+        path.exists(),
+        "--render-only: {} does not exist; run the spec first",
+        path.display()
+    );
+    let tidy = rows::from_frame(&rows::read_parquet(&path)?)?;
+    Ok(tidy
+        .into_iter()
+        // `tidy` adds these again for paper values without a result.
+        .filter(|t| {
+            let added = matches!(
+                t.row.note.as_deref(),
+                Some("outside the --quick subset" | "no result produced")
+            );
+            !(t.row.status == Status::NotRun && added)
+        })
+        .map(|t| t.row)
+        .collect())
 }
 
 /// Checks that an experiment only produced declared ids.
@@ -213,10 +238,12 @@ pub fn run(opts: &Options) -> Result<Outcome> {
             progress: &bar,
         };
         let start = Instant::now();
-        let result = entry
-            .imp
-            .run(&cx)
-            .and_then(|rows| check_rows(spec, &rows).map(|()| rows));
+        let result = if opts.render_only {
+            stored_rows(spec, &opts.out)
+        } else {
+            entry.imp.run(&cx)
+        }
+        .and_then(|rows| check_rows(spec, &rows).map(|()| rows));
         bar.finish_and_clear();
         let rows = match result {
             Ok(rows) => rows,
