@@ -68,6 +68,18 @@ pub enum BiclusterError {
         /// Why.
         reason: String,
     },
+    /// A dense matrix the computation needs would exceed the memory bound.
+    #[error("{what} would be {rows} x {cols}, more than {limit} entries; use a smaller input")]
+    TooLarge {
+        /// Which matrix.
+        what: &'static str,
+        /// Its rows.
+        rows: usize,
+        /// Its columns.
+        cols: usize,
+        /// The bound on the number of entries.
+        limit: usize,
+    },
     /// linfa's k-means failed (e.g. no run produced a finite inertia).
     #[error("k-means failed: {0}")]
     KMeans(String),

@@ -5,8 +5,15 @@
 //! k-means on their embeddings — the left (documents) and right (terms) singular vectors of SVD
 //! or KSVD, or two KPCA embeddings — and scored as in BCOT (Fettal, Labiod & Nadif 2022):
 //! documents by NMI against the ground-truth labels, terms by PMI coherence.
-//! This crate is the clustering and metrics layer; the embeddings come from elsewhere.
 //!
+//! * [`embed`] / [`EmbeddingMethod`]: the document and term embeddings — SVD of `X`, KPCA (RBF) of
+//!   the documents and, separately, of the terms, and KSVD: the singular vectors of
+//!   `G_ij = κ(x'_i, z'_j)` between documents and terms made compatible by [`Compatibility`]
+//!   (a1: both sides on the shared principal axes of `X`, so that `x'_i · z'_j = (X (XᵀX)^{1/2})_ij`
+//!   and relabelling the terms only permutes the columns of `G`). Unit singular vectors, as the
+//!   paper's "k-means on the left and right singular vectors".
+//! * [`kpca_kernel`], [`ksvd_kernel`], [`gram`]: the dense kernel matrices those embeddings are
+//!   computed from (formed once, at most [`MAX_DENSE_ENTRIES`] entries; top triplets by Lanczos).
 //! * [`kmeans`] / [`KMeansParams`]: seeded k-means (k-means++ initialisation, `n_runs` restarts
 //!   keeping the smallest inertia) on the rows of a dense matrix, wrapping
 //!   [`linfa_clustering::KMeans`]; optional row L2-normalisation.
@@ -46,19 +53,23 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Where to go next: the embeddings are computed by the SVD/KSVD/KPCA crates of the workspace;
-//! the experiment runner feeds them here and writes one row per dataset x method x metric x seed.
+//! Where to go next: the experiment runner (`xtask`, kind `biclustering`, spec
+//! `experiments/table2.toml`) chains [`embed`], [`kmeans`], [`nmi`] and [`coherence`] and writes one
+//! row per dataset x method x metric x seed; the kernels and solvers live in `ksvd-kernels` and
+//! `ksvd-solvers`.
 
 mod bicluster;
 mod coherence;
 mod embed;
 mod error;
+mod kernel;
 mod kmeans;
 mod nmi;
 
 pub use bicluster::{bicluster, Biclustering};
 pub use coherence::{coherence, ClusterCoherence, Coherence};
-pub use embed::{embed, EmbeddingMethod, Embeddings, KsvdKernel};
+pub use embed::{embed, Compatibility, EmbeddingMethod, Embeddings, KsvdKernel};
 pub use error::{BiclusterError, Result};
+pub use kernel::{gram, kpca_kernel, ksvd_kernel, MAX_DENSE_ENTRIES};
 pub use kmeans::{kmeans, KMeansFit, KMeansParams, KMeansValidParams};
 pub use nmi::{entropy, mutual_info, nmi};
