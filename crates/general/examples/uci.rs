@@ -1,8 +1,11 @@
 //! Runs Table 3 or the ablation and prints the tidy rows as TSV.
 //!
-//! `cargo run --release -p ksvd-general --example uci -- [quick|full] [table3|ablation] [key=value ...]`
-//! where the optional `key=value` pairs are TOML overrides of the config (e.g. `standardize=true`,
-//! `bandwidth="median"`, `seeds=[0,1]`, `datasets=["diabetes"]`).
+//! `cargo run --release -p ksvd-general --example uci -- [quick|full|literal] [table3|ablation] [key=value ...]`
+//! where `full` is the recommended protocol ([`Table3Config::full`]), `literal` the paper read
+//! literally ([`Table3Config::literal`]: raw inputs, the paper's `γ²`, unscaled head inputs),
+//! `quick` the recommended one with 200 steps; the optional `key=value` pairs are TOML overrides
+//! of the config (e.g. `standardize=false`, `bandwidth="paper"`, `seeds=[0,1]`,
+//! `datasets=["diabetes"]`).
 use std::time::Instant;
 
 use ksvd_datasets::DataRoot;
@@ -43,7 +46,9 @@ fn print(rows: &[ResultRow]) {
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let args: Vec<String> = std::env::args().skip(1).collect();
-    let quick = args.first().map(|s| s == "quick").unwrap_or(true);
+    let mode = args.first().map(String::as_str).unwrap_or("quick");
+    let quick = mode == "quick";
+    let literal = mode == "literal";
     let which = args.get(1).cloned().unwrap_or_else(|| "table3".into());
     let extra = args.get(2..).unwrap_or(&[]).to_vec();
     let root = DataRoot::committed()?;
@@ -54,6 +59,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cfg = overrides(
             if quick {
                 AblationConfig::quick()
+            } else if literal {
+                AblationConfig::literal()
             } else {
                 AblationConfig::full()
             },
@@ -64,6 +71,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let cfg = overrides(
             if quick {
                 Table3Config::quick()
+            } else if literal {
+                Table3Config::literal()
             } else {
                 Table3Config::full()
             },

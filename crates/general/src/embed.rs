@@ -50,6 +50,17 @@ pub enum EmbeddingScale {
     LeftSingular,
 }
 
+/// `G = 0` (every kernel value underflowed, e.g. the RBF with the paper's `γ² = 1e6` on raw
+/// protein rows, squared distances ~1e12) gives all-zero features: an error, not a row.
+fn check_not_zero(s: &Array1<f64>, kernel: DiffKernel) -> Result<()> {
+    if s.first().is_some_and(|&s1| s1 > 0.0) {
+        return Ok(());
+    }
+    Err(GeneralError::DegenerateKernel {
+        detail: format!("G = 0 for {kernel:?}: every entry underflowed"),
+    })
+}
+
 /// Embeddings computed once (no learnable parameter): training and test features.
 #[derive(Debug, Clone)]
 pub struct FixedEmbedding {
@@ -115,6 +126,7 @@ pub fn ksvd_fixed(
     )?;
     // G is N x M (M <= 34 here): materialising it costs N M entries, never N^2.
     let svd = dense_svd_operator(&g, rank)?;
+    check_not_zero(&svd.s, kernel)?;
     let cols: Vec<usize> = (0..m).collect();
     let cross = g.cross_rows(&Samples::dense(x_test.to_owned())?, &cols)?;
     let mut test = dense::matmul(cross.view(), svd.v.view())?;
@@ -201,6 +213,43 @@ fn align_signs(new: &mut Array2<f64>, old: &Array2<f64>) {
             n.mapv_inplace(|v| -v);
         }
     }
+}
+
+/// The top-`rank` singular values `σ`, right singular vectors `V_r` and projections `G V_r` of a
+/// tall `g` (`N × M`, `N ≥ M`) through a Householder QR: `G = Q R` and `R = U_R Σ V_Rᵀ` give
+/// `G = (Q U_R) Σ V_Rᵀ`, so only the `M × M` factor `R` is decomposed and neither `Q` nor `U`
+/// is formed: `O(N M²)` (backward stable, unlike the Gram matrix `GᵀG`, which would square the
+/// condition number). Signs follow `ksvd_solvers`' convention for `U = G V Σ⁻¹`: the entry of
+/// largest magnitude of every column of `G V_r` is positive.
+pub(crate) fn tall_svd_right(g: ArrayView2<'_, f64>, rank: usize) -> Result<(Array1<f64>, Array2<f64>, Array2<f64>)> {
+    let (n, m) = g.dim();
+    check_rank(rank, n.min(m))?;
+    if n < m {
+        return Err(GeneralError::ShapeMismatch {
+            what: "tall SVD input",
+            expected: format!("at least {m} rows"),
+            got: format!("{n} rows"),
+        });
+    }
+    if let Some(((i, j), v)) = g.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        return Err(GeneralError::NonFinite {
+            what: "kernel block",
+            detail: format!("G[{i}, {j}] = {v}"),
+        });
+    }
+    let r = dense::to_ndarray(dense::as_faer(g).qr().thin_R());
+    let svd = dense::thin_svd(r.view())?;
+    let s = svd.s.slice(s![..rank]).to_owned();
+    let mut v = svd.v.slice(s![.., ..rank]).to_owned();
+    let mut f = dense::matmul(g, v.view())?;
+    for (mut fc, mut vc) in f.axis_iter_mut(Axis(1)).zip(v.axis_iter_mut(Axis(1))) {
+        let lead = fc.iter().fold(0.0f64, |b, &x| if x.abs() > b.abs() { x } else { b });
+        if lead < 0.0 {
+            fc.mapv_inplace(|x| -x);
+            vc.mapv_inplace(|x| -x);
+        }
+    }
+    Ok((s, v, f))
 }
 
 /// Forward quantities of one mini-batch, kept for the backward pass.
@@ -318,12 +367,25 @@ impl LearnableEmbedding for LearnableKsvd {
     }
     fn refresh(&mut self) -> Result<Array2<f64>> {
         let g = self.kernel.block(self.x.view(), self.z.view())?; // N x M
-        let svd = ksvd_solvers::dense_svd(g.view(), self.rank)?;
-        let mut v = svd.v;
-        align_signs(&mut v, &self.v);
+        let (s, mut v, mut f) = tall_svd_right(g.view(), self.rank)?;
+        check_not_zero(&s, self.kernel)?;
+        if self.v.iter().any(|&x| x != 0.0) {
+            // Keep the head's meaning: flip towards the previous V (the first refresh keeps the
+            // U-sign convention of `tall_svd_right`).
+            for ((mut vc, mut fc), old) in v
+                .axis_iter_mut(Axis(1))
+                .zip(f.axis_iter_mut(Axis(1)))
+                .zip(self.v.axis_iter(Axis(1)))
+            {
+                if vc.dot(&old) < 0.0 {
+                    vc.mapv_inplace(|x| -x);
+                    fc.mapv_inplace(|x| -x);
+                }
+            }
+        }
         self.v = v;
-        self.s = svd.s;
-        Ok(dense::matmul(g.view(), self.v.view())?)
+        self.s = s;
+        Ok(f)
     }
     fn forward(&self, rows: &[usize]) -> Result<BatchCache> {
         let x_in = self.x.select(Axis(0), rows);
@@ -341,7 +403,7 @@ impl LearnableEmbedding for LearnableKsvd {
         let dg = dense::matmul(d_features, self.v.t())?;
         let (_, dz) = self
             .kernel
-            .backward(cache.x_in.view(), cache.z_in.view(), cache.g.view(), dg.view())?;
+            .backward_owned(cache.x_in.view(), cache.z_in.view(), cache.g.view(), dg)?;
         let dc = dense::matmul(self.x.view(), dz.view())?;
         let norm = dc.iter().map(|v| v * v).sum::<f64>().sqrt();
         self.c.scaled_add(-lr, &dc);
@@ -615,9 +677,9 @@ impl LearnableEmbedding for Kpca {
         let x_in = self.mapped(self.x.select(Axis(0), rows).view())?;
         let z_in = self.mapped(self.basis().view())?;
         let g = self.kernel.block(x_in.view(), z_in.view())?;
-        let mut gc = g.clone();
-        gc -= &self.kbar;
-        let features = dense::matmul(gc.view(), self.a.view())?;
+        // (G − 1 k̄ᵀ) A = G A − 1 (k̄ᵀ A): no centred copy of the block.
+        let mut features = dense::matmul(g.view(), self.a.view())?;
+        features -= &self.kbar.dot(&self.a);
         Ok(BatchCache {
             rows: rows.to_vec(),
             features,
@@ -630,7 +692,7 @@ impl LearnableEmbedding for Kpca {
         let dg = dense::matmul(d_features, self.a.t())?;
         let (dx, db) = self
             .kernel
-            .backward(cache.x_in.view(), cache.z_in.view(), cache.g.view(), dg.view())?;
+            .backward_owned(cache.x_in.view(), cache.z_in.view(), cache.g.view(), dg)?;
         let xb = self.x.select(Axis(0), &cache.rows);
         let mut dc = dense::matmul(xb.t(), dx.view())?;
         dense::gemm_into(dc.view_mut(), self.basis().t(), db.view(), 1.0, true)?;
@@ -775,6 +837,51 @@ mod tests {
             );
             assert!(max_abs_diff(&emb.test, &emb.train.slice(s![..3, ..]).to_owned()) < 1e2 * tol(30));
         }
+    }
+
+    #[test]
+    fn tall_svd_through_qr_matches_the_dense_svd() {
+        // Singular values spread over 8 decades, as in the a3 kernels.
+        let q = dense::thin_q(data(300, 6, 50).view()).unwrap();
+        let w = dense::thin_q(data(6, 6, 51).view()).unwrap();
+        let sv = array![1e2, 3e0, 1e-1, 2e-3, 1e-5, 1e-6];
+        let g = dense::matmul((&q * &sv).view(), w.t()).unwrap();
+        let reference = ksvd_solvers::dense_svd(g.view(), 4).unwrap();
+        let (s, v, f) = tall_svd_right(g.view(), 4).unwrap();
+        for k in 0..4 {
+            assert!(
+                (s[k] - sv[k]).abs() < 64.0 * f64::EPSILON * sv[0],
+                "{k}: {} vs {}",
+                s[k],
+                sv[k]
+            );
+        }
+        // Same signs as ksvd_solvers (U convention), vectors to eps σ₁/gap.
+        for k in 0..4 {
+            let gap = (sv[k] - sv[k + 1]).min(if k > 0 { sv[k - 1] - sv[k] } else { f64::INFINITY });
+            let err = (&v.column(k) - &reference.v.column(k)).mapv(f64::abs).sum();
+            assert!(err < 1e3 * f64::EPSILON * sv[0] / gap, "{k}: {err}");
+        }
+        let gv = dense::matmul(g.view(), v.view()).unwrap();
+        assert_eq!(f, gv);
+        assert!(tall_svd_right(g.t(), 2).is_err());
+    }
+
+    #[test]
+    fn underflowing_rbf_is_a_typed_error() {
+        // Rows ~1e6 apart with γ² = 1: exp(−1e12) = 0 in every entry of G.
+        let x = data(12, 3, 8) * 1e6;
+        let c = compatibility_matrix(x.view(), Compat::Random { seed: 1 }).unwrap();
+        let k = DiffKernel::Rbf { gamma2: 1.0 };
+        assert!(k
+            .block(x.view(), dense::matmul(x.t(), c.view()).unwrap().view())
+            .unwrap()
+            .iter()
+            .all(|&g| g == 0.0));
+        let e = ksvd_fixed(x.view(), x.view(), c.view(), k, 2, EmbeddingScale::Projection);
+        assert!(matches!(e, Err(GeneralError::DegenerateKernel { .. })), "{e:?}");
+        let mut l = LearnableKsvd::new(x.clone(), c, k, 2).unwrap();
+        assert!(matches!(l.refresh(), Err(GeneralError::DegenerateKernel { .. })));
     }
 
     #[test]

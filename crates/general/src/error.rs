@@ -51,6 +51,13 @@ pub enum GeneralError {
         /// Where, or the value.
         detail: String,
     },
+    /// The kernel matrix carries no information, e.g. every entry of an RBF block underflowed to
+    /// 0 because `γ²` is tiny against the squared distances.
+    #[error("degenerate kernel matrix ({detail})")]
+    DegenerateKernel {
+        /// What is degenerate, with the bandwidth.
+        detail: String,
+    },
     /// A dataset is unknown to this experiment or has the wrong kind.
     #[error("dataset `{name}`: {reason}")]
     Dataset {

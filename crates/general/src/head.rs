@@ -13,8 +13,22 @@
 use ksvd_linalg::{dense, random::SeededRng};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::Rng;
+use serde::{Deserialize, Serialize};
 
 use crate::error::{GeneralError, Result};
+
+/// How the head's parameters start.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
+#[serde(rename_all = "lowercase")]
+pub enum HeadInit {
+    /// PyTorch's `nn.Linear` default: every entry of `W` and `b` uniform in `[−1/√r, 1/√r]`
+    /// (seeded).
+    #[default]
+    Pytorch,
+    /// `W = 0`, `b = 0` (the usual start of a convex linear model: all classes equally likely,
+    /// or the prediction 0).
+    Zero,
+}
 
 /// The downstream loss.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -78,6 +92,43 @@ impl Loss {
     }
 }
 
+impl Loss {
+    /// The smallest mean loss a constant output reaches on `targets`: the entropy
+    /// `−Σ_k p_k ln p_k` of the class frequencies (cross-entropy; reached by logits `ln p_k`), or
+    /// the population variance of the targets (MSE; reached by their mean). A head whose training
+    /// loss stays above it has not even learnt the class prior or the target mean.
+    pub fn constant_optimum(&self, targets: ArrayView1<'_, f64>) -> Result<f64> {
+        let n = targets.len();
+        if n == 0 {
+            return Err(GeneralError::ShapeMismatch {
+                what: "targets",
+                expected: "a non-empty vector".into(),
+                got: "0 entries".into(),
+            });
+        }
+        match *self {
+            Loss::CrossEntropy { classes } => {
+                let mut counts = vec![0usize; classes];
+                for &t in targets {
+                    counts[class_index(t, classes)?] += 1;
+                }
+                Ok(counts
+                    .iter()
+                    .filter(|&&c| c > 0)
+                    .map(|&c| {
+                        let p = c as f64 / n as f64;
+                        -p * p.ln()
+                    })
+                    .sum())
+            }
+            Loss::Mse => {
+                let mean = targets.sum() / n as f64;
+                Ok(targets.iter().map(|t| (t - mean) * (t - mean)).sum::<f64>() / n as f64)
+            }
+        }
+    }
+}
+
 fn class_index(t: f64, classes: usize) -> Result<usize> {
     if t >= 0.0 && t.fract() == 0.0 && (t as usize) < classes {
         Ok(t as usize)
@@ -113,6 +164,18 @@ pub struct HeadGrad {
 }
 
 impl LinearHead {
+    /// A head initialised by `how` ([`HeadInit::Pytorch`] draws from `rng`, [`HeadInit::Zero`]
+    /// does not touch it).
+    pub fn new(inputs: usize, outputs: usize, how: HeadInit, rng: &mut SeededRng) -> Self {
+        match how {
+            HeadInit::Pytorch => Self::init(inputs, outputs, rng),
+            HeadInit::Zero => LinearHead {
+                w: Array2::zeros((inputs, outputs)),
+                b: Array1::zeros(outputs),
+            },
+        }
+    }
+
     /// PyTorch's `nn.Linear` initialisation: every entry uniform in `[−1/√r, 1/√r]`.
     pub fn init(inputs: usize, outputs: usize, rng: &mut SeededRng) -> Self {
         let a = 1.0 / (inputs.max(1) as f64).sqrt();
@@ -228,6 +291,43 @@ mod tests {
         assert!(Loss::CrossEntropy { classes: 2 }
             .value_and_grad(array![[0.0, 0.0]].view(), array![2.0].view())
             .is_err());
+    }
+
+    #[test]
+    fn constant_optimum_by_hand_and_attained() {
+        // Three of four in class 0: entropy −(¾ ln ¾ + ¼ ln ¼), reached by logits (ln ¾, ln ¼).
+        let ce = Loss::CrossEntropy { classes: 2 };
+        let y = array![0.0, 0.0, 1.0, 0.0];
+        let h = -(0.75f64 * 0.75f64.ln() + 0.25 * 0.25f64.ln());
+        assert!((ce.constant_optimum(y.view()).unwrap() - h).abs() < 4.0 * f64::EPSILON);
+        let o = Array2::from_shape_fn((4, 2), |(_, k)| if k == 0 { 0.75f64.ln() } else { 0.25f64.ln() });
+        let (v, g) = ce.value_and_grad(o.view(), y.view()).unwrap();
+        assert!((v - h).abs() < 8.0 * f64::EPSILON);
+        // ... where the gradient of the bias (column sums of ∂L/∂O) vanishes.
+        assert!(g.sum_axis(Axis(0)).iter().all(|s| s.abs() < 8.0 * f64::EPSILON));
+        // MSE: the population variance, reached by the mean.
+        let y = array![1.0, 2.0, 3.0, 4.0];
+        assert_eq!(Loss::Mse.constant_optimum(y.view()).unwrap(), 1.25);
+        let (v, _) = Loss::Mse
+            .value_and_grad(Array2::from_elem((4, 1), 2.5).view(), y.view())
+            .unwrap();
+        assert_eq!(v, 1.25);
+        assert!(ce.constant_optimum(array![2.0].view()).is_err());
+        assert!(Loss::Mse.constant_optimum(Array1::<f64>::zeros(0).view()).is_err());
+    }
+
+    #[test]
+    fn zero_init_is_zero_and_leaves_the_rng_alone() {
+        let mut rng = rng_from_seed(9);
+        let h = LinearHead::new(4, 2, HeadInit::Zero, &mut rng);
+        assert!(h.w.iter().chain(h.b.iter()).all(|&v| v == 0.0));
+        assert_eq!(h.w.dim(), (4, 2));
+        let after_zero = LinearHead::init(4, 2, &mut rng);
+        assert_eq!(after_zero, LinearHead::init(4, 2, &mut rng_from_seed(9)));
+        assert_eq!(
+            LinearHead::new(4, 2, HeadInit::Pytorch, &mut rng_from_seed(9)),
+            after_zero
+        );
     }
 
     #[test]

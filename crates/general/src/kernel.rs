@@ -132,6 +132,18 @@ impl DiffKernel {
         g: ArrayView2<'_, f64>,
         dg: ArrayView2<'_, f64>,
     ) -> Result<(Array2<f64>, Array2<f64>)> {
+        self.backward_owned(x, z, g, dg.to_owned())
+    }
+
+    /// [`DiffKernel::backward`] consuming the upstream gradient: its buffer becomes `E = ∂L/∂D`
+    /// (no second `B × m` array per step).
+    pub fn backward_owned(
+        &self,
+        x: ArrayView2<'_, f64>,
+        z: ArrayView2<'_, f64>,
+        g: ArrayView2<'_, f64>,
+        mut dg: Array2<f64>,
+    ) -> Result<(Array2<f64>, Array2<f64>)> {
         check_dims(x, z)?;
         let shape = (x.nrows(), z.nrows());
         for (what, dim) in [("kernel block", g.dim()), ("kernel gradient", dg.dim())] {
@@ -145,29 +157,23 @@ impl DiffKernel {
         }
         match *self {
             DiffKernel::Rbf { gamma2 } => {
-                let mut e = Array2::zeros(shape);
-                Zip::from(&mut e)
-                    .and(g)
-                    .and(dg)
-                    .for_each(|e, &g, &dg| *e = -dg * g / gamma2);
-                distance_backward(x, z, e.view())
+                Zip::from(&mut dg).and(g).for_each(|e, &g| *e = -*e * g / gamma2);
+                distance_backward(x, z, dg.view())
             }
             DiffKernel::Sne { gamma2 } => {
-                let mut e = Array2::zeros(shape);
-                for ((mut e_row, g_row), dg_row) in e.outer_iter_mut().zip(g.outer_iter()).zip(dg.outer_iter()) {
-                    let inner: f64 = g_row.iter().zip(dg_row.iter()).map(|(a, b)| a * b).sum();
+                for (mut e_row, g_row) in dg.outer_iter_mut().zip(g.outer_iter()) {
+                    let inner: f64 = g_row.iter().zip(e_row.iter()).map(|(a, b)| a * b).sum();
                     Zip::from(&mut e_row)
                         .and(&g_row)
-                        .and(&dg_row)
-                        .for_each(|e, &g, &dg| *e = -g * (dg - inner) / gamma2);
+                        .for_each(|e, &g| *e = -g * (*e - inner) / gamma2);
                 }
-                distance_backward(x, z, e.view())
+                distance_backward(x, z, dg.view())
             }
             DiffKernel::Poly { degree, offset } => {
                 let mut pbar = dense::matmul(x, z.t())?;
                 let p = degree as i32;
                 Zip::from(&mut pbar)
-                    .and(dg)
+                    .and(&dg)
                     .for_each(|v, &dg| *v = dg * f64::from(p) * (*v + offset).powi(p - 1));
                 let dx = dense::matmul(pbar.view(), z)?;
                 let dz = dense::matmul(pbar.t(), x)?;

@@ -17,18 +17,39 @@ fn configs_deserialise_from_the_experiment_specs() {
     let t3: Table3Config = params_of("table3.toml").try_into().unwrap();
     assert_eq!(
         (t3.components, t3.iterations, t3.test_fraction, t3.standardize),
-        (4, 2000, 0.2, false)
+        (4, 2000, 0.2, true)
     );
     assert_eq!(t3.gamma2["sne"]["liver"], 1e4);
     assert_eq!(t3.learning_rate["cholesterol"], 1e-1);
     assert_eq!(t3.batch_size.get("protein"), Some(&500));
-    // Keys absent from the spec take the full defaults.
+    // The spec writes out the recommended protocol: it is exactly the crate's full config.
+    assert_eq!(t3, Table3Config::full());
     assert_eq!(t3.methods.len(), 10);
     let ab: AblationConfig = params_of("ablation.toml").try_into().unwrap();
     assert_eq!((ab.degree, ab.components), (2, 4));
+    assert_eq!(ab, AblationConfig::full());
     // Unknown keys are rejected.
     let bad: Result<Table3Config, _> = toml::from_str::<toml::Value>("itertions = 5").unwrap().try_into();
     assert!(bad.is_err());
+    // The literal reading differs only in the five open choices.
+    let lit = Table3Config::literal();
+    assert_eq!(
+        (
+            lit.standardize,
+            lit.standardize_features,
+            lit.standardize_target,
+            lit.bandwidth,
+            lit.head_init
+        ),
+        (
+            false,
+            false,
+            false,
+            ksvd_general::BandwidthRule::Paper,
+            ksvd_general::HeadInit::Pytorch
+        )
+    );
+    assert_eq!(t3.head_init, ksvd_general::HeadInit::Zero);
 }
 
 #[test]
@@ -138,4 +159,32 @@ fn missing_files_and_bad_configs() {
         ..Table3Config::quick()
     };
     assert!(run_table3(&bad, &root, &mut |_| {}).is_err());
+}
+
+/// Label encoding on the committed data: class 1 is the positive class of each binary dataset
+/// (diabetes `tested_positive`, ionosphere `g`ood, liver "liver patient", selector 1), with the
+/// UCI counts, and a split keeps every row's label.
+#[test]
+fn binary_labels_are_the_uci_positive_classes() {
+    use ksvd_datasets::{DatasetName, Task};
+    use ksvd_general::{prepare, Preprocessing};
+    let root = DataRoot::committed().unwrap();
+    for (name, positive, n_pos, n) in [
+        ("diabetes", "tested_positive", 268, 768),
+        ("ionosphere", "good", 225, 351),
+        ("liver", "liver patient (selector 1)", 416, 583),
+    ] {
+        let data = root.tabular(name.parse::<DatasetName>().unwrap()).unwrap();
+        let Task::Classification { class_names } = &data.task else {
+            panic!("{name} is a classification set")
+        };
+        assert_eq!(class_names[1], positive, "{name}");
+        assert_eq!(data.target.len(), n, "{name}");
+        assert_eq!(data.target.iter().filter(|&&t| t == 1.0).count(), n_pos, "{name}");
+        assert!(data.target.iter().all(|&t| t == 0.0 || t == 1.0));
+        let p = prepare(&data, &Preprocessing::default(), 0).unwrap();
+        for (rows, y) in [(&p.train_rows, &p.y_train), (&p.test_rows, &p.y_test)] {
+            assert!(rows.iter().zip(y).all(|(&r, &t)| data.target[r] == t));
+        }
+    }
 }

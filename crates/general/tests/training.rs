@@ -23,6 +23,8 @@ fn opts(lr: f64) -> SgdOptions {
         batch_size: None,
         refresh_every: 1,
         standardize_features: false,
+        standardize_target: false,
+        head_init: ksvd_general::head::HeadInit::Pytorch,
         seed: 7,
     }
 }
