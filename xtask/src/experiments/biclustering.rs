@@ -207,31 +207,7 @@ fn baseline_rows(
         params: params.baselines.clone(),
     };
     let rows = run_bicluster_baselines(&config, root, &mut |_| {}).with_context(|| format!("{method} on {id}"))?;
-    Ok(rows
-        .into_iter()
-        .map(|r| {
-            use ksvd_baselines::RowStatus as S;
-            let status = match r.status {
-                S::Ok => Status::Ok,
-                S::Failed => Status::Failed,
-                S::MissingData => Status::MissingData,
-            };
-            Row {
-                dataset: r.dataset,
-                method: r.method,
-                metric: r.metric,
-                setting: String::new(),
-                seed: r.seed,
-                value: r.value,
-                std: r.std,
-                trials: r.trials,
-                seconds: r.seconds,
-                threads: r.threads,
-                status,
-                note: r.note,
-            }
-        })
-        .collect())
+    rows.into_iter().map(Row::from_crate).collect()
 }
 
 impl Experiment for Biclustering {

@@ -11,29 +11,6 @@ use ksvd_general::{run_ablation, run_table3, AblationConfig, Table3Config};
 use super::{Context, Experiment};
 use crate::rows::{Row, Status};
 
-fn row(r: ksvd_general::ResultRow) -> Row {
-    use ksvd_general::RowStatus as S;
-    let status = match r.status {
-        S::Ok => Status::Ok,
-        S::Failed => Status::Failed,
-        S::MissingData => Status::MissingData,
-    };
-    Row {
-        dataset: r.dataset,
-        method: r.method,
-        metric: r.metric,
-        setting: String::new(),
-        seed: r.seed,
-        value: r.value,
-        std: r.std,
-        trials: Some(r.trials),
-        seconds: Some(r.seconds),
-        threads: Some(r.threads),
-        status,
-        note: r.note,
-    }
-}
-
 fn failed(cx: &Context<'_>, dataset: &str, seed: u64, err: &dyn std::fmt::Display) -> Vec<Row> {
     let mut out = Vec::new();
     for m in &cx.spec.run_methods {
@@ -90,7 +67,7 @@ impl Experiment for Table3 {
                         ));
                     };
                     Ok(match run_table3(&config, &root, &mut progress) {
-                        Ok(r) => declared(cx, r.into_iter().map(row).collect()),
+                        Ok(r) => declared(cx, r.into_iter().map(Row::from_crate).collect::<Result<_>>()?),
                         Err(e) => failed(cx, dataset, seed, &e),
                     })
                 })?);
@@ -130,9 +107,9 @@ impl Experiment for Ablation {
                         Ok(r) => declared(
                             cx,
                             r.into_iter()
-                                .map(row)
-                                .filter(|r| cx.spec.run_methods.contains(&r.method))
-                                .collect(),
+                                .map(Row::from_crate)
+                                .filter(|r| r.as_ref().map_or(true, |r| cx.spec.run_methods.contains(&r.method)))
+                                .collect::<Result<_>>()?,
                         ),
                         Err(e) => failed(cx, dataset, seed, &e),
                     })

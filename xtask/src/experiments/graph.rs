@@ -36,52 +36,6 @@ pub struct Table1Params {
 /// Table 1.
 pub struct Table1;
 
-fn graph_row(r: ksvd_graph_tasks::ResultRow) -> Row {
-    use ksvd_graph_tasks::RowStatus as S;
-    let status = match r.status {
-        S::Ok => Status::Ok,
-        S::Failed => Status::Failed,
-        S::MissingData => Status::MissingData,
-    };
-    Row {
-        dataset: r.dataset,
-        method: r.method,
-        metric: r.metric,
-        setting: r.setting,
-        seed: Some(r.seed),
-        value: r.value,
-        std: r.std,
-        trials: (r.trials > 0).then_some(r.trials),
-        seconds: Some(r.seconds),
-        threads: u32::try_from(r.threads).ok(),
-        status,
-        note: r.note,
-    }
-}
-
-fn baseline_row(r: ksvd_baselines::ResultRow) -> Row {
-    use ksvd_baselines::RowStatus as S;
-    let status = match r.status {
-        S::Ok => Status::Ok,
-        S::Failed => Status::Failed,
-        S::MissingData => Status::MissingData,
-    };
-    Row {
-        dataset: r.dataset,
-        method: r.method,
-        metric: r.metric,
-        setting: String::new(),
-        seed: r.seed,
-        value: r.value,
-        std: r.std,
-        trials: r.trials,
-        seconds: r.seconds,
-        threads: r.threads,
-        status,
-        note: r.note,
-    }
-}
-
 fn to_graph_embeddings(e: &ksvd_baselines::Embeddings) -> ksvd_graph_tasks::Embeddings {
     match e {
         ksvd_baselines::Embeddings::Single(x) => ksvd_graph_tasks::Embeddings::Single(x.clone()),
@@ -134,7 +88,7 @@ impl Experiment for Table1 {
                         let key = ("table1", dataset, method, seed, &config);
                         rows.extend(cx.cell(&key, || {
                             Ok(match run_table1(&config, &root, |_| {}) {
-                                Ok(r) => declared(cx, r.into_iter().map(graph_row).collect()),
+                                Ok(r) => declared(cx, r.into_iter().map(Row::from_crate).collect::<Result<_>>()?),
                                 Err(e) => failed_rows(cx, dataset, method, seed, &e.into()),
                             })
                         })?);
@@ -162,7 +116,7 @@ impl Experiment for Table1 {
                                     .map_err(|e| e.to_string())
                             };
                             Ok(match run_graph_baselines(&bconfig, &root, &mut |_| {}, evaluate) {
-                                Ok(r) => declared(cx, r.into_iter().map(baseline_row).collect()),
+                                Ok(r) => declared(cx, r.into_iter().map(Row::from_crate).collect::<Result<_>>()?),
                                 Err(e) => failed_rows(cx, dataset, method, seed, &e.into()),
                             })
                         })?);
@@ -235,9 +189,9 @@ impl Experiment for NystromF1 {
                         Ok(match out {
                             Ok(r) => r
                                 .into_iter()
-                                .map(graph_row)
-                                .filter(|r| cx.spec.run_methods.iter().any(|m| *m == r.method))
-                                .collect(),
+                                .map(Row::from_crate)
+                                .filter(|r| r.as_ref().map_or(true, |r| cx.spec.run_methods.contains(&r.method)))
+                                .collect::<Result<_>>()?,
                             Err(e) => ["micro_f1", "macro_f1"]
                                 .into_iter()
                                 .map(|metric| {

@@ -15,31 +15,7 @@ use ksvd_streaming::{run_large_scale, run_scaling, Isolation, LargeScaleConfig, 
 
 use super::{Context, Experiment};
 use crate::fsx::project_root;
-use crate::rows::{Row, Status};
-
-fn row(r: ksvd_streaming::ResultRow) -> Row {
-    use ksvd_streaming::Status as S;
-    let status = match r.status {
-        S::Ok => Status::Ok,
-        S::Failed => Status::Failed,
-        S::MissingData => Status::MissingData,
-        S::NotRun => Status::NotRun,
-    };
-    Row {
-        dataset: r.dataset,
-        method: r.method,
-        metric: r.metric,
-        setting: r.setting,
-        seed: r.seed,
-        value: r.value,
-        std: r.std,
-        trials: r.trials,
-        seconds: r.seconds,
-        threads: r.threads,
-        status,
-        note: r.note,
-    }
-}
+use crate::rows::Row;
 
 /// Keeps the rows whose dataset, method and metric the spec declares.
 fn declared(cx: &Context<'_>, rows: Vec<Row>) -> Vec<Row> {
@@ -92,7 +68,10 @@ impl Experiment for LargeScale {
                     let mut progress = |pr: &ksvd_streaming::Progress| bar.set_message(pr.stage.clone());
                     let out = run_large_scale(&config, &root, &mut progress)
                         .with_context(|| format!("large-scale on {dataset}"))?;
-                    Ok(declared(cx, out.into_iter().map(row).collect()))
+                    Ok(declared(
+                        cx,
+                        out.into_iter().map(Row::from_crate).collect::<Result<_>>()?,
+                    ))
                 })?);
             }
         }
@@ -165,7 +144,10 @@ impl Experiment for Scaling {
                     let bar = cx.progress;
                     let mut progress = |pr: &ksvd_streaming::Progress| bar.set_message(pr.stage.clone());
                     let out = run_scaling(&c, &mut progress).with_context(|| format!("scaling at N = {n}"))?;
-                    Ok(declared(cx, out.into_iter().map(row).collect()))
+                    Ok(declared(
+                        cx,
+                        out.into_iter().map(Row::from_crate).collect::<Result<_>>()?,
+                    ))
                 })?);
             }
         }
