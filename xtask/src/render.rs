@@ -4,7 +4,7 @@ use std::collections::{BTreeMap, BTreeSet};
 use std::fmt::Write as _;
 
 use crate::rows::{Status, Summary, Verdict};
-use crate::spec::{setting_sort_key, Key, SettingSortKey, Spec, TableLayout};
+use crate::spec::{setting_sort_key, Better, Comparison, Key, SettingSortKey, Spec, TableLayout};
 
 /// Files written for a spec, relative to the output directory (for links).
 #[derive(Debug, Clone, Default)]
@@ -238,6 +238,7 @@ pub fn spec_page(spec: &Spec, summary: &[Summary], outputs: &Outputs) -> String 
         }
         out.push('\n');
     }
+    comparisons_section(spec, summary, &mut out);
     protocol_section(spec, &mut out);
     notes_section(spec, summary, &mut out);
     if !outputs.data.is_empty() {
@@ -245,6 +246,131 @@ pub fn spec_page(spec: &Spec, summary: &[Summary], outputs: &Outputs) -> String 
         let _ = writeln!(out, "Data: {}.", links.join(", "));
     }
     out
+}
+
+/// `method − other` in the metric's direction (positive: `method` is better), from `value`.
+fn margin(spec: &Spec, metric: &str, method: Option<f64>, other: Option<f64>) -> Option<f64> {
+    let (a, b) = (method?, other?);
+    match spec.metric(metric)?.better {
+        Better::Higher => Some(a - b),
+        Better::Lower => Some(b - a),
+        Better::None => None,
+    }
+}
+
+fn margin_cell(spec: &Spec, metric: &str, m: Option<f64>) -> String {
+    match m {
+        None => "—".to_string(),
+        Some(x) => {
+            let d = decimals(spec, metric);
+            let word = if x > 0.0 {
+                "yes"
+            } else if x < 0.0 {
+                "no"
+            } else {
+                "tie"
+            };
+            format!("{word} ({})", fmt_signed(x, d))
+        }
+    }
+}
+
+/// The table of one ranking claim: per dataset and metric, whether `c.method` beats each of
+/// `c.than` in the paper and in our rows, with the margin.
+fn comparison_table(spec: &Spec, c: &Comparison, summary: &[Summary]) -> String {
+    let paper = spec.paper_index();
+    let ours = |d: &str, m: &str, metric: &str| -> Option<f64> {
+        summary
+            .iter()
+            .find(|s| s.dataset == d && s.method == m && s.metric == metric && s.setting == c.setting)
+            .and_then(|s| s.value)
+    };
+    let theirs = |d: &str, m: &str, metric: &str| -> Option<f64> {
+        paper
+            .get(&(d.to_string(), m.to_string(), metric.to_string(), String::new()))
+            .map(|p| p.value)
+    };
+    let label = |m: &str| spec.label(Key::Method, m);
+    let mut out = String::new();
+    let others: Vec<String> = c.than.iter().map(|o| label(o)).collect();
+    let setting = if c.setting.is_empty() {
+        String::new()
+    } else {
+        format!(" (our setting `{}`)", c.setting)
+    };
+    let _ = writeln!(
+        out,
+        "### Does {} beat {}?{setting}
+",
+        label(&c.method),
+        others.join(" and ")
+    );
+    let mut header = "| dataset | metric |".to_string();
+    let mut rule = "|---|---|".to_string();
+    for o in &others {
+        let _ = write!(header, " vs {o}: paper | vs {o}: ours |");
+        rule.push_str("---|---|");
+    }
+    let _ = writeln!(
+        out,
+        "{header}
+{rule}"
+    );
+    // (comparisons in the paper, of which won; in ours, of which won; both known, of which agree)
+    let (mut np, mut wp, mut no, mut wo, mut nb, mut agree) = (0, 0, 0, 0, 0, 0);
+    for d in spec.file.datasets.iter().filter(|d| selected(&c.datasets, &d.id)) {
+        for metric in &c.metrics {
+            let mut line = format!("| {} | {} |", d.label, spec.label(Key::Metric, metric));
+            let mut any = false;
+            for o in &c.than {
+                let p = margin(spec, metric, theirs(&d.id, &c.method, metric), theirs(&d.id, o, metric));
+                let q = margin(spec, metric, ours(&d.id, &c.method, metric), ours(&d.id, o, metric));
+                any |= p.is_some() || q.is_some();
+                if let Some(p) = p {
+                    np += 1;
+                    wp += usize::from(p > 0.0);
+                }
+                if let Some(q) = q {
+                    no += 1;
+                    wo += usize::from(q > 0.0);
+                }
+                if let (Some(p), Some(q)) = (p, q) {
+                    nb += 1;
+                    agree += usize::from((p > 0.0) == (q > 0.0));
+                }
+                let _ = write!(
+                    line,
+                    " {} | {} |",
+                    margin_cell(spec, metric, p),
+                    margin_cell(spec, metric, q)
+                );
+            }
+            if any {
+                let _ = writeln!(out, "{line}");
+            }
+        }
+    }
+    let _ = writeln!(
+        out,
+        "\n{} is better in {wp} of {np} paper comparisons and in {wo} of {no} of ours; where both exist, \
+         the verdicts agree in {agree} of {nb}.\n",
+        label(&c.method)
+    );
+    out
+}
+
+fn comparisons_section(spec: &Spec, summary: &[Summary], out: &mut String) {
+    if spec.file.comparisons.is_empty() {
+        return;
+    }
+    let _ = writeln!(
+        out,
+        "## The paper's rankings, checked\n\nMargins are signed so that a positive value favours the first \
+         method (higher F1, lower norm); `—` where a number is missing.\n"
+    );
+    for c in &spec.file.comparisons {
+        out.push_str(&comparison_table(spec, c, summary));
+    }
 }
 
 fn tolerance_line(spec: &Spec) -> String {
@@ -457,6 +583,9 @@ pub fn report(entries: &[ReportEntry<'_>]) -> String {
             "| cell | ours | paper | diff | likely cause / note |\n|---|---:|---:|---:|---|\n",
         );
         let _ = writeln!(out, "{tol_line}\n");
+        for c in &f.comparisons {
+            out.push_str(&comparison_table(e.spec, c, summary));
+        }
         let pick = |v: &dyn Fn(&Summary) -> bool| -> Vec<&Summary> { summary.iter().filter(|s| v(s)).collect() };
         let matches = pick(&|s| s.verdict == Verdict::Match);
         let differs = pick(&|s| s.verdict == Verdict::Differs);
@@ -513,4 +642,72 @@ pub fn report(entries: &[ReportEntry<'_>]) -> String {
         }
     }
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::rows::{summarize, tidy, Row};
+    use std::path::Path;
+
+    /// Paper: K beats S on F1 (+0.10) and on the norm (10 < 20). Ours: K loses on F1 (−0.05),
+    /// wins on the norm (5 < 8). The second dataset has no number of ours for S.
+    /// Spec header shared by the tests.
+    const HEAD: &str = r#"
+name = "t"
+description = "d"
+kind = "datasets"
+paper_ref = "Table 0"
+methods = [{ id = "k", label = "K" }, { id = "s", label = "S" }]
+"#;
+
+    #[test]
+    fn comparison_table_signs_margins_by_direction() {
+        let src = HEAD.to_string()
+            + r#"
+datasets = [{ id = "a", label = "A" }, { id = "b", label = "B" }]
+metrics = [{ id = "f1", label = "F1", better = "higher" }, { id = "l1", label = "L1", better = "lower", decimals = 1 }]
+paper = [
+  { dataset = "a", method = "k", metric = "f1", value = 0.80 },
+  { dataset = "a", method = "s", metric = "f1", value = 0.70 },
+  { dataset = "a", method = "k", metric = "l1", value = 10.0 },
+  { dataset = "a", method = "s", metric = "l1", value = 20.0 },
+]
+[[comparisons]]
+method = "k"
+than = ["s"]
+metrics = ["f1", "l1"]
+"#;
+        let spec = Spec::parse(Path::new("t.toml"), &src, false).unwrap();
+        let rows = vec![
+            Row::ok("a", "k", "f1", 0.60),
+            Row::ok("a", "s", "f1", 0.65),
+            Row::ok("a", "k", "l1", 5.0),
+            Row::ok("a", "s", "l1", 8.0),
+            Row::ok("b", "k", "f1", 0.5),
+        ];
+        let summary = summarize(&spec, &tidy(&spec, rows));
+        let t = comparison_table(&spec, &spec.file.comparisons[0], &summary);
+        assert!(t.contains("| A | F1 | yes (+0.100) | no (-0.050) |"), "{t}");
+        assert!(t.contains("| A | L1 | yes (+10.0) | yes (+3.0) |"), "{t}");
+        assert!(!t.contains("| B | L1 |"), "no number on either side: no line\n{t}");
+        assert!(
+            t.contains("better in 2 of 2 paper comparisons and in 1 of 2 of ours; where both exist, the verdicts agree in 1 of 2"),
+            "{t}"
+        );
+    }
+
+    #[test]
+    fn comparison_needs_directed_metrics_and_declared_methods() {
+        let base = HEAD.to_string()
+            + r#"
+datasets = [{ id = "a", label = "A" }]
+metrics = [{ id = "n", label = "N" }, { id = "f1", label = "F1", better = "higher" }]
+"#;
+        let bad_metric = format!("{base}[[comparisons]]\nmethod = \"k\"\nthan = [\"s\"]\nmetrics = [\"n\"]\n");
+        let bad_method = format!("{base}[[comparisons]]\nmethod = \"k\"\nthan = [\"x\"]\nmetrics = [\"f1\"]\n");
+        for src in [bad_metric, bad_method] {
+            assert!(Spec::parse(Path::new("t.toml"), &src, false).is_err(), "{src}");
+        }
+    }
 }

@@ -57,6 +57,9 @@ pub struct SpecFile {
     /// Qualitative claims of the paper (for figures, whose numbers are not in the .tex).
     #[serde(default)]
     pub claims: Vec<String>,
+    /// Ranking claims checked against our numbers and the paper's ("does KSVD beat SVD?").
+    #[serde(default)]
+    pub comparisons: Vec<Comparison>,
     /// Kind-specific parameters, parsed by the experiment into its own struct.
     #[serde(default)]
     pub params: toml::Table,
@@ -268,6 +271,25 @@ pub struct PaperValue {
     /// Provenance remarks.
     #[serde(default)]
     pub note: Option<String>,
+}
+
+/// A ranking claim: does `method` beat every method of `than` on `metrics` (in each metric's
+/// direction of improvement), per dataset, in the paper and in our rows of `setting`?
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Comparison {
+    /// The method the paper presents as better.
+    pub method: String,
+    /// The methods it is compared with.
+    pub than: Vec<String>,
+    /// Metrics compared (each must have a direction, `better = "higher"` or `"lower"`).
+    pub metrics: Vec<String>,
+    /// Setting of our rows (empty: the main one).
+    #[serde(default)]
+    pub setting: String,
+    /// Restrict to these datasets (all when absent).
+    #[serde(default)]
+    pub datasets: Option<Vec<String>>,
 }
 
 /// A spec ready to run: the file's content with `--quick` applied and everything cross-checked.
@@ -492,6 +514,26 @@ fn validate(f: &SpecFile) -> Result<()> {
             keys.insert((&p.dataset, &p.method, &p.metric, &p.setting)),
             "{row}: duplicate paper value"
         );
+    }
+    for c in &f.comparisons {
+        for m in std::iter::once(&c.method).chain(&c.than) {
+            ensure!(methods.contains(m.as_str()), "comparison: method `{m}` is not declared");
+        }
+        ensure!(!c.than.is_empty(), "comparison of `{}`: `than` is empty", c.method);
+        for d in c.datasets.iter().flatten() {
+            ensure!(
+                datasets.contains(d.as_str()),
+                "comparison: dataset `{d}` is not declared"
+            );
+        }
+        for m in &c.metrics {
+            let metric = f.metrics.iter().find(|x| &x.id == m);
+            ensure!(
+                metric.is_some_and(|x| x.better != Better::None),
+                "comparison of `{}`: metric `{m}` is not declared or has no direction (`better`)",
+                c.method
+            );
+        }
     }
     for t in &f.tables {
         ensure!(

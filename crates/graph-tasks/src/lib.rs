@@ -46,7 +46,8 @@
 //! | input transform | `D_out⁻¹ (A + I)` | AsK-LS storage; the only transform matching `γ_x = 0.0002` on Cora (REPRODUCTION-NOTES §1) |
 //! | features | 1000 per node; two-sided methods `500 + 500` ([`TwoSided::Split`]) | "the extracted 1000 components"; HOPE's convention gives every method the same width |
 //! | scaling | unit singular vectors ([`Scaling::Vectors`]) | the paper: "top 1000 eigenvectors are taken as the extracted features"; scores make the fixed `γ = 1` depend on each kernel's magnitude |
-//! | standardisation | off | not stated; [`EvalConfig::standardize_features`] gives LS-SVMlab's default preprocessing |
+//! | standardisation | on: zero mean, unit variance per feature ([`EvalConfig::standardize_features`]) | not stated; the paper's LS-SVM ran in MATLAB, and LS-SVMlab (by the paper's group) standardises inputs by default; it also makes vectors and scores equivalent. `eval.also_unstandardized` reports the raw features beside |
+//! | edge direction | citing → cited (`ksvd-datasets`) | [`Table1Config::also_reversed`] reruns a graph with `Aᵀ` (for Cora and CiteSeer: their files' column order) |
 //! | kernel centring | on (KPCA, KSVD) | the paper assumes centred feature maps (`H G H`); PCA is centred, SVD is not |
 //! | split | 60 % train, stratified, trial `t` seed `seed + t` | AsK-LS's 60/40; 10 trials as the paper |
 //! | bandwidth | `k ∈ {0.25, 0.5, 1, 2, 4, 8}` × rule, 10-fold CV (macro-F1) nested in every trial | "10-fold cross-validation ... in the same range"; the test part is never seen |

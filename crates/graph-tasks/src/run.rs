@@ -9,6 +9,7 @@ use crate::embed::{
 use crate::error::{ensure, GraphTaskError, Result};
 use crate::reconstruct::{evaluate_reconstruction, Distance, ReconstructionNorms};
 use ksvd_datasets::{DataRoot, DatasetName, Graph, GraphOptions, SelfLoops};
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -39,7 +40,10 @@ pub struct ResultRow {
     /// `norm(X − X̂, 1)` and `norm(X − X̂, 2)`), `wrong_entries`, `frobenius`.
     pub metric: String,
     /// Extra setting: empty for the main cells, `distance=<name>` for reconstruction with a
-    /// non-default distance, `m=<m>` / `exact` in the Nyström figure.
+    /// non-default distance, `features=unstandardized` for classification without the
+    /// standardisation ([`EvalConfig::also_unstandardized`]), `arcs=reversed` (possibly joined
+    /// with the others by `; `) for a graph run with `Aᵀ` ([`Table1Config::also_reversed`]),
+    /// `m=<m>` / `exact` in the Nyström figure.
     pub setting: String,
     /// Number of Nyström subsamples `m` (Nyström figure only).
     pub m: Option<usize>,
@@ -123,10 +127,11 @@ pub struct EvalConfig {
     /// Primal or dual LS-SVM solve (same model; `auto` picks the cheaper).
     pub lssvm_form: LssvmForm,
     /// Standardise every feature column to zero mean and unit variance before the LS-SVM, as
-    /// LS-SVMlab (the MATLAB toolbox of the paper's group) does by default (`'preprocess'`).
-    /// Statistics over all labelled nodes (the features are unsupervised; no label is used).
-    /// The paper does not say; without it the fixed regularisation 1 makes the result depend on
-    /// the features' overall scale.
+    /// LS-SVMlab (the MATLAB toolbox of the paper's group) does by default (`initlssvm`'s
+    /// `'preprocess'`, applied by `prelssvm`). Statistics over all labelled nodes (the features
+    /// are unsupervised; no label is used). Default `true`. The paper does not say; without it
+    /// the fixed regularisation 1 makes the result depend on the features' scale (unit vectors
+    /// versus projection scores).
     pub standardize_features: bool,
     /// Folds of the hyper-parameter cross-validation on each training part (paper: 10).
     pub cv_folds: usize,
@@ -140,6 +145,10 @@ pub struct EvalConfig {
     pub extra_distances: Vec<Distance>,
     /// Exclude `v` itself from the candidates of its own reconstruction.
     pub exclude_self: bool,
+    /// With `standardize_features` on, also classify the unstandardised features (bandwidth
+    /// chosen by its own CV) and report them with `setting = "features=unstandardized"`. The
+    /// embeddings are shared, so this costs only the LS-SVM fits.
+    pub also_unstandardized: bool,
 }
 
 impl Default for EvalConfig {
@@ -149,13 +158,14 @@ impl Default for EvalConfig {
             train_fraction: 0.6,
             lssvm_regularization: 1.0,
             lssvm_form: LssvmForm::Auto,
-            standardize_features: false,
+            standardize_features: true,
             cv_folds: 10,
             cv_metric: CvMetric::MacroF1,
             cv_scope: CvScope::PerTrial,
             reconstruction_distance: Distance::Euclidean,
             extra_distances: vec![Distance::InnerProduct],
             exclude_self: true,
+            also_unstandardized: false,
         }
     }
 }
@@ -268,6 +278,10 @@ pub struct Table1Config {
     pub eval: EvalConfig,
     /// Per-dataset overrides (components, solver, grid), keyed by dataset id.
     pub overrides: BTreeMap<String, DatasetOverride>,
+    /// Datasets run a second time with every arc reversed (`Aᵀ`: rows become the in-links),
+    /// reported with `setting = "arcs=reversed"`. For Cora and CiteSeer, whose files list the
+    /// cited paper first, this is the reading "first column → second column" of the files.
+    pub also_reversed: Vec<String>,
 }
 
 impl Default for Table1Config {
@@ -305,6 +319,7 @@ impl Default for Table1Config {
             gamma_grid: vec![0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
             eval: EvalConfig::default(),
             overrides,
+            also_reversed: vec![],
         }
     }
 }
@@ -350,7 +365,7 @@ impl Table1Config {
                 s.validate()?;
             }
         }
-        for d in &self.datasets {
+        for d in self.datasets.iter().chain(&self.also_reversed) {
             d.parse::<DatasetName>()?;
         }
         self.eval.validate()
@@ -402,6 +417,8 @@ fn resolve(
 struct MethodResult {
     chosen: Vec<usize>,
     outcomes: Vec<Outcome>,
+    /// Further classification settings on the same embeddings: (setting, chosen, outcomes).
+    extra: Vec<(String, Vec<usize>, Vec<Outcome>)>,
     recon_index: usize,
     recon: Vec<(Distance, ReconstructionNorms)>,
     classify_seconds: f64,
@@ -419,19 +436,33 @@ fn evaluate_method(
 ) -> Result<MethodResult> {
     let t0 = Instant::now();
     let with_cv = candidates.len() > 1;
-    let mut outcomes = Vec::with_capacity(candidates.len());
     for c in candidates {
         c.validate(graph.n_nodes())?;
-        let f = c.features();
-        outcomes.push(evaluate_features(
-            task,
-            f.view(),
-            protocol,
-            &eval.classifier(),
-            with_cv,
-        )?);
     }
+    // Every (classifier setting, candidate) pair is independent and deterministic (the dense
+    // solves run sequentially), so they are evaluated on the thread pool: same results, both
+    // cores busy during the many small LS-SVM solves of the cross-validation.
+    let mut settings = vec![eval.classifier()];
+    if eval.standardize_features && eval.also_unstandardized {
+        settings.push(ClassifierOptions {
+            standardize: false,
+            ..eval.classifier()
+        });
+    }
+    let jobs: Vec<(usize, usize)> = (0..settings.len())
+        .flat_map(|s| (0..candidates.len()).map(move |c| (s, c)))
+        .collect();
+    let mut results: Vec<Outcome> = jobs
+        .par_iter()
+        .map(|&(s, c)| evaluate_features(task, candidates[c].features().view(), protocol, &settings[s], with_cv))
+        .collect::<Result<_>>()?;
+    let raw = results.split_off(candidates.len());
+    let outcomes = results;
     let chosen = select(&outcomes);
+    let mut extra = vec![];
+    if !raw.is_empty() {
+        extra.push(("features=unstandardized".to_string(), select(&raw), raw));
+    }
     let classify_seconds = t0.elapsed().as_secs_f64();
     let mut counts = vec![0usize; candidates.len()];
     for &c in &chosen {
@@ -455,6 +486,7 @@ fn evaluate_method(
     Ok(MethodResult {
         chosen,
         outcomes,
+        extra,
         recon_index,
         recon,
         classify_seconds,
@@ -463,13 +495,30 @@ fn evaluate_method(
 }
 
 /// Rows of one evaluated method.
-fn method_rows(dataset: &str, method: &str, seed: u64, r: &MethodResult, seconds: f64, note: &str) -> Vec<ResultRow> {
-    let trials = r.chosen.len();
-    let test: Vec<(f64, f64)> = (0..trials).map(|t| r.outcomes[r.chosen[t]].test[t]).collect();
+/// `a; b`, or whichever is non-empty.
+fn join_setting(a: &str, b: &str) -> String {
+    match (a.is_empty(), b.is_empty()) {
+        (true, _) => b.to_string(),
+        (_, true) => a.to_string(),
+        _ => format!("{a}; {b}"),
+    }
+}
+
+/// Rows of one evaluated method; `prefix` is prepended to every row's setting (e.g.
+/// `arcs=reversed`).
+fn method_rows(
+    dataset: &str,
+    method: &str,
+    seed: u64,
+    r: &MethodResult,
+    seconds: f64,
+    note: &str,
+    prefix: &str,
+) -> Vec<ResultRow> {
     let mut rows = vec![];
     let mut push = |metric: &str, setting: String, value: f64, std: Option<f64>, n: usize| {
         let mut row = ResultRow::new(dataset, method, metric, seed);
-        row.setting = setting;
+        row.setting = join_setting(prefix, &setting);
         row.value = Some(value);
         row.std = std;
         row.trials = n as u32;
@@ -477,10 +526,15 @@ fn method_rows(dataset: &str, method: &str, seed: u64, r: &MethodResult, seconds
         row.note = Some(note.to_string());
         rows.push(row);
     };
-    let (mi, mi_sd) = mean_std(&test.iter().map(|t| t.0).collect::<Vec<_>>());
-    let (ma, ma_sd) = mean_std(&test.iter().map(|t| t.1).collect::<Vec<_>>());
-    push("micro_f1", String::new(), mi, Some(mi_sd), trials);
-    push("macro_f1", String::new(), ma, Some(ma_sd), trials);
+    let main = (String::new(), r.chosen.clone(), r.outcomes.clone());
+    for (setting, chosen, outcomes) in std::iter::once(&main).chain(&r.extra) {
+        let trials = chosen.len();
+        let test: Vec<(f64, f64)> = (0..trials).map(|t| outcomes[chosen[t]].test[t]).collect();
+        let (mi, mi_sd) = mean_std(&test.iter().map(|t| t.0).collect::<Vec<_>>());
+        let (ma, ma_sd) = mean_std(&test.iter().map(|t| t.1).collect::<Vec<_>>());
+        push("micro_f1", setting.clone(), mi, Some(mi_sd), trials);
+        push("macro_f1", setting.clone(), ma, Some(ma_sd), trials);
+    }
     for (i, (d, n)) in r.recon.iter().enumerate() {
         let setting = if i == 0 {
             String::new()
@@ -537,7 +591,9 @@ pub fn run_table1(
     mut progress: impl FnMut(&Progress<'_>),
 ) -> Result<Vec<ResultRow>> {
     config.validate()?;
-    let total = config.datasets.len() * config.methods.len();
+    let reversed = |name: &str| config.also_reversed.iter().any(|d| d == name);
+    let variants = |name: &str| if reversed(name) { 2 } else { 1 };
+    let total = config.datasets.iter().map(|d| variants(d)).sum::<usize>() * config.methods.len();
     let mut done = 0;
     let mut rows = vec![];
     for name in &config.datasets {
@@ -554,11 +610,20 @@ pub fn run_table1(
                 for m in &config.methods {
                     rows.extend(failed_rows(name, m.id(), config.seed, RowStatus::MissingData, &e, 0.0));
                 }
-                done += config.methods.len();
+                done += variants(name) * config.methods.len();
                 continue;
             }
         };
         let (graph, task) = (&loaded.graph, &loaded.task);
+        let flipped;
+        let mut graphs: Vec<(&Graph, &str)> = vec![(graph, "")];
+        if reversed(name) {
+            flipped = Graph {
+                adjacency: graph.adjacency.transpose(),
+                ..graph.clone()
+            };
+            graphs.push((&flipped, "arcs=reversed"));
+        }
         let n = graph.n_nodes();
         let res = resolve(
             name,
@@ -582,45 +647,58 @@ pub fn run_table1(
                 for m in &config.methods {
                     rows.extend(failed_rows(name, m.id(), config.seed, RowStatus::Failed, &e, 0.0));
                 }
-                done += config.methods.len();
+                done += variants(name) * config.methods.len();
                 continue;
             }
         };
-        for &method in &config.methods {
-            progress(&Progress {
-                dataset: name,
-                method: method.id(),
-                message: "embedding",
-                done,
-                total,
-            });
-            let t0 = Instant::now();
-            match table1_cell(config, graph, task, &protocol, &res, method) {
-                Ok((r, note)) => rows.extend(method_rows(
-                    name,
-                    method.id(),
-                    config.seed,
-                    &r,
-                    t0.elapsed().as_secs_f64(),
-                    &note,
-                )),
-                Err(e) => rows.extend(failed_rows(
-                    name,
-                    method.id(),
-                    config.seed,
-                    RowStatus::Failed,
-                    &e,
-                    t0.elapsed().as_secs_f64(),
-                )),
+        for &(graph, prefix) in &graphs {
+            for &method in &config.methods {
+                progress(&Progress {
+                    dataset: name,
+                    method: method.id(),
+                    message: if prefix.is_empty() {
+                        "embedding"
+                    } else {
+                        "embedding (arcs reversed)"
+                    },
+                    done,
+                    total,
+                });
+                let t0 = Instant::now();
+                match table1_cell(config, graph, task, &protocol, &res, method) {
+                    Ok((r, note)) => rows.extend(method_rows(
+                        name,
+                        method.id(),
+                        config.seed,
+                        &r,
+                        t0.elapsed().as_secs_f64(),
+                        &note,
+                        prefix,
+                    )),
+                    Err(e) => {
+                        let mut failed = failed_rows(
+                            name,
+                            method.id(),
+                            config.seed,
+                            RowStatus::Failed,
+                            &e,
+                            t0.elapsed().as_secs_f64(),
+                        );
+                        for row in &mut failed {
+                            row.setting = prefix.to_string();
+                        }
+                        rows.extend(failed);
+                    }
+                }
+                done += 1;
+                progress(&Progress {
+                    dataset: name,
+                    method: method.id(),
+                    message: "done",
+                    done,
+                    total,
+                });
             }
-            done += 1;
-            progress(&Progress {
-                dataset: name,
-                method: method.id(),
-                message: "done",
-                done,
-                total,
-            });
         }
     }
     Ok(rows)
@@ -766,6 +844,7 @@ pub fn evaluate_embedding_candidates(
         &r,
         t0.elapsed().as_secs_f64(),
         &note,
+        "",
     ))
 }
 

@@ -79,6 +79,10 @@ impl Experiment for Table1 {
                     cx.progress.set_message(format!("{dataset} {method} seed {seed}"));
                     let mut config = p.protocol.clone();
                     config.datasets = vec![dataset.clone()];
+                    // Only this dataset's settings enter the cell (and its cache key): changing
+                    // another dataset's override does not rerun this one.
+                    config.also_reversed.retain(|d| d == dataset);
+                    config.overrides.retain(|d, _| d == dataset);
                     config.seed = seed;
                     config.eval.trials = trials;
                     let ours = Method::ALL.into_iter().find(|m| m.id() == method);
@@ -178,6 +182,8 @@ impl Experiment for NystromF1 {
                         .set_message(format!("{dataset} {} seed {seed}", method.id()));
                     let mut config = p.clone();
                     config.datasets = vec![dataset.clone()];
+                    config.overrides.retain(|d, _| d == dataset);
+                    config.m_grid.retain(|d, _| d == dataset);
                     config.methods = vec![method];
                     config.include_exact = include_exact;
                     config.seed = seed;
