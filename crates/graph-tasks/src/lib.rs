@@ -89,7 +89,8 @@
 //! hyper-parameter grid, chosen by the same nested CV) score externally computed embeddings
 //! (DeepWalk, HOPE, DiGAE) under the same protocol. Every random choice derives from the
 //! config's `seed`. The example `table1` (`cargo run --release -p ksvd-graph-tasks --example
-//! table1 -- quick|full|nystrom-quick|nystrom|<config.toml>`) prints the rows.
+//! table1 -- quick|full|nystrom-quick|nystrom|<config.toml>`) prints the rows;
+//! `examples/pubmed-1000.toml` is the Pubmed edge-direction diagnosis quoted in the README.
 
 mod classify;
 mod embed;
