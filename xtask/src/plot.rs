@@ -90,6 +90,19 @@ fn panels(spec: &Spec, fig: &FigureLayout, summary: &[Summary]) -> Vec<Panel> {
                         .filter_map(|(x, y)| Some((to_axis(x, fig.log_x)?, to_axis(y, fig.log_y)?)))
                         .collect();
                     points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    // A reference without an x (e.g. the exact solution, setting `exact`) is one value:
+                    // kept as a flat line, spread over the panel's x range below.
+                    if points.is_empty() {
+                        let flat: Vec<f64> = summary
+                            .iter()
+                            .filter(|s| s.dataset == *d && s.method == *m && &s.metric == metric)
+                            .filter(|s| setting_value(&s.setting, &fig.x).is_none())
+                            .filter_map(|s| to_axis(s.value?, fig.log_y))
+                            .collect();
+                        if let [y] = flat[..] {
+                            points = vec![(f64::NAN, y)];
+                        }
+                    }
                     (!points.is_empty()).then(|| Series {
                         label: spec.label(Key::Method, m),
                         color: base_color(m),
@@ -98,6 +111,24 @@ fn panels(spec: &Spec, fig: &FigureLayout, summary: &[Summary]) -> Vec<Panel> {
                     })
                 })
                 .collect::<Vec<_>>();
+            let xs = series
+                .iter()
+                .flat_map(|s| s.points.iter().map(|p| p.0))
+                .filter(|x| x.is_finite());
+            let (lo, hi) = xs.fold((f64::INFINITY, f64::NEG_INFINITY), |(a, b), x| (a.min(x), b.max(x)));
+            let series: Vec<Series> = series
+                .into_iter()
+                .filter_map(|mut s| {
+                    if s.points.len() == 1 && s.points[0].0.is_nan() {
+                        if lo > hi {
+                            return None;
+                        }
+                        let y = s.points[0].1;
+                        s.points = vec![(lo, y), (hi, y)];
+                    }
+                    Some(s)
+                })
+                .collect();
             out.push(Panel {
                 title: spec.label(Key::Dataset, d),
                 y_label: spec.label(Key::Metric, metric),
@@ -344,5 +375,17 @@ metrics = ["macro_f1"]
 
         let empty = summarize(&spec, &tidy(&spec, vec![]));
         assert!(figure(&spec, &spec.file.figures[0], &empty, dir.path()).is_err());
+
+        // An exact reference reported once (setting `exact`, no x) becomes a dashed flat line over
+        // the x range of the other curves.
+        let mut rows: Vec<Row> = [1000, 2000]
+            .into_iter()
+            .map(|m| Row::ok("cora", "ksvd", "macro_f1", 0.7).setting(format!("m={m}")))
+            .collect();
+        rows.push(Row::ok("cora", "ksvd_exact", "macro_f1", 0.76).setting("exact".to_string()));
+        let summary = summarize(&spec, &tidy(&spec, rows));
+        let cora = &panels(&spec, &spec.file.figures[0], &summary)[0];
+        let exact = cora.series.iter().find(|s| s.dashed).expect("exact line drawn");
+        assert_eq!(exact.points, vec![(1000.0, 0.76), (2000.0, 0.76)]);
     }
 }

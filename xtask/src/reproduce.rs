@@ -217,6 +217,12 @@ pub fn run(opts: &Options) -> Result<Outcome> {
     let mut fresh: Vec<(String, Vec<Summary>, render::Outputs)> = Vec::new();
     for spec in &selected {
         let entry = experiments::lookup(&registry, &spec.file.kind)?;
+        if opts.render_only && !opts.out.join(format!("{}.parquet", spec.name())).exists() {
+            // Nothing stored to render: the report lists the spec as not run yet (writing
+            // `failed` result files here would make it look as if it had been run).
+            eprintln!("{:>12}: no stored results, listed as not run yet", spec.name());
+            continue;
+        }
         let cache_dir = opts.out.join(".cache").join(spec.name());
         let cache = Cache::new(
             cache_dir,

@@ -83,6 +83,22 @@ fn reproduce_datasets_writes_every_output() {
         report.contains("| table1 |") && report.contains("not run yet"),
         "{report}"
     );
+    // Re-rendering writes nothing for specs that were never run, and still lists them as not run.
+    let render = xtask(&["reproduce", "--render-only", "--out", out, "--threads", "1"]);
+    assert!(
+        render.status.success(),
+        "stderr: {}",
+        String::from_utf8_lossy(&render.stderr)
+    );
+    assert!(
+        !Path::new(out).join("table1.csv").exists(),
+        "a never-run spec got result files"
+    );
+    let report = std::fs::read_to_string(Path::new(out).join("REPORT.md")).expect("report");
+    assert!(
+        report.contains("| table1 |") && report.contains("not run yet") && report.contains("[datasets](datasets.md)"),
+        "{report}"
+    );
     // No temporary files are left behind.
     let leftovers: Vec<_> = std::fs::read_dir(out)
         .expect("read dir")
