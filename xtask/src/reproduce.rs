@@ -2,7 +2,7 @@
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
-use anyhow::{bail, ensure, Context as _, Result};
+use anyhow::{bail, Context as _, Result};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
 use crate::cache::Cache;
@@ -73,15 +73,15 @@ fn bar_style() -> ProgressStyle {
         .progress_chars("=> ")
 }
 
-/// The rows of a previous run, read back from `<out>/<spec>.parquet` (for `--render-only`).
+/// `<out>/<spec>.parquet`: the stored tidy rows of a spec's last run.
+fn stored_path(spec: &Spec, out: &Path) -> PathBuf {
+    out.join(format!("{}.parquet", spec.name()))
+}
+
+/// The rows of a previous run, read back from [`stored_path`] (for `--render-only`, which skips
+/// specs without one).
 fn stored_rows(spec: &Spec, out: &Path) -> Result<Vec<Row>> {
-    let path = out.join(format!("{}.parquet", spec.name()));
-    ensure!(
-        path.exists(),
-        "--render-only: {} does not exist; run the spec first",
-        path.display()
-    );
-    let tidy = rows::from_frame(&rows::read_parquet(&path)?)?;
+    let tidy = rows::from_frame(&rows::read_parquet(&stored_path(spec, out))?)?;
     Ok(tidy
         .into_iter()
         // `tidy` adds these again for paper values without a result.
@@ -217,7 +217,7 @@ pub fn run(opts: &Options) -> Result<Outcome> {
     let mut fresh: Vec<(String, Vec<Summary>, render::Outputs)> = Vec::new();
     for spec in &selected {
         let entry = experiments::lookup(&registry, &spec.file.kind)?;
-        if opts.render_only && !opts.out.join(format!("{}.parquet", spec.name())).exists() {
+        if opts.render_only && !stored_path(spec, &opts.out).exists() {
             // Nothing stored to render: the report lists the spec as not run yet (writing
             // `failed` result files here would make it look as if it had been run).
             eprintln!("{:>12}: no stored results, listed as not run yet", spec.name());
@@ -285,7 +285,7 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         let (summary, outputs) = match fresh.iter().find(|(n, _, _)| n == spec.name()) {
             Some((_, s, o)) => (Some(s.clone()), o.clone()),
             None => {
-                let parquet = opts.out.join(format!("{}.parquet", spec.name()));
+                let parquet = stored_path(spec, &opts.out);
                 let summary = if parquet.exists() {
                     let tidy = rows::read_parquet(&parquet).and_then(|df| rows::from_frame(&df));
                     match tidy {

@@ -526,14 +526,14 @@ fn method_rows(
         row.note = Some(note.to_string());
         rows.push(row);
     };
-    let main = (String::new(), r.chosen.clone(), r.outcomes.clone());
-    for (setting, chosen, outcomes) in std::iter::once(&main).chain(&r.extra) {
+    let extra = r.extra.iter().map(|(s, c, o)| (s.as_str(), c, o));
+    for (setting, chosen, outcomes) in std::iter::once(("", &r.chosen, &r.outcomes)).chain(extra) {
         let trials = chosen.len();
         let test: Vec<(f64, f64)> = (0..trials).map(|t| outcomes[chosen[t]].test[t]).collect();
         let (mi, mi_sd) = mean_std(&test.iter().map(|t| t.0).collect::<Vec<_>>());
         let (ma, ma_sd) = mean_std(&test.iter().map(|t| t.1).collect::<Vec<_>>());
-        push("micro_f1", setting.clone(), mi, Some(mi_sd), trials);
-        push("macro_f1", setting.clone(), ma, Some(ma_sd), trials);
+        push("micro_f1", setting.to_string(), mi, Some(mi_sd), trials);
+        push("macro_f1", setting.to_string(), ma, Some(ma_sd), trials);
     }
     for (i, (d, n)) in r.recon.iter().enumerate() {
         let setting = if i == 0 {
