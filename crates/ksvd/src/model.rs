@@ -11,6 +11,7 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
 /// How the SVD of `G` is computed.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Solver {
     /// Dense SVD of the materialised `G` (`O(nm)` memory): small problems and reference runs.
     Exact,
@@ -34,6 +35,7 @@ pub enum Solver {
 
 /// Validated KSVD hyper-parameters (see [`KsvdParams`]).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KsvdValidParams {
     kernel: Kernel,
     rank: usize,
@@ -41,6 +43,9 @@ pub struct KsvdValidParams {
     center: bool,
     compat: Compat,
     seed: u64,
+    /// User-chosen Nyström landmarks `(I, J)` (indices into X and Z); `None`: sampled.
+    #[cfg_attr(feature = "serde", serde(default))]
+    landmark_indices: Option<(Vec<usize>, Vec<usize>)>,
 }
 
 /// KSVD hyper-parameters, linfa style: build with [`Ksvd::params`], validated once by
@@ -73,6 +78,10 @@ impl KsvdValidParams {
     pub fn seed(&self) -> u64 {
         self.seed
     }
+    /// User-chosen Nyström landmarks `(I, J)`, when given.
+    pub fn landmark_indices(&self) -> Option<(&[usize], &[usize])> {
+        self.landmark_indices.as_ref().map(|(i, j)| (i.as_slice(), j.as_slice()))
+    }
 }
 
 impl Default for KsvdParams {
@@ -84,6 +93,7 @@ impl Default for KsvdParams {
             center: false,
             compat: Compat::Pca,
             seed: 0,
+            landmark_indices: None,
         })
     }
 }
@@ -119,6 +129,32 @@ impl KsvdParams {
         self.0.seed = seed;
         self
     }
+    /// User-chosen Nyström landmarks: row indices `I` into X and column indices `J` into Z
+    /// (each distinct; any order, sorted before use). Requires [`Solver::Nystrom`], whose
+    /// `landmarks`/`cols` counts and `sampling` are then ignored; the sampled block is scaled
+    /// like uniform sampling, `sqrt(NM/(nm))`.
+    pub fn landmark_indices(mut self, rows: Vec<usize>, cols: Vec<usize>) -> Self {
+        self.0.landmark_indices = Some((rows, cols));
+        self
+    }
+}
+
+/// Checks that user landmark indices are distinct and at least `rank` many.
+fn check_landmark_list(name: &'static str, idx: &[usize], rank: usize) -> Result<()> {
+    if idx.len() < rank {
+        return Err(KsvdError::InvalidParameter {
+            name,
+            reason: format!("{} landmarks cannot give rank {rank}", idx.len()),
+        });
+    }
+    let mut seen = std::collections::HashSet::with_capacity(idx.len());
+    if let Some(&dup) = idx.iter().find(|&&i| !seen.insert(i)) {
+        return Err(KsvdError::InvalidParameter {
+            name,
+            reason: format!("index {dup} is repeated"),
+        });
+    }
+    Ok(())
 }
 
 impl ParamGuard for KsvdParams {
@@ -133,7 +169,16 @@ impl ParamGuard for KsvdParams {
                 reason: "must be at least 1".into(),
             });
         }
-        if let Solver::Nystrom { landmarks, cols, .. } = self.0.solver {
+        if let Some((rows, cols)) = &self.0.landmark_indices {
+            if !matches!(self.0.solver, Solver::Nystrom { .. }) {
+                return Err(KsvdError::InvalidParameter {
+                    name: "landmark_indices",
+                    reason: "user landmarks need the Nystrom solver".into(),
+                });
+            }
+            check_landmark_list("landmark rows", rows, self.0.rank)?;
+            check_landmark_list("landmark cols", cols, self.0.rank)?;
+        } else if let Solver::Nystrom { landmarks, cols, .. } = self.0.solver {
             if landmarks < self.0.rank || cols.is_some_and(|c| c < self.0.rank) {
                 return Err(KsvdError::InvalidParameter {
                     name: "landmarks",
@@ -198,6 +243,13 @@ impl Ksvd {
     /// The Nyström details when that solver was used.
     pub fn nystrom(&self) -> Option<&AsymmetricNystrom> {
         self.nystrom.as_ref()
+    }
+    /// The compatibility map of a model fitted on a data matrix.
+    pub(crate) fn compat_map(&self) -> Option<crate::fitted::CompatMap> {
+        self.compat.as_ref().map(|cs| crate::fitted::CompatMap {
+            side: cs.side,
+            c: cs.c.clone(),
+        })
     }
 
     /// Projected scores of new row samples: `k(x', Z) B_ψ` (`new × r`).
@@ -266,16 +318,21 @@ impl KsvdValidParams {
                 sampling,
                 inner,
             } => {
-                let p = NystromParams {
-                    rank: self.rank,
-                    rows: (*landmarks).min(n),
-                    cols: cols.unwrap_or(*landmarks).min(m),
-                    sampling: *sampling,
-                    inner: *inner,
-                    seed: self.seed,
-                    shared_samples: false,
+                let ny = match &self.landmark_indices {
+                    Some((rows, cols)) => crate::landmarks::nystrom_at(&g, rows, cols, self.rank, *inner, self.seed)?,
+                    None => {
+                        let p = NystromParams {
+                            rank: self.rank,
+                            rows: (*landmarks).min(n),
+                            cols: cols.unwrap_or(*landmarks).min(m),
+                            sampling: *sampling,
+                            inner: *inner,
+                            seed: self.seed,
+                            shared_samples: false,
+                        };
+                        asymmetric_nystrom(&g, &p)?
+                    }
                 };
-                let ny = asymmetric_nystrom(&g, &p)?;
                 let svd = ny.svd.clone();
                 nystrom = Some(ny);
                 svd

@@ -14,6 +14,7 @@ use ndarray::{s, Array1, Array2, ArrayViewMut1, Axis};
 
 /// Parameters of [`lanczos_svd`].
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct LanczosParams {
     /// Relative residual tolerance: stop when `‖Gᵀu_i − s_i v_i‖ ≤ tol · s_1` for every wanted `i`.
     pub tol: f64,

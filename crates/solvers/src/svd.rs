@@ -9,6 +9,7 @@ use ndarray::{s, Array1, Array2, ArrayView2};
 /// approximations have unit-norm columns), `s` holds the singular values in descending order,
 /// all non-negative. For a KSVD model, `u` gives `B_φ` and `v` gives `B_ψ`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SvdResult {
     /// Left singular vectors (`n × r`).
     pub u: Array2<f64>,
