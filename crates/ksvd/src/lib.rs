@@ -51,6 +51,6 @@ mod model;
 
 pub use error::{KsvdError, Result};
 pub use ksvd_nystrom::{InnerSolver, Sampling};
-pub use ksvd_solvers::{LanczosParams, RsvdParams, SvdResult};
+pub use ksvd_solvers::{LanczosParams, LanczosProgress, RsvdParams, SvdResult};
 pub use fitted::{CompatMap, KsvdModel, Residuals, MODEL_FORMAT, MODEL_FORMAT_VERSION};
 pub use model::{scores, Ksvd, KsvdParams, KsvdValidParams, Solver};

@@ -3,7 +3,9 @@ use crate::error::{KsvdError, Result};
 use ksvd_kernels::{compat, Compat, Kernel, KernelMatrix, Samples};
 use ksvd_linalg::{dense, LinearOperator};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, NystromParams, Sampling};
-use ksvd_solvers::{dense_svd_operator, lanczos_svd, randomized_svd, LanczosParams, RsvdParams, SvdResult};
+use ksvd_solvers::{
+    dense_svd_operator, lanczos_svd_with_progress, randomized_svd, LanczosParams, LanczosProgress, RsvdParams, SvdResult,
+};
 use linfa::dataset::{DatasetBase, Records};
 use linfa::param_guard::ParamGuard;
 use linfa::traits::Fit;
@@ -290,20 +292,43 @@ impl KsvdValidParams {
         self.fit_matrix(g, None)
     }
 
+    /// [`KsvdValidParams::fit_kernel_matrix`] reporting the progress of the Lanczos solver after
+    /// every restart (other solvers do not report).
+    pub fn fit_kernel_matrix_with_progress(
+        &self,
+        g: KernelMatrix,
+        progress: &mut dyn FnMut(LanczosProgress),
+    ) -> Result<Ksvd> {
+        self.fit_matrix_with_progress(g, None, progress)
+    }
+
     fn fit_matrix(&self, g: KernelMatrix, compat: Option<compat::CompatibleSamples>) -> Result<Ksvd> {
+        self.fit_matrix_with_progress(g, compat, &mut |_| {})
+    }
+
+    fn fit_matrix_with_progress(
+        &self,
+        g: KernelMatrix,
+        compat: Option<compat::CompatibleSamples>,
+        progress: &mut dyn FnMut(LanczosProgress),
+    ) -> Result<Ksvd> {
         let (n, m) = (g.nrows(), g.ncols());
         ksvd_solvers::check_rank(n, m, self.rank)?;
         let mut nystrom = None;
         let svd = match &self.solver {
             Solver::Exact => dense_svd_operator(&g, self.rank)?,
-            Solver::Lanczos(p) => lanczos_svd(
-                &g,
-                self.rank,
-                &LanczosParams {
-                    seed: self.seed,
-                    ..p.clone()
-                },
-            )?,
+            Solver::Lanczos(p) => {
+                lanczos_svd_with_progress(
+                    &g,
+                    self.rank,
+                    &LanczosParams {
+                        seed: self.seed,
+                        ..p.clone()
+                    },
+                    progress,
+                )?
+                .0
+            }
             Solver::Rsvd(p) => randomized_svd(
                 &g,
                 self.rank,
