@@ -391,3 +391,23 @@ fn help_shows_examples() {
     let text = String::from_utf8_lossy(&out.stdout);
     assert!(text.contains("Examples:") && text.contains("ksvd transform --model"), "{text}");
 }
+
+#[test]
+fn the_readme_example_round_trips() {
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let dir = tempfile::tempdir().unwrap();
+    let (fit, back, new) = (dir.path().join("fit"), dir.path().join("back"), dir.path().join("new"));
+    let (rows, cols, new_rows) = (ex.join("rows.csv"), ex.join("cols.csv"), ex.join("new_rows.csv"));
+    ok(&[
+        "fit", "--rows", p(&rows), "--cols", p(&cols), "--header", "--kernel", "rbf", "--gamma", "2", "--rank", "3",
+        "--solver", "exact", "--out", p(&fit),
+    ]);
+    ok(&["transform", "--model", p(&fit), "--rows", p(&rows), "--header", "--out", p(&back)]);
+    ok(&["transform", "--model", p(&fit), "--rows", p(&new_rows), "--header", "--out", p(&new)]);
+    let u: Array2<f64> = read_npy(fit.join("u.npy")).unwrap();
+    let b: Array2<f64> = read_npy(back.join("rows.npy")).unwrap();
+    assert_eq!(u.dim(), (24, 3));
+    assert!(rel(&b, &u) < 1e-12, "{:e}", rel(&b, &u));
+    let n: Array2<f64> = read_npy(new.join("rows.npy")).unwrap();
+    assert_eq!(n.dim(), (4, 3));
+}
