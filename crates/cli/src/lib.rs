@@ -123,6 +123,8 @@ pub enum KernelArg {
     Laplacian,
     /// RBF normalised over Z (rows of G sum to 1)
     Sne,
+    /// A kernel matrix you computed: --matrix G (N x M, rows index X, columns Z)
+    Precomputed,
 }
 
 /// Solver choice.
@@ -166,8 +168,11 @@ pub enum GraphInputArg {
 #[derive(Debug, clap::Args)]
 pub struct FitArgs {
     /// Row samples X, one per row: .npy (any numeric dtype), CSV/text, .libsvm/.svm or scipy CSR .npz.
-    #[arg(long, conflicts_with = "graph")]
+    #[arg(long, conflicts_with_all = ["graph", "matrix"])]
     rows: Option<PathBuf>,
+    /// With --kernel precomputed: the kernel matrix G (N x M; .npy or CSV), rectangular allowed.
+    #[arg(long, conflicts_with = "graph")]
+    matrix: Option<PathBuf>,
     /// Column samples Z (same formats). Omitted: Z = the columns of X.
     #[arg(long, requires = "rows")]
     cols: Option<PathBuf>,
@@ -255,10 +260,12 @@ pub struct TransformArgs {
     /// Directory written by `ksvd fit` (or its model.json).
     #[arg(long)]
     model: PathBuf,
-    /// New row samples (same formats as `fit`): writes OUT/rows = k(x', Z) V S^-1.
+    /// New row samples (same formats as `fit`): writes OUT/rows = k(x', Z) V S^-1. For a
+    /// precomputed-kernel model: the kernel values k(x', Z), one new sample per row (new x M).
     #[arg(long)]
     rows: Option<PathBuf>,
-    /// New column samples: writes OUT/cols = k(X, z')^T U S^-1.
+    /// New column samples: writes OUT/cols = k(X, z')^T U S^-1. For a precomputed-kernel model:
+    /// the kernel values k(X, z'), one new sample per row (new x N).
     #[arg(long)]
     cols: Option<PathBuf>,
     /// CSV/text inputs start with a header line.
@@ -451,6 +458,12 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
         header: args.header,
         quiet: args.quiet,
     };
+    if matches!(args.kernel, KernelArg::Precomputed) {
+        return fit_precomputed(&args, &opts, t0);
+    }
+    if args.matrix.is_some() {
+        return Err(CliError::Usage("--matrix needs --kernel precomputed".into()));
+    }
     let inputs = read_inputs(&args, &opts)?;
     let (gamma, gamma_source) = match args.gamma {
         Some(g) => (g, "given (--gamma)".to_string()),
@@ -468,6 +481,8 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
         KernelArg::Rbf => Kernel::Rbf { gamma },
         KernelArg::Laplacian => Kernel::Laplacian { gamma },
         KernelArg::Sne => Kernel::Sne { gamma },
+        // Dispatched to `fit_precomputed` above.
+        KernelArg::Precomputed => Kernel::Linear,
     };
     let user = match (&args.landmark_rows, &args.landmark_cols) {
         (Some(r), Some(c)) => Some((read_indices(r, &opts)?, read_indices(c, &opts)?)),
@@ -518,16 +533,61 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
     };
     bar.set_message("residuals (two kernel passes) and model");
     let model = fitted.to_model()?;
-    let seconds = t0.elapsed().as_secs_f64();
     bar.finish_and_clear();
+    write_fit(&args, &model, gamma_source, t0, inputs.node_names.as_deref())
+}
+
+/// `--kernel precomputed --matrix G`.
+fn fit_precomputed(args: &FitArgs, opts: &ReadOptions, t0: Instant) -> Result<(), CliError> {
+    let Some(path) = &args.matrix else {
+        return Err(CliError::Usage("--kernel precomputed needs --matrix G (N x M kernel values)".into()));
+    };
+    if args.rows.is_some() || args.cols.is_some() {
+        return Err(CliError::Usage("--kernel precomputed takes --matrix, not --rows/--cols".into()));
+    }
+    let g = match read_samples(path, opts)? {
+        Samples::Dense(a) => a,
+        Samples::Sparse(c) => c.to_dense(),
+    };
+    let (n, m) = g.dim();
+    let user = match (&args.landmark_rows, &args.landmark_cols) {
+        (Some(r), Some(c)) => Some((read_indices(r, opts)?, read_indices(c, opts)?)),
+        _ => None,
+    };
+    let solver = build_solver(args, n, m, user.as_ref().map(|(r, c)| (r.len(), c.len())))?;
+    let mut params = Ksvd::params()
+        .rank(args.rank)
+        .solver(solver)
+        .center(args.center)
+        .seed(args.seed);
+    if let Some((r, c)) = user {
+        params = params.landmark_indices(r, c);
+    }
+    let params = params.check()?;
+    let bar = progress(args.quiet, None);
+    bar.set_message(format!("solving rank {} of the {n} x {m} precomputed G", args.rank));
+    let model = params.fit_precomputed(g.view())?;
+    bar.finish_and_clear();
+    write_fit(args, &model, String::new(), t0, None)
+}
+
+/// Writes u, s, v, model.json, summary.json (and nodes.csv) atomically.
+fn write_fit(
+    args: &FitArgs,
+    model: &KsvdModel,
+    gamma_source: String,
+    t0: Instant,
+    node_names: Option<&[String]>,
+) -> Result<(), CliError> {
+    let seconds = t0.elapsed().as_secs_f64();
     let (gn, gm) = model.shape();
-    let summary = summary_json(&args, &model, gamma_source, seconds);
+    let summary = summary_json(args, model, gamma_source, seconds);
     let mut files = matrix_files(&args.out, "u", &model.u().to_owned(), args.format)?;
     files.extend(vector_files(&args.out, "s", &model.singular_values().to_owned(), args.format)?);
     files.extend(matrix_files(&args.out, "v", &model.v().to_owned(), args.format)?);
     files.push((args.out.join("model.json"), model.to_bytes()?));
     files.push((args.out.join("summary.json"), summary.into_bytes()));
-    if let Some(names) = &inputs.node_names {
+    if let Some(names) = node_names {
         files.push((args.out.join("nodes.csv"), (names.join("\n") + "\n").into_bytes()));
     }
     write_all(&args.out, &files)?;
@@ -564,9 +624,9 @@ fn summary_json(args: &FitArgs, model: &KsvdModel, gamma_source: String, seconds
         "n_cols": m,
         "dim": model.sample_dim(),
         "rank": model.rank(),
-        "kernel": kernel,
-        "gamma": kernel.gamma(),
-        "gamma_source": if kernel.gamma().is_some() { serde_json::Value::from(gamma_source) } else { serde_json::Value::Null },
+        "kernel": if model.is_precomputed() { serde_json::Value::from("precomputed") } else { serde_json::json!(kernel) },
+        "gamma": if model.is_precomputed() { None } else { kernel.gamma() },
+        "gamma_source": if kernel.gamma().is_some() && !model.is_precomputed() { serde_json::Value::from(gamma_source) } else { serde_json::Value::Null },
         "center": model.params().center(),
         "solver": model.solver(),
         "landmarks": landmarks,
@@ -614,6 +674,30 @@ fn transform(args: TransformArgs) -> Result<(), CliError> {
         _ => return Err(CliError::Usage("give exactly one of --rows and --cols".into())),
     };
     let new = read_samples(path, &opts)?;
+    if model.is_precomputed() {
+        let k = new.to_dense();
+        let bar = progress(args.quiet, None);
+        let (n, m) = model.shape();
+        let want = if rows_side { m } else { n };
+        if k.ncols() != want {
+            return Err(CliError::Input {
+                path: path.clone(),
+                line: None,
+                msg: format!(
+                    "{} kernel values per new sample, but the precomputed model has {want} training {}",
+                    k.ncols(),
+                    if rows_side { "columns" } else { "rows" }
+                ),
+            });
+        }
+        let out = if rows_side {
+            model.extend_kernel_rows(k.view())?
+        } else {
+            model.extend_kernel_cols(k.view())?
+        };
+        bar.finish_and_clear();
+        return write_all(&args.out, &matrix_files(&args.out, name, &out, args.format)?);
+    }
     let data_model = model.compat().is_some_and(|c| c.c.is_some());
     let want_dim = if data_model {
         // New rows of the data matrix have M entries, new columns N.
@@ -624,7 +708,7 @@ fn transform(args: TransformArgs) -> Result<(), CliError> {
             n
         }
     } else {
-        model.sample_dim()
+        model.sample_dim().unwrap_or(0)
     };
     let new = pad_dim(new, want_dim);
     if new.dim() != want_dim {

@@ -411,3 +411,52 @@ fn the_readme_example_round_trips() {
     let n: Array2<f64> = read_npy(new.join("rows.npy")).unwrap();
     assert_eq!(n.dim(), (4, 3));
 }
+
+#[test]
+fn precomputed_kernel_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (x, z) = (x_data(), z_data());
+    // RBF, γ = 6: exp(-‖x − z‖² / 36).
+    let g = Array2::from_shape_fn((x.nrows(), z.nrows()), |(i, j)| {
+        (-(&x.row(i) - &z.row(j)).mapv(|v| v * v).sum() / 36.0).exp()
+    });
+    write_npy(d.join("g.npy"), &g).unwrap();
+    write_npy(d.join("gt.npy"), &g.t().to_owned()).unwrap();
+    write_npy(d.join("x.npy"), &x).unwrap();
+    write_npy(d.join("z.npy"), &z).unwrap();
+    let (gp, xp, zp) = (d.join("g.npy"), d.join("x.npy"), d.join("z.npy"));
+    for center in [false, true] {
+        let (fit, ref_fit, out) = (d.join("fit"), d.join("ref"), d.join("out"));
+        let c: &[&str] = if center { &["--center"] } else { &[] };
+        let mut args = vec!["fit", "--kernel", "precomputed", "--matrix", p(&gp), "--rank", "3"];
+        args.extend_from_slice(&["--solver", "exact", "--out", p(&fit)]);
+        args.extend_from_slice(c);
+        ok(&args);
+        let mut args = vec!["fit", "--rows", p(&xp), "--cols", p(&zp), "--kernel", "rbf"];
+        args.extend_from_slice(&["--gamma", "6", "--rank", "3", "--solver", "exact", "--out", p(&ref_fit)]);
+        args.extend_from_slice(c);
+        ok(&args);
+        let s: Array1<f64> = read_npy(fit.join("s.npy")).unwrap();
+        let s_ref: Array1<f64> = read_npy(ref_fit.join("s.npy")).unwrap();
+        assert!((&s - &s_ref).iter().all(|e| e.abs() < 1e-12 * s_ref[0]), "center={center}");
+        ok(&["transform", "--model", p(&fit), "--rows", p(&d.join("g.npy")), "--out", p(&out)]);
+        ok(&["transform", "--model", p(&fit), "--cols", p(&d.join("gt.npy")), "--out", p(&out)]);
+        let u: Array2<f64> = read_npy(fit.join("u.npy")).unwrap();
+        let v: Array2<f64> = read_npy(fit.join("v.npy")).unwrap();
+        let tu: Array2<f64> = read_npy(out.join("rows.npy")).unwrap();
+        let tv: Array2<f64> = read_npy(out.join("cols.npy")).unwrap();
+        assert!(rel(&tu, &u) < 1e-10 && rel(&tv, &v) < 1e-10, "center={center}");
+        // Kernel values of the wrong width: one line, nothing written.
+        let bad = d.join("bad");
+        let (ok, err) = ksvd(&["transform", "--model", p(&fit), "--rows", p(&d.join("gt.npy")), "--out", p(&bad)]);
+        assert!(!ok && err.contains("30 kernel values per new sample, but the precomputed model has 20"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1);
+        assert!(files_in(&bad).is_empty());
+        for dir in [fit, ref_fit, out] {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+    let (ok, err) = ksvd(&["fit", "--kernel", "precomputed", "--rank", "2", "--out", p(&d.join("o"))]);
+    assert!(!ok && err.contains("--matrix"), "{err}");
+}

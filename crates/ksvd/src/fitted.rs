@@ -3,7 +3,9 @@ use crate::error::{KsvdError, Result};
 use crate::model::{Ksvd, KsvdValidParams, Solver};
 use ksvd_kernels::{compat::CompatSide, Kernel, KernelMatrix, Samples};
 use ksvd_linalg::{dense, LinearOperator};
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
+use ksvd_nystrom::{asymmetric_nystrom, NystromParams};
+use ksvd_solvers::{dense_svd_operator, lanczos_svd, randomized_svd, LanczosParams, RsvdParams};
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 /// Identifies a model file.
 pub const MODEL_FORMAT: &str = "ksvd-model";
@@ -23,8 +25,11 @@ pub const MODEL_FORMAT: &str = "ksvd-model";
 ///   "n_rows": N, "n_cols": M,        // training sizes
 ///   "row_landmarks": [..] | null,    // Nyström: sampled rows I (into X), else null
 ///   "col_landmarks": [..] | null,    // Nyström: sampled columns J (into Z), else null
-///   "x": Samples, "x_is_full": bool, // stored row samples: all of X, or X_I only
-///   "z": Samples, "z_is_full": bool, // stored column samples: all of Z, or Z_J only
+///   "x": Samples | null, "x_is_full": bool, // stored row samples: all of X, or X_I only
+///   "z": Samples | null, "z_is_full": bool, // stored column samples: all of Z, or Z_J only
+///   "precomputed": null | { "row_means": [..] | null, "col_means": [..] | null,
+///                           "grand_mean": f64 }, // a precomputed G (then x, z are null and
+///                                                // params.kernel is not used); means if centred
 ///   "row_coef": Array2 (|J| × r),    // ũ(x') = k̃(x', Z_J) row_coef
 ///   "col_coef": Array2 (|I| × r),    // ṽ(z') = k̃(X_I, z')ᵀ col_coef
 ///   "s": Array1 (r), "u": Array2 (N × r), "v": Array2 (M × r),
@@ -70,6 +75,16 @@ pub struct CompatMap {
     pub c: Option<Array2<f64>>,
 }
 
+/// Centring data of a model fitted on a precomputed kernel matrix: the training row means
+/// `r_i`, column means `c_j` and grand mean `g` of `G` (all `None`/0 when not centred).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+struct PrecomputedMeans {
+    row_means: Option<Vec<f64>>,
+    col_means: Option<Vec<f64>>,
+    grand_mean: f64,
+}
+
 /// The serialised part of a [`KsvdModel`] (see [`MODEL_FORMAT_VERSION`] for the format).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -82,10 +97,12 @@ struct ModelData {
     n_cols: usize,
     row_landmarks: Option<Vec<usize>>,
     col_landmarks: Option<Vec<usize>>,
-    x: Samples,
+    x: Option<Samples>,
     x_is_full: bool,
-    z: Samples,
+    z: Option<Samples>,
     z_is_full: bool,
+    #[cfg_attr(feature = "serde", serde(default))]
+    precomputed: Option<PrecomputedMeans>,
     row_coef: Array2<f64>,
     col_coef: Array2<f64>,
     s: Array1<f64>,
@@ -141,8 +158,9 @@ struct ModelData {
 #[derive(Debug, Clone)]
 pub struct KsvdModel {
     data: ModelData,
-    /// `G` over the stored sets (centred like the fit when the fit was centred).
-    g: KernelMatrix,
+    /// `G` over the stored sets (centred like the fit when the fit was centred); `None` for a
+    /// precomputed kernel.
+    g: Option<KernelMatrix>,
     /// Columns of `g` the row extension uses (`J`), and rows the column extension uses (`I`).
     row_ext: Vec<usize>,
     col_ext: Vec<usize>,
@@ -190,10 +208,11 @@ impl Ksvd {
                     n_cols: m,
                     row_landmarks: None,
                     col_landmarks: None,
-                    x: g.x().clone(),
+                    x: Some(g.x().clone()),
                     x_is_full: true,
-                    z: g.z().clone(),
+                    z: Some(g.z().clone()),
                     z_is_full: true,
+                    precomputed: None,
                     row_coef,
                     col_coef,
                     s: svd.s.clone(),
@@ -218,10 +237,11 @@ impl Ksvd {
                     n_cols: m,
                     row_landmarks: Some(ny.rows.clone()),
                     col_landmarks: Some(ny.cols.clone()),
-                    x,
+                    x: Some(x),
                     x_is_full,
-                    z,
+                    z: Some(z),
                     z_is_full,
+                    precomputed: None,
                     row_coef: ny.row_extension_coefficients(),
                     col_coef: ny.col_extension_coefficients(),
                     s: svd.s.clone(),
@@ -240,7 +260,7 @@ impl Ksvd {
         };
         Ok(KsvdModel {
             data,
-            g: gm,
+            g: Some(gm),
             row_ext,
             col_ext,
         })
@@ -250,23 +270,62 @@ impl Ksvd {
 impl KsvdModel {
     /// `G` over the stored sets and the extension index lists, from the serialised data.
     fn rebuild(d: &ModelData) -> Result<(KernelMatrix, Vec<usize>, Vec<usize>)> {
-        let mut g = KernelMatrix::new(d.x.clone(), d.z.clone(), *d.params.kernel())?;
+        let (Some(x), Some(z)) = (&d.x, &d.z) else {
+            return Err(corrupt("x and z are required unless the kernel is precomputed"));
+        };
+        let mut g = KernelMatrix::new(x.clone(), z.clone(), *d.params.kernel())?;
         if d.params.center() {
             g = g.centered()?;
         }
+        let (row_ext, col_ext) = KsvdModel::ext_indices(d, x.len(), z.len());
+        Ok((g, row_ext, col_ext))
+    }
+
+    /// Columns the row extension uses and rows the column extension uses.
+    fn ext_indices(d: &ModelData, nx: usize, nz: usize) -> (Vec<usize>, Vec<usize>) {
         let row_ext = match (&d.col_landmarks, d.z_is_full) {
             (Some(j), true) => j.clone(),
-            _ => (0..d.z.len()).collect(),
+            _ => (0..nz).collect(),
         };
         let col_ext = match (&d.row_landmarks, d.x_is_full) {
             (Some(i), true) => i.clone(),
-            _ => (0..d.x.len()).collect(),
+            _ => (0..nx).collect(),
         };
-        Ok((g, row_ext, col_ext))
+        (row_ext, col_ext)
+    }
+
+    /// The model from loaded, validated data.
+    fn from_data(data: ModelData) -> Result<KsvdModel> {
+        if data.precomputed.is_some() {
+            let (row_ext, col_ext) = KsvdModel::ext_indices(&data, data.n_rows, data.n_cols);
+            return Ok(KsvdModel {
+                data,
+                g: None,
+                row_ext,
+                col_ext,
+            });
+        }
+        let (g, row_ext, col_ext) = KsvdModel::rebuild(&data)?;
+        Ok(KsvdModel {
+            data,
+            g: Some(g),
+            row_ext,
+            col_ext,
+        })
     }
 
     /// Checks every invariant of deserialised data.
     fn validate(d: &ModelData) -> Result<()> {
+        let landmarks_ok = |name: &str, l: &Option<Vec<usize>>, total: usize| -> Result<usize> {
+            let Some(l) = l else { return Ok(total) };
+            let mut seen = vec![false; total];
+            for &i in l {
+                if i >= total || std::mem::replace(&mut seen[i], true) {
+                    return Err(corrupt(format!("{name} index {i} out of range or repeated ({total} samples)")));
+                }
+            }
+            Ok(l.len())
+        };
         d.params.kernel().validate().map_err(|e| corrupt(format!("kernel: {e}")))?;
         let r = d.s.len();
         if r == 0 || r != d.params.rank() {
@@ -294,7 +353,34 @@ impl KsvdModel {
                 d.n_cols
             )));
         }
-        for (name, s) in [("x", &d.x), ("z", &d.z)] {
+        let n_land = landmarks_ok("row_landmarks", &d.row_landmarks, d.n_rows)?;
+        let m_land = landmarks_ok("col_landmarks", &d.col_landmarks, d.n_cols)?;
+        if d.row_coef.nrows() != m_land || d.col_coef.nrows() != n_land {
+            return Err(corrupt(format!(
+                "extension coefficients are {}x{r} and {}x{r}, expected {m_land}x{r} and {n_land}x{r}",
+                d.row_coef.nrows(),
+                d.col_coef.nrows()
+            )));
+        }
+        if let Some(p) = &d.precomputed {
+            let ok = d.x.is_none()
+                && d.z.is_none()
+                && d.x_is_full
+                && d.z_is_full
+                && p.grand_mean.is_finite()
+                && p.row_means.as_ref().is_none_or(|v| v.len() == d.n_rows && v.iter().all(|x| x.is_finite()))
+                && p.col_means.as_ref().is_none_or(|v| v.len() == d.n_cols && v.iter().all(|x| x.is_finite()))
+                && (p.row_means.is_some() == d.params.center())
+                && (p.col_means.is_some() == d.params.center());
+            if !ok {
+                return Err(corrupt("inconsistent precomputed-kernel record"));
+            }
+            return Ok(());
+        }
+        let (Some(x), Some(z)) = (&d.x, &d.z) else {
+            return Err(corrupt("x and z are required unless the kernel is precomputed"));
+        };
+        for (name, s) in [("x", x), ("z", z)] {
             match s {
                 Samples::Dense(a) => {
                     Samples::dense(a.clone()).map_err(|e| corrupt(format!("{name}: {e}")))?;
@@ -311,42 +397,23 @@ impl KsvdModel {
                 }
             }
         }
-        if d.x.dim() != d.z.dim() {
-            return Err(corrupt(format!("x has dimension {} but z {}", d.x.dim(), d.z.dim())));
+        if x.dim() != z.dim() {
+            return Err(corrupt(format!("x has dimension {} but z {}", x.dim(), z.dim())));
         }
-        let landmarks = |name: &str, l: &Option<Vec<usize>>, total: usize| -> Result<usize> {
-            let Some(l) = l else { return Ok(total) };
-            let mut seen = vec![false; total];
-            for &i in l {
-                if i >= total || std::mem::replace(&mut seen[i], true) {
-                    return Err(corrupt(format!("{name} index {i} out of range or repeated ({total} samples)")));
-                }
-            }
-            Ok(l.len())
-        };
-        let n_land = landmarks("row_landmarks", &d.row_landmarks, d.n_rows)?;
-        let m_land = landmarks("col_landmarks", &d.col_landmarks, d.n_cols)?;
         let want_x = if d.x_is_full { d.n_rows } else { n_land };
         let want_z = if d.z_is_full { d.n_cols } else { m_land };
-        if d.x.len() != want_x || d.z.len() != want_z {
+        if x.len() != want_x || z.len() != want_z {
             return Err(corrupt(format!(
                 "{} row and {} column samples stored, expected {want_x} and {want_z}",
-                d.x.len(),
-                d.z.len()
-            )));
-        }
-        if d.row_coef.nrows() != m_land || d.col_coef.nrows() != n_land {
-            return Err(corrupt(format!(
-                "extension coefficients are {}x{r} and {}x{r}, expected {m_land}x{r} and {n_land}x{r}",
-                d.row_coef.nrows(),
-                d.col_coef.nrows()
+                x.len(),
+                z.len()
             )));
         }
         if let Some(cm) = &d.compat {
             let dim_ok = match (&cm.side, &cm.c) {
                 (CompatSide::None, None) => true,
                 (CompatSide::Rows, Some(c)) | (CompatSide::Cols, Some(c)) => {
-                    c.ncols() == d.x.dim() && c.iter().all(|v| v.is_finite())
+                    c.ncols() == x.dim() && c.iter().all(|v| v.is_finite())
                 }
                 _ => false,
             };
@@ -377,9 +444,15 @@ impl KsvdModel {
     pub fn rank(&self) -> usize {
         self.data.s.len()
     }
-    /// Dimension of the samples (after the compatibility map, if any).
-    pub fn sample_dim(&self) -> usize {
-        self.data.x.dim()
+    /// Dimension of the samples (after the compatibility map, if any); `None` for a
+    /// precomputed kernel.
+    pub fn sample_dim(&self) -> Option<usize> {
+        self.data.x.as_ref().map(Samples::dim)
+    }
+    /// Whether the model was fitted on a precomputed kernel matrix (then it extends kernel
+    /// values, [`KsvdModel::extend_kernel_rows`], not samples).
+    pub fn is_precomputed(&self) -> bool {
+        self.data.precomputed.is_some()
     }
     /// Singular values `λ_1 ≥ … ≥ λ_r` (Nyström: the estimates `λ̃`).
     pub fn singular_values(&self) -> ArrayView1<'_, f64> {
@@ -410,21 +483,31 @@ impl KsvdModel {
     }
     /// The stored row and column sample sets (all of X/Z, or only the landmarks; see
     /// [`KsvdModel`]).
-    pub fn stored_samples(&self) -> (&Samples, &Samples) {
-        (&self.data.x, &self.data.z)
+    pub fn stored_samples(&self) -> Option<(&Samples, &Samples)> {
+        match (&self.data.x, &self.data.z) {
+            (Some(x), Some(z)) => Some((x, z)),
+            _ => None,
+        }
+    }
+
+    fn sample_kernel(&self) -> Result<&KernelMatrix> {
+        self.g.as_ref().ok_or_else(|| KsvdError::InvalidParameter {
+            name: "samples",
+            reason: "the model was fitted on a precomputed kernel: give kernel values (extend_kernel_rows/cols)".into(),
+        })
     }
 
     /// The out-of-sample extension to new row samples `x'` (`new × r`):
     /// `ũ(x') = k̃(x', Z) V S⁻¹` (eq. 10), equal to the rows of `U` at the training rows.
     pub fn extend_rows(&self, new_x: &Samples) -> Result<Array2<f64>> {
-        let k = self.g.cross_rows(new_x, &self.row_ext)?;
+        let k = self.sample_kernel()?.cross_rows(new_x, &self.row_ext)?;
         Ok(dense::matmul(k.view(), self.data.row_coef.view())?)
     }
 
     /// The out-of-sample extension to new column samples `z'` (`new × r`):
     /// `ṽ(z') = k̃(X, z')ᵀ U S⁻¹`, equal to the rows of `V` at the training columns.
     pub fn extend_cols(&self, new_z: &Samples) -> Result<Array2<f64>> {
-        let k = self.g.cross_cols(&self.col_ext, new_z)?;
+        let k = self.sample_kernel()?.cross_cols(&self.col_ext, new_z)?;
         Ok(dense::matmul(k.t(), self.data.col_coef.view())?)
     }
 
@@ -452,6 +535,198 @@ impl KsvdModel {
             _ => new_cols.to_owned(),
         };
         self.extend_cols(&Samples::dense(mapped)?)
+    }
+}
+
+impl KsvdValidParams {
+    /// Fits KSVD on a precomputed kernel matrix `G` (`N × M`, rows index X, columns index Z;
+    /// rectangular allowed), centred on both sides when [`crate::KsvdParams::center`] is set.
+    /// The kernel parameter is not used. The model extends kernel values
+    /// ([`KsvdModel::extend_kernel_rows`], [`KsvdModel::extend_kernel_cols`]); it stores the
+    /// centring means, not `G`.
+    pub fn fit_precomputed(&self, g: ArrayView2<'_, f64>) -> Result<KsvdModel> {
+        let (n, m) = g.dim();
+        ksvd_solvers::check_rank(n, m, self.rank())?;
+        ksvd_linalg::check_finite("precomputed kernel matrix", g)?;
+        let means = if self.center() {
+            let r = g.mean_axis(Axis(1)).map(|a| a.to_vec()).unwrap_or_default();
+            let c = g.mean_axis(Axis(0)).map(|a| a.to_vec()).unwrap_or_default();
+            let grand = r.iter().sum::<f64>() / n as f64;
+            PrecomputedMeans {
+                row_means: Some(r),
+                col_means: Some(c),
+                grand_mean: grand,
+            }
+        } else {
+            PrecomputedMeans {
+                row_means: None,
+                col_means: None,
+                grand_mean: 0.0,
+            }
+        };
+        let gc = center_with(g, &means, None);
+        let rank = self.rank();
+        let mut landmarks = None;
+        let (svd, row_coef, col_coef, residuals) = match self.solver() {
+            Solver::Nystrom {
+                landmarks: l,
+                cols,
+                sampling,
+                inner,
+            } => {
+                let ny = match self.landmark_indices() {
+                    Some((ri, cj)) => crate::landmarks::nystrom_at(&gc, ri, cj, rank, *inner, self.seed())?,
+                    None => asymmetric_nystrom(
+                        &gc,
+                        &NystromParams {
+                            rank,
+                            rows: (*l).min(n),
+                            cols: cols.unwrap_or(*l).min(m),
+                            sampling: *sampling,
+                            inner: *inner,
+                            seed: self.seed(),
+                            shared_samples: false,
+                        },
+                    )?,
+                };
+                landmarks = Some((ny.rows.clone(), ny.cols.clone()));
+                let (rc, cc) = (ny.row_extension_coefficients(), ny.col_extension_coefficients());
+                (ny.svd, rc, cc, None)
+            }
+            other => {
+                let svd = match other {
+                    Solver::Exact => dense_svd_operator(&gc, rank)?,
+                    Solver::Lanczos(p) => lanczos_svd(
+                        &gc,
+                        rank,
+                        &LanczosParams {
+                            seed: self.seed(),
+                            ..p.clone()
+                        },
+                    )?,
+                    Solver::Rsvd(p) => randomized_svd(
+                        &gc,
+                        rank,
+                        &RsvdParams {
+                            seed: self.seed(),
+                            ..p.clone()
+                        },
+                    )?,
+                    // Handled above; kept exhaustive for solvers added later.
+                    _ => dense_svd_operator(&gc, rank)?,
+                };
+                let r = svd.residuals(&gc)?;
+                let residuals = Residuals {
+                    left: r.iter().map(|p| p.0).collect(),
+                    right: r.iter().map(|p| p.1).collect(),
+                };
+                let inv = inverse(svd.s.view());
+                let (rc, cc) = (&svd.v * &inv, &svd.u * &inv);
+                (svd, rc, cc, Some(residuals))
+            }
+        };
+        let (row_landmarks, col_landmarks) = match landmarks {
+            Some((i, j)) => (Some(i), Some(j)),
+            None => (None, None),
+        };
+        let data = ModelData {
+            format: MODEL_FORMAT.into(),
+            format_version: MODEL_FORMAT_VERSION,
+            crate_version: env!("CARGO_PKG_VERSION").into(),
+            params: self.clone(),
+            n_rows: n,
+            n_cols: m,
+            row_landmarks,
+            col_landmarks,
+            x: None,
+            x_is_full: true,
+            z: None,
+            z_is_full: true,
+            precomputed: Some(means),
+            row_coef,
+            col_coef,
+            s: svd.s,
+            u: svd.u,
+            v: svd.v,
+            residuals,
+            compat: None,
+        };
+        KsvdModel::from_data(data)
+    }
+}
+
+/// `k − r 1ᵀ − 1 cᵀ + g` for a block of kernel values `k`: `rows_own = None` is the training
+/// `G` (training row and column means); `Some(true)` new rows (`new × M`: their own mean over Z,
+/// training column means); `Some(false)` new columns (`new × N`, one new sample per row:
+/// training row means, their own mean over X). Uncentred models return the block unchanged.
+fn center_with(
+    k: ArrayView2<'_, f64>,
+    means: &PrecomputedMeans,
+    rows_own: Option<bool>,
+) -> Array2<f64> {
+    let (Some(r), Some(c)) = (&means.row_means, &means.col_means) else {
+        return k.to_owned();
+    };
+    let mut out = k.to_owned();
+    match rows_own {
+        // Training block: both sides use training means.
+        None => {
+            for ((i, j), v) in out.indexed_iter_mut() {
+                *v += means.grand_mean - r[i] - c[j];
+            }
+        }
+        // New rows (k: new × M): own row means, training column means.
+        Some(true) => {
+            let own = k.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(k.nrows()));
+            for ((a, j), v) in out.indexed_iter_mut() {
+                *v += means.grand_mean - own[a] - c[j];
+            }
+        }
+        // New columns (k: new × N, one row per new column sample): training row means, own means.
+        Some(false) => {
+            let own = k.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(k.nrows()));
+            for ((b, i), v) in out.indexed_iter_mut() {
+                *v += means.grand_mean - r[i] - own[b];
+            }
+        }
+    }
+    out
+}
+
+impl KsvdModel {
+    fn check_kernel_values(&self, k: ArrayView2<'_, f64>, want: usize, what: &str) -> Result<&PrecomputedMeans> {
+        let Some(means) = &self.data.precomputed else {
+            return Err(KsvdError::InvalidParameter {
+                name: "kernel values",
+                reason: "the model was fitted on samples: give samples (extend_rows/cols)".into(),
+            });
+        };
+        if k.ncols() != want {
+            return Err(KsvdError::InvalidParameter {
+                name: "kernel values",
+                reason: format!("{} values per new sample, expected {want} (one per training {what})", k.ncols()),
+            });
+        }
+        ksvd_linalg::check_finite("kernel values", k)?;
+        Ok(means)
+    }
+
+    /// The out-of-sample extension of a precomputed-kernel model to new row samples given by
+    /// their kernel values `k(x'_a, z_j)` against every training column sample (`new × M`):
+    /// `k̃(x', Z) V S⁻¹`, centred like the fit (the new row's own mean over Z).
+    pub fn extend_kernel_rows(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        let means = self.check_kernel_values(k, self.data.n_cols, "column")?;
+        let kc = center_with(k, means, Some(true)).select(Axis(1), &self.row_ext);
+        Ok(dense::matmul(kc.view(), self.data.row_coef.view())?)
+    }
+
+    /// The out-of-sample extension of a precomputed-kernel model to new column samples given by
+    /// their kernel values `k(x_i, z'_b)` against every training row sample, one new sample per
+    /// row (`new × N`): `k̃(X, z')ᵀ U S⁻¹`.
+    pub fn extend_kernel_cols(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        let means = self.check_kernel_values(k, self.data.n_rows, "row")?;
+        let kc = center_with(k, means, Some(false)).select(Axis(1), &self.col_ext);
+        Ok(dense::matmul(kc.view(), self.data.col_coef.view())?)
     }
 }
 
@@ -502,13 +777,7 @@ mod io {
             }
             let data: ModelData = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
             KsvdModel::validate(&data)?;
-            let (g, row_ext, col_ext) = KsvdModel::rebuild(&data)?;
-            Ok(KsvdModel {
-                data,
-                g,
-                row_ext,
-                col_ext,
-            })
+            KsvdModel::from_data(data)
         }
         /// Reads a model file from a reader (see [`KsvdModel::from_bytes`]).
         pub fn from_reader<R: Read>(mut r: R) -> Result<KsvdModel> {

@@ -7,19 +7,18 @@
 //! singular values are rescaled afterwards by `sqrt(NM/(nm))`, the scale uniform sampling
 //! applies to the sampled block, so that `λ̃` estimates the singular values of `G`.
 use crate::error::{KsvdError, Result};
-use ksvd_kernels::KernelMatrix;
 use ksvd_linalg::{LinearOperator, MatrixBlocks};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, LandmarkWeights, NystromParams, Sampling};
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 
 /// `G` with indicator landmark weights.
-struct Chosen<'a> {
-    g: &'a KernelMatrix,
+struct Chosen<'a, G: ?Sized> {
+    g: &'a G,
     row_w: Vec<f64>,
     col_w: Vec<f64>,
 }
 
-impl LinearOperator for Chosen<'_> {
+impl<G: MatrixBlocks + ?Sized> LinearOperator for Chosen<'_, G> {
     fn nrows(&self) -> usize {
         self.g.nrows()
     }
@@ -34,7 +33,7 @@ impl LinearOperator for Chosen<'_> {
     }
 }
 
-impl MatrixBlocks for Chosen<'_> {
+impl<G: MatrixBlocks + ?Sized> MatrixBlocks for Chosen<'_, G> {
     fn block(&self, rows: &[usize], cols: &[usize]) -> ksvd_linalg::Result<Array2<f64>> {
         self.g.block(rows, cols)
     }
@@ -46,7 +45,7 @@ impl MatrixBlocks for Chosen<'_> {
     }
 }
 
-impl LandmarkWeights for Chosen<'_> {
+impl<G: ?Sized> LandmarkWeights for Chosen<'_, G> {
     fn row_weights(&self) -> Vec<f64> {
         self.row_w.clone()
     }
@@ -76,8 +75,8 @@ fn indicator(name: &'static str, idx: &[usize], len: usize) -> Result<Vec<f64>> 
 }
 
 /// The asymmetric Nyström method on the landmark rows `rows` and columns `cols` of `g`.
-pub(crate) fn nystrom_at(
-    g: &KernelMatrix,
+pub(crate) fn nystrom_at<G: MatrixBlocks + ?Sized>(
+    g: &G,
     rows: &[usize],
     cols: &[usize],
     rank: usize,

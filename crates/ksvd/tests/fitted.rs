@@ -185,14 +185,14 @@ fn nystrom_models_store_only_their_landmarks_when_the_kernel_allows() {
     let (x, z, _) = sets(5);
     let ny = solvers().remove(2).1;
     let m = fit(Kernel::Rbf { gamma: 2.0 }, ny.clone(), false, &x, &z).to_model().unwrap();
-    let (sx, sz) = m.stored_samples();
+    let (sx, sz) = m.stored_samples().unwrap();
     assert_eq!((sx.len(), sz.len()), (25, 20));
     // SNE needs all of Z for the normaliser of a new row; centring needs both sets.
     let m = fit(Kernel::Sne { gamma: 1.5 }, ny.clone(), false, &x, &z).to_model().unwrap();
-    let (sx, sz) = m.stored_samples();
+    let (sx, sz) = m.stored_samples().unwrap();
     assert_eq!((sx.len(), sz.len()), (25, M));
     let m = fit(Kernel::Rbf { gamma: 2.0 }, ny, true, &x, &z).to_model().unwrap();
-    let (sx, sz) = m.stored_samples();
+    let (sx, sz) = m.stored_samples().unwrap();
     assert_eq!((sx.len(), sz.len()), (N, M));
 }
 
@@ -277,7 +277,7 @@ fn user_landmarks_are_used_and_checked() {
     sorted.sort_unstable();
     assert_eq!(ny.rows, sorted);
     let model = sub.to_model().unwrap();
-    assert_eq!(model.stored_samples().0.len(), 5);
+    assert_eq!(model.stored_samples().unwrap().0.len(), 5);
     let u = model.extend_rows(&Samples::dense(x.clone()).unwrap()).unwrap();
     assert!(rel(&u, &sub.b_phi().to_owned()) < 1e-10);
     // Bad lists: repeated, out of range, too few.
@@ -339,4 +339,47 @@ fn corrupt_landmarks_in_a_model_file_are_rejected() {
     let bad = format!("{}999{}", &json[..i], &json[end..]);
     let err = KsvdModel::from_bytes(bad.as_bytes()).unwrap_err();
     assert!(err.to_string().contains("row_landmarks index 999"), "{err}");
+}
+
+#[test]
+fn precomputed_kernel_models_extend_kernel_values() {
+    let (x, z, _) = sets(11);
+    for (name, solver) in solvers() {
+        for center in [false, true] {
+            let kernel = Kernel::Rbf { gamma: 2.0 };
+            // The uncentred G, materialised.
+            let raw = fit(kernel, Solver::Exact, false, &x, &z);
+            let g = ksvd_linalg::materialize(raw.kernel_matrix());
+            let params = Ksvd::params()
+                .rank(R)
+                .solver(solver.clone())
+                .center(center)
+                .seed(5)
+                .check()
+                .unwrap();
+            let model = params.fit_precomputed(g.view()).unwrap();
+            assert!(model.is_precomputed() && model.stored_samples().is_none());
+            // Same spectrum as the fit on samples.
+            let on_samples = fit(kernel, solver.clone(), center, &x, &z);
+            let s_err = (&model.singular_values() - &on_samples.singular_values())
+                .iter()
+                .fold(0.0f64, |a, b| a.max(b.abs()));
+            assert!(s_err < 1e-10 * on_samples.singular_values()[0], "{name} center={center}: {s_err:e}");
+            // Round trips: the training rows (rows of G) give U, the training columns (rows of Gᵀ) V.
+            let u = model.extend_kernel_rows(g.view()).unwrap();
+            let v = model.extend_kernel_cols(g.t()).unwrap();
+            assert!(rel(&u, &model.u().to_owned()) < 1e-10, "{name} center={center}");
+            assert!(rel(&v, &model.v().to_owned()) < 1e-10, "{name} center={center}");
+            let back = KsvdModel::from_bytes(&model.to_bytes().unwrap()).unwrap();
+            assert_eq!(back.extend_kernel_rows(g.view()).unwrap(), u);
+            assert_eq!(back.extend_kernel_cols(g.t()).unwrap(), v);
+            // Bad input.
+            let err = model.extend_kernel_rows(g.t()).unwrap_err();
+            assert!(err.to_string().contains("40 values per new sample, expected 30"), "{err}");
+            let mut nan = g.clone();
+            nan[[1, 2]] = f64::NAN;
+            assert!(model.extend_kernel_rows(nan.view()).is_err());
+            assert!(model.extend_rows(&Samples::dense(x.clone()).unwrap()).is_err());
+        }
+    }
 }
