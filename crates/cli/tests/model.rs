@@ -358,7 +358,14 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
     std::fs::write(d.join("bad.npz"), b"PK\x03\x04 not really a zip").unwrap();
     write_npy(d.join("x3d.npy"), &ndarray::Array3::<f64>::zeros((2, 2, 2))).unwrap();
     write_npy(d.join("nan.npy"), &Array2::from_elem((2, 4), f64::NAN)).unwrap();
+    std::fs::write(d.join("zero.libsvm"), "1 0:1.5 2:1\n").unwrap();
+    std::fs::write(d.join("nan.libsvm"), "1 1:nan\n").unwrap();
+    let mut csc = npz_csr(&x_data(), false);
+    let at = csc.windows(3).position(|w| w == b"csr").unwrap();
+    csc[at..at + 3].copy_from_slice(b"csc");
+    std::fs::write(d.join("csc.npz"), csc).unwrap();
     let (x, nan, wide) = (d.join("x.csv"), d.join("nan.csv"), d.join("wide.csv"));
+    let (zero, nanl, cscp) = (d.join("zero.libsvm"), d.join("nan.libsvm"), d.join("csc.npz"));
     let (missing, badnpz, x3d, nannpy) = (d.join("missing"), d.join("bad.npz"), d.join("x3d.npy"), d.join("nan.npy"));
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--model", p(&missing), "--rows", p(&x)], "model file not found"),
@@ -370,6 +377,9 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
         (vec!["--model", p(&fit), "--rows", p(&badnpz)], "not a valid .npz"),
         (vec!["--model", p(&fit), "--rows", p(&x3d)], "not a 2-D .npy"),
         (vec!["--model", p(&fit), "--rows", p(&nannpy)], "non-finite value NaN at row 0"),
+        (vec!["--model", p(&fit), "--rows", p(&zero)], ":1: feature index 0: LIBSVM indices start at 1"),
+        (vec!["--model", p(&fit), "--rows", p(&nanl)], ":1: non-finite value NaN"),
+        (vec!["--model", p(&fit), "--rows", p(&cscp)], "only CSR matrices are supported"),
     ];
     for (args, want) in cases {
         let out = d.join("out");
