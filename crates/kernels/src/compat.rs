@@ -18,6 +18,7 @@ use ndarray::{Array2, ArrayView2, Axis};
 
 /// A compatibility alternative of Remark 3.2.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Compat {
     /// a0: the pseudo-inverse of the data matrix.
     PseudoInverse,
@@ -44,6 +45,7 @@ impl std::str::FromStr for Compat {
 
 /// Which side the compatibility matrix acts on.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum CompatSide {
     /// `N = M`: nothing to do.
     None,

@@ -15,6 +15,7 @@ use crate::error::{KernelError, Result};
 /// The SNE kernel is asymmetric by construction: every row of `G` (one `x`, all of Z) sums to 1.
 /// Even the symmetric functions give an asymmetric `G` when X and Z differ.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Kernel {
     /// `x . z`.
     Linear,

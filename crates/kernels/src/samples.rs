@@ -5,6 +5,7 @@ use ndarray::{s, Array2, ArrayView2};
 
 /// A set of samples stored row-wise: `n` samples of dimension `dim`.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Samples {
     /// Dense rows.
     Dense(Array2<f64>),

@@ -11,6 +11,12 @@
 //! `ksvd-solvers` (exact, Lanczos, randomized SVD) and `ksvd-nystrom` (the asymmetric Nyström
 //! method); it follows linfa's conventions (validated params, [`linfa::traits::Fit`]).
 //!
+//! A fitted [`Ksvd`] converts to a [`KsvdModel`] ([`Ksvd::to_model`]): the portable model with
+//! the out-of-sample extension of eq. 10 (`ũ(x') = k̃(x', Z) V S⁻¹`, `ṽ(z') = k̃(X, z')ᵀ U S⁻¹`;
+//! through the landmarks only for Nyström models) and a versioned model file
+//! ([`KsvdModel::to_bytes`] / [`KsvdModel::from_bytes`], `save` / `load`; feature `serde`, on by
+//! default; format documented at [`MODEL_FORMAT_VERSION`]).
+//!
 //! ```
 //! use ksvd::{Ksvd, Solver};
 //! use ksvd_kernels::{Kernel, Samples};
@@ -39,9 +45,15 @@
 //! ```
 
 mod error;
+mod fitted;
+mod landmarks;
 mod model;
 
 pub use error::{KsvdError, Result};
 pub use ksvd_nystrom::{InnerSolver, Sampling};
-pub use ksvd_solvers::{LanczosParams, RsvdParams, SvdResult};
+pub use fitted::{CompatMap, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VERSION};
+pub use ksvd_linalg::MemoryBudget;
+pub use ksvd_solvers::{
+    AutoParams, BlockKrylovParams, LanczosParams, LanczosProgress, Residuals, RsvdParams, SvdResult,
+};
 pub use model::{scores, Ksvd, KsvdParams, KsvdValidParams, Solver};

@@ -5,8 +5,8 @@ use ksvd_linalg::{dense, LinearOperator};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, NystromParams, Sampling};
 use ksvd_linalg::MemoryBudget;
 use ksvd_solvers::{
-    auto_svd, block_krylov_svd, dense_svd_operator, lanczos_svd, randomized_svd, AutoParams, BlockKrylovParams,
-    LanczosParams, RsvdParams, SvdResult,
+    auto_svd, block_krylov_svd, dense_svd_operator, lanczos_svd_with_progress, randomized_svd, AutoParams,
+    BlockKrylovParams, LanczosParams, LanczosProgress, RsvdParams, SvdResult,
 };
 use linfa::dataset::{DatasetBase, Records};
 use linfa::param_guard::ParamGuard;
@@ -15,6 +15,7 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 
 /// How the SVD of `G` is computed.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Solver {
     /// The default: a dense SVD when that is cheapest and fits the memory budget, restarted
     /// block Lanczos otherwise (see `ksvd_solvers::auto_svd`). Every triplet meets `tol`
@@ -48,6 +49,7 @@ pub enum Solver {
 
 /// Validated KSVD hyper-parameters (see [`KsvdParams`]).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KsvdValidParams {
     kernel: Kernel,
     rank: usize,
@@ -55,6 +57,13 @@ pub struct KsvdValidParams {
     center: bool,
     compat: Compat,
     seed: u64,
+    /// User-chosen Nyström landmarks `(I, J)` (indices into X and Z); `None`: sampled.
+    #[cfg_attr(feature = "serde", serde(default))]
+    landmark_indices: Option<(Vec<usize>, Vec<usize>)>,
+    /// Memory budget in bytes for storing `G` and the dense solver (`None`: the machine's
+    /// default, [`MemoryBudget::auto`]).
+    #[cfg_attr(feature = "serde", serde(default))]
+    memory_budget: Option<u64>,
 }
 
 /// KSVD hyper-parameters, linfa style: build with [`Ksvd::params`], validated once by
@@ -70,6 +79,12 @@ impl KsvdValidParams {
     /// The rank `r`.
     pub fn rank(&self) -> usize {
         self.rank
+    }
+    /// The memory budget for storing `G` and for the dense solver.
+    pub fn memory_budget(&self) -> MemoryBudget {
+        self.memory_budget
+            .and_then(|b| MemoryBudget::bytes(b).ok())
+            .unwrap_or_else(MemoryBudget::auto)
     }
     /// The solver.
     pub fn solver(&self) -> &Solver {
@@ -87,6 +102,10 @@ impl KsvdValidParams {
     pub fn seed(&self) -> u64 {
         self.seed
     }
+    /// User-chosen Nyström landmarks `(I, J)`, when given.
+    pub fn landmark_indices(&self) -> Option<(&[usize], &[usize])> {
+        self.landmark_indices.as_ref().map(|(i, j)| (i.as_slice(), j.as_slice()))
+    }
 }
 
 impl Default for KsvdParams {
@@ -98,6 +117,8 @@ impl Default for KsvdParams {
             center: false,
             compat: Compat::Pca,
             seed: 0,
+            landmark_indices: None,
+            memory_budget: None,
         })
     }
 }
@@ -111,6 +132,12 @@ impl KsvdParams {
     /// Sets the rank `r` (number of directions).
     pub fn rank(mut self, rank: usize) -> Self {
         self.0.rank = rank;
+        self
+    }
+    /// Sets the memory budget: `G` is stored (products become GEMMs) when it fits, and the
+    /// `Auto` solver takes a dense SVD only within it. Default: [`MemoryBudget::auto`].
+    pub fn memory_budget(mut self, budget: MemoryBudget) -> Self {
+        self.0.memory_budget = Some(budget.as_bytes());
         self
     }
     /// Sets the solver.
@@ -133,6 +160,32 @@ impl KsvdParams {
         self.0.seed = seed;
         self
     }
+    /// User-chosen Nyström landmarks: row indices `I` into X and column indices `J` into Z
+    /// (each distinct; any order, sorted before use). Requires [`Solver::Nystrom`], whose
+    /// `landmarks`/`cols` counts and `sampling` are then ignored; the sampled block is scaled
+    /// like uniform sampling, `sqrt(NM/(nm))`.
+    pub fn landmark_indices(mut self, rows: Vec<usize>, cols: Vec<usize>) -> Self {
+        self.0.landmark_indices = Some((rows, cols));
+        self
+    }
+}
+
+/// Checks that user landmark indices are distinct and at least `rank` many.
+fn check_landmark_list(name: &'static str, idx: &[usize], rank: usize) -> Result<()> {
+    if idx.len() < rank {
+        return Err(KsvdError::InvalidParameter {
+            name,
+            reason: format!("{} landmarks cannot give rank {rank}", idx.len()),
+        });
+    }
+    let mut seen = std::collections::HashSet::with_capacity(idx.len());
+    if let Some(&dup) = idx.iter().find(|&&i| !seen.insert(i)) {
+        return Err(KsvdError::InvalidParameter {
+            name,
+            reason: format!("index {dup} is repeated"),
+        });
+    }
+    Ok(())
 }
 
 impl ParamGuard for KsvdParams {
@@ -147,7 +200,16 @@ impl ParamGuard for KsvdParams {
                 reason: "must be at least 1".into(),
             });
         }
-        if let Solver::Nystrom { landmarks, cols, .. } = self.0.solver {
+        if let Some((rows, cols)) = &self.0.landmark_indices {
+            if !matches!(self.0.solver, Solver::Nystrom { .. }) {
+                return Err(KsvdError::InvalidParameter {
+                    name: "landmark_indices",
+                    reason: "user landmarks need the Nystrom solver".into(),
+                });
+            }
+            check_landmark_list("landmark rows", rows, self.0.rank)?;
+            check_landmark_list("landmark cols", cols, self.0.rank)?;
+        } else if let Solver::Nystrom { landmarks, cols, .. } = self.0.solver {
             if landmarks < self.0.rank || cols.is_some_and(|c| c < self.0.rank) {
                 return Err(KsvdError::InvalidParameter {
                     name: "landmarks",
@@ -214,6 +276,13 @@ impl Ksvd {
     pub fn nystrom(&self) -> Option<&AsymmetricNystrom> {
         self.nystrom.as_ref()
     }
+    /// The compatibility map of a model fitted on a data matrix.
+    pub(crate) fn compat_map(&self) -> Option<crate::fitted::CompatMap> {
+        self.compat.as_ref().map(|cs| crate::fitted::CompatMap {
+            side: cs.side,
+            c: cs.c.clone(),
+        })
+    }
 
     /// Projected scores of new row samples: `k(x', Z) B_ψ` (`new × r`).
     pub fn transform_x(&self, new_x: &Samples) -> Result<Array2<f64>> {
@@ -241,7 +310,7 @@ impl Ksvd {
 impl KsvdValidParams {
     /// Fits KSVD on row samples `x` (n) and column samples `z` (m) of equal dimension.
     pub fn fit_samples(&self, x: Samples, z: Samples) -> Result<Ksvd> {
-        let mut g = KernelMatrix::new(x, z, self.kernel)?;
+        let mut g = KernelMatrix::with_budget(x, z, self.kernel, self.memory_budget())?;
         if self.center {
             g = g.centered()?;
         }
@@ -253,7 +322,26 @@ impl KsvdValidParams {
         self.fit_matrix(g, None)
     }
 
+    /// [`KsvdValidParams::fit_kernel_matrix`] reporting the progress of the Lanczos solver after
+    /// every restart (other solvers do not report).
+    pub fn fit_kernel_matrix_with_progress(
+        &self,
+        g: KernelMatrix,
+        progress: &mut dyn FnMut(LanczosProgress),
+    ) -> Result<Ksvd> {
+        self.fit_matrix_with_progress(g, None, progress)
+    }
+
     fn fit_matrix(&self, g: KernelMatrix, compat: Option<compat::CompatibleSamples>) -> Result<Ksvd> {
+        self.fit_matrix_with_progress(g, compat, &mut |_| {})
+    }
+
+    fn fit_matrix_with_progress(
+        &self,
+        g: KernelMatrix,
+        compat: Option<compat::CompatibleSamples>,
+        progress: &mut dyn FnMut(LanczosProgress),
+    ) -> Result<Ksvd> {
         let (n, m) = (g.nrows(), g.ncols());
         ksvd_solvers::check_rank(n, m, self.rank)?;
         let mut nystrom = None;
@@ -262,9 +350,9 @@ impl KsvdValidParams {
                 let p = AutoParams {
                     tol: *tol,
                     seed: self.seed,
-                    budget: MemoryBudget::auto(),
+                    budget: self.memory_budget(),
                 };
-                auto_svd(&g, self.rank, &p, &mut |_| {})?.0
+                auto_svd(&g, self.rank, &p, progress)?.0
             }
             Solver::BlockKrylov(p) => {
                 let p = BlockKrylovParams {
@@ -274,14 +362,18 @@ impl KsvdValidParams {
                 block_krylov_svd(&g, self.rank, &p)?.0
             }
             Solver::Exact => dense_svd_operator(&g, self.rank)?,
-            Solver::Lanczos(p) => lanczos_svd(
-                &g,
-                self.rank,
-                &LanczosParams {
-                    seed: self.seed,
-                    ..p.clone()
-                },
-            )?,
+            Solver::Lanczos(p) => {
+                lanczos_svd_with_progress(
+                    &g,
+                    self.rank,
+                    &LanczosParams {
+                        seed: self.seed,
+                        ..p.clone()
+                    },
+                    progress,
+                )?
+                .0
+            }
             Solver::Rsvd(p) => randomized_svd(
                 &g,
                 self.rank,
@@ -296,16 +388,21 @@ impl KsvdValidParams {
                 sampling,
                 inner,
             } => {
-                let p = NystromParams {
-                    rank: self.rank,
-                    rows: (*landmarks).min(n),
-                    cols: cols.unwrap_or(*landmarks).min(m),
-                    sampling: *sampling,
-                    inner: *inner,
-                    seed: self.seed,
-                    shared_samples: false,
+                let ny = match &self.landmark_indices {
+                    Some((rows, cols)) => crate::landmarks::nystrom_at(&g, rows, cols, self.rank, *inner, self.seed)?,
+                    None => {
+                        let p = NystromParams {
+                            rank: self.rank,
+                            rows: (*landmarks).min(n),
+                            cols: cols.unwrap_or(*landmarks).min(m),
+                            sampling: *sampling,
+                            inner: *inner,
+                            seed: self.seed,
+                            shared_samples: false,
+                        };
+                        asymmetric_nystrom(&g, &p)?
+                    }
                 };
-                let ny = asymmetric_nystrom(&g, &p)?;
                 let svd = ny.svd.clone();
                 nystrom = Some(ny);
                 svd
@@ -341,7 +438,7 @@ impl<T> Fit<Array2<f64>, T, KsvdError> for KsvdValidParams {
             c => c,
         };
         let cs = compat::compatible_samples(a.view(), compat_kind)?;
-        let mut g = KernelMatrix::new(cs.x.clone(), cs.z.clone(), self.kernel)?;
+        let mut g = KernelMatrix::with_budget(cs.x.clone(), cs.z.clone(), self.kernel, self.memory_budget())?;
         if self.center {
             g = g.centered()?;
         }

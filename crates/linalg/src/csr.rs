@@ -10,6 +10,7 @@ use rayon::prelude::*;
 /// non-decreasing from 0 to `nnz`, column indices are `< ncols` and strictly increasing within
 /// each row, and every stored value is finite.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct CsrMatrix {
     nrows: usize,
     ncols: usize,

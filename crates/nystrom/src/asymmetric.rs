@@ -47,6 +47,7 @@ impl LandmarkWeights for CsrMatrix {
 
 /// How the SVD of the sampled `n × m` block is computed.
 #[derive(Debug, Clone, Copy, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum InnerSolver {
     /// Dense SVD (faer).
     Dense,
@@ -309,5 +310,24 @@ impl AsymmetricNystrom {
         let left = &(&self.sub.u * &self.row_scale.view().insert_axis(Axis(1))) * &inv_s;
         let out = dense::matmul(k.t(), left.view())?;
         Ok(out / &self.v_norm)
+    }
+}
+
+impl AsymmetricNystrom {
+    /// The coefficients `R` (`m × r`) of the row extension: [`AsymmetricNystrom::extend_rows`]
+    /// is `ũ(x') = k(x', Z_J) R` with `R = D_c V S⁻¹` divided column-wise by the (signed)
+    /// normalisers of `Ũ`; rows follow the sampled columns `J` in order. Models that store only
+    /// the landmarks (for example `ksvd`'s model files) extend with it.
+    pub fn row_extension_coefficients(&self) -> Array2<f64> {
+        let inv_s = self.sub.s.mapv(|s| 1.0 / s);
+        &(&(&self.sub.v * &self.col_scale.view().insert_axis(Axis(1))) * &inv_s) / &self.u_norm
+    }
+
+    /// The coefficients `L` (`n × r`) of the column extension: `ṽ(z') = k(X_I, z')ᵀ L` with
+    /// `L = D_r U S⁻¹` divided column-wise by the (signed) normalisers of `Ṽ`; rows follow the
+    /// sampled rows `I` in order.
+    pub fn col_extension_coefficients(&self) -> Array2<f64> {
+        let inv_s = self.sub.s.mapv(|s| 1.0 / s);
+        &(&(&self.sub.u * &self.row_scale.view().insert_axis(Axis(1))) * &inv_s) / &self.v_norm
     }
 }

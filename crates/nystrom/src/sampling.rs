@@ -4,6 +4,7 @@ use rand::Rng;
 
 /// How rows and columns of `G` are sampled.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Sampling {
     /// Uniformly without replacement (the paper's choice).
     #[default]

@@ -13,6 +13,7 @@ use ndarray::{s, Array2};
 
 /// Parameters of [`randomized_svd`].
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct RsvdParams {
     /// Oversampling `p` (extra random directions).
     pub oversampling: usize,

@@ -12,6 +12,7 @@ use ndarray::{s, Array1, Array2, ArrayView2};
 /// v_i)` is a singular triplet up to the stated accuracy (and, with orthonormal `U` and `V`,
 /// that the spanned subspaces are invariant up to it).
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct Residuals {
     /// `‖G v_i − s_i u_i‖ / s_1` for every triplet.
     pub left: Array1<f64>,
@@ -34,6 +35,7 @@ impl Residuals {
 /// by every solver of this crate (see [`Residuals`]); approximate methods elsewhere may leave
 /// it unset and call [`SvdResult::certify`] when the cost of two products with `G` is affordable.
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct SvdResult {
     /// Left singular vectors (`n × r`).
     pub u: Array2<f64>,

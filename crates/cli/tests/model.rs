@@ -1,0 +1,472 @@
+//! `ksvd fit` → `ksvd transform` round trips, every input format, and bad inputs (one-line
+//! errors, nothing written).
+// Test helpers unwrap: a failure is a test failure.
+#![allow(clippy::unwrap_used)]
+use ndarray::{Array1, Array2};
+use ndarray_npy::{read_npy, write_npy};
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+fn ksvd(args: &[&str]) -> (bool, String) {
+    let out = Command::new(env!("CARGO_BIN_EXE_ksvd"))
+        .args(args)
+        .arg("--quiet")
+        .output()
+        .unwrap();
+    (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string())
+}
+
+fn ok(args: &[&str]) {
+    let (ok, err) = ksvd(args);
+    assert!(ok, "{args:?}: {err}");
+}
+
+/// Integer-valued samples (exact in every input format).
+fn x_data() -> Array2<f64> {
+    Array2::from_shape_fn((30, 4), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 4.0)
+}
+fn z_data() -> Array2<f64> {
+    Array2::from_shape_fn((20, 4), |(i, j)| ((i * 5 + j) % 13) as f64 - 5.0)
+}
+
+fn csv(a: &Array2<f64>) -> String {
+    a.outer_iter()
+        .map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",") + "\n")
+        .collect()
+}
+
+fn p(path: &Path) -> &str {
+    path.to_str().unwrap()
+}
+
+fn rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
+    assert_eq!(a.dim(), b.dim());
+    (a - b).mapv(|v| v * v).sum().sqrt() / b.mapv(|v| v * v).sum().sqrt()
+}
+
+fn files_in(dir: &Path) -> Vec<PathBuf> {
+    std::fs::read_dir(dir)
+        .map(|d| d.map(|e| e.unwrap().path()).collect())
+        .unwrap_or_default()
+}
+
+#[test]
+fn transform_of_training_samples_reproduces_u_and_v() {
+    let dir = tempfile::tempdir().unwrap();
+    let (xp, zp) = (dir.path().join("x.npy"), dir.path().join("z.npy"));
+    write_npy(&xp, &x_data()).unwrap();
+    write_npy(&zp, &z_data()).unwrap();
+    let solvers: [&[&str]; 3] = [
+        &["--solver", "exact"],
+        &["--solver", "lanczos", "--tol", "1e-14"],
+        &["--solver", "nystrom", "--landmarks", "20", "--col-landmarks", "15"],
+    ];
+    for kernel in [
+        &["--kernel", "linear"][..],
+        &["--kernel", "poly"],
+        &["--kernel", "rbf", "--gamma", "6"],
+        &["--kernel", "laplacian", "--gamma", "6"],
+        &["--kernel", "sne", "--gamma", "4"],
+    ] {
+        for solver in solvers {
+            let fit = dir.path().join("fit");
+            let mut args = vec!["fit", "--rows", p(&xp), "--cols", p(&zp), "--rank", "3", "--format", "npy"];
+            args.extend_from_slice(kernel);
+            args.extend_from_slice(solver);
+            args.extend_from_slice(&["--out", p(&fit)]);
+            ok(&args);
+            assert!(fit.join("model.json").exists() && fit.join("summary.json").exists());
+            assert!(!fit.join("u.csv").exists(), "--format npy writes no CSV");
+            let out = dir.path().join("t");
+            ok(&["transform", "--model", p(&fit), "--rows", p(&xp), "--out", p(&out)]);
+            ok(&["transform", "--model", p(&fit), "--cols", p(&zp), "--out", p(&out)]);
+            let u: Array2<f64> = read_npy(fit.join("u.npy")).unwrap();
+            let v: Array2<f64> = read_npy(fit.join("v.npy")).unwrap();
+            let tu: Array2<f64> = read_npy(out.join("rows.npy")).unwrap();
+            let tv: Array2<f64> = read_npy(out.join("cols.npy")).unwrap();
+            assert!(rel(&tu, &u) < 1e-10, "{kernel:?} {solver:?}: rows {:e}", rel(&tu, &u));
+            assert!(rel(&tv, &v) < 1e-10, "{kernel:?} {solver:?}: cols {:e}", rel(&tv, &v));
+            assert!(out.join("rows.csv").exists());
+            std::fs::remove_dir_all(&fit).unwrap();
+            std::fs::remove_dir_all(&out).unwrap();
+        }
+    }
+}
+
+#[test]
+fn summary_reports_sizes_kernel_gamma_solver_and_residuals() {
+    let dir = tempfile::tempdir().unwrap();
+    let xp = dir.path().join("x.csv");
+    std::fs::write(&xp, csv(&x_data())).unwrap();
+    let fit = dir.path().join("fit");
+    ok(&["fit", "--rows", p(&xp), "--cols", p(&xp), "--kernel", "rbf", "--rank", "2", "--out", p(&fit)]);
+    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fit.join("summary.json")).unwrap()).unwrap();
+    assert_eq!(s["n_rows"], 30);
+    assert_eq!(s["n_cols"], 30);
+    assert_eq!(s["rank"], 2);
+    assert!(s["gamma"].as_f64().unwrap() > 0.0);
+    assert!(s["gamma_source"].as_str().unwrap().starts_with("rule"));
+    assert!(s["solver"]["Lanczos"].is_object());
+    assert_eq!(s["singular_values"].as_array().unwrap().len(), 2);
+    assert!(s["residuals"]["max_relative_to_s1"].as_f64().unwrap() < 1e-8);
+}
+
+/// A zip archive of `(name, bytes)` entries, stored (`deflate = false`) or deflated; CRCs are
+/// left zero (the reader does not check them), ZIP64 not used.
+fn zip(entries: &[(&str, Vec<u8>)], deflate: bool) -> Vec<u8> {
+    let mut out = Vec::new();
+    let mut central = Vec::new();
+    for (name, data) in entries {
+        let body = if deflate {
+            miniz_oxide::deflate::compress_to_vec(data, 6)
+        } else {
+            data.clone()
+        };
+        let off = out.len() as u32;
+        let method: u16 = if deflate { 8 } else { 0 };
+        let mut h = Vec::new();
+        h.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
+        h.extend_from_slice(&[20, 0, 0, 0]);
+        h.extend_from_slice(&method.to_le_bytes());
+        h.extend_from_slice(&[0; 8]); // time, date, crc
+        h.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        h.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        h.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        h.extend_from_slice(&0u16.to_le_bytes());
+        h.extend_from_slice(name.as_bytes());
+        out.extend_from_slice(&h);
+        out.extend_from_slice(&body);
+        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
+        central.extend_from_slice(&[20, 0, 20, 0, 0, 0]);
+        central.extend_from_slice(&method.to_le_bytes());
+        central.extend_from_slice(&[0; 8]);
+        central.extend_from_slice(&(body.len() as u32).to_le_bytes());
+        central.extend_from_slice(&(data.len() as u32).to_le_bytes());
+        central.extend_from_slice(&(name.len() as u16).to_le_bytes());
+        central.extend_from_slice(&[0; 12]); // extra, comment, disk, internal attr, external attr
+        central.extend_from_slice(&off.to_le_bytes());
+        central.extend_from_slice(name.as_bytes());
+    }
+    let cd_off = out.len() as u32;
+    out.extend_from_slice(&central);
+    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
+    out.extend_from_slice(&[0; 4]);
+    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
+    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
+    out.extend_from_slice(&cd_off.to_le_bytes());
+    out.extend_from_slice(&[0, 0]);
+    out
+}
+
+fn npy<A: ndarray_npy::WritableElement, D: ndarray::Dimension>(a: &ndarray::Array<A, D>) -> Vec<u8> {
+    let mut b = Vec::new();
+    ndarray_npy::WriteNpyExt::write_npy(a, &mut b).unwrap();
+    b
+}
+
+/// scipy.sparse.save_npz's layout for a CSR matrix (int32 indices, `|S3` format).
+fn npz_csr(a: &Array2<f64>, deflate: bool) -> Vec<u8> {
+    let (mut indptr, mut indices, mut data) = (vec![0i32], Vec::new(), Vec::new());
+    for r in a.outer_iter() {
+        for (j, &v) in r.iter().enumerate() {
+            if v != 0.0 {
+                indices.push(j as i32);
+                data.push(v);
+            }
+        }
+        indptr.push(indices.len() as i32);
+    }
+    // A 0-d `|S3` array holding b"csr".
+    let mut format = b"\x93NUMPY\x01\x00".to_vec();
+    let header = "{'descr': '|S3', 'fortran_order': False, 'shape': (), }";
+    let mut h = header.to_string();
+    while (10 + h.len() + 1) % 64 != 0 {
+        h.push(' ');
+    }
+    h.push('\n');
+    format.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    format.extend_from_slice(h.as_bytes());
+    format.extend_from_slice(b"csr");
+    zip(
+        &[
+            ("indices.npy", npy(&Array1::from(indices))),
+            ("indptr.npy", npy(&Array1::from(indptr))),
+            ("format.npy", format),
+            ("shape.npy", npy(&Array1::from(vec![a.nrows() as i64, a.ncols() as i64]))),
+            ("data.npy", npy(&Array1::from(data))),
+        ],
+        deflate,
+    )
+}
+
+fn libsvm(a: &Array2<f64>) -> String {
+    a.outer_iter()
+        .map(|r| {
+            let feats: Vec<String> = r
+                .iter()
+                .enumerate()
+                .filter(|(_, v)| **v != 0.0)
+                .map(|(j, v)| format!("{}:{v}", j + 1))
+                .collect();
+            format!("0 {}\n", feats.join(" "))
+        })
+        .collect()
+}
+
+#[test]
+fn every_input_format_gives_the_same_fit() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (x, z) = (x_data(), z_data());
+    std::fs::write(d.join("z.csv"), csv(&z)).unwrap();
+    std::fs::write(d.join("x.csv"), csv(&x)).unwrap();
+    std::fs::write(d.join("xh.csv"), "a,b,c,d\n".to_string() + &csv(&x)).unwrap();
+    std::fs::write(d.join("zh.csv"), "# a comment\na,b,c,d\n".to_string() + &csv(&z)).unwrap();
+    write_npy(d.join("x32.npy"), &x.mapv(|v| v as f32)).unwrap();
+    write_npy(d.join("xi.npy"), &x.mapv(|v| v as i64)).unwrap();
+    std::fs::write(d.join("x.libsvm"), libsvm(&x)).unwrap();
+    std::fs::write(d.join("x.npz"), npz_csr(&x, false)).unwrap();
+    std::fs::write(d.join("xd.npz"), npz_csr(&x, true)).unwrap();
+    let fit = |name: &str, extra: &[&str]| -> Array1<f64> {
+        let out = d.join(format!("fit-{name}"));
+        let xp = d.join(name);
+        // --header applies to every CSV input.
+        let zp = d.join(if extra.contains(&"--header") { "zh.csv" } else { "z.csv" });
+        let mut args = vec![
+            "fit",
+            "--rows",
+            p(&xp),
+            "--cols",
+            p(&zp),
+            "--kernel",
+            "rbf",
+            "--gamma",
+            "6",
+            "--rank",
+            "3",
+            "--solver",
+            "exact",
+            "--out",
+            p(&out),
+        ];
+        args.extend_from_slice(extra);
+        ok(&args);
+        read_npy(out.join("s.npy")).unwrap()
+    };
+    let want = fit("x.csv", &[]);
+    for (name, extra) in [
+        ("xh.csv", &["--header"][..]),
+        ("x32.npy", &[]),
+        ("xi.npy", &[]),
+        ("x.libsvm", &[]),
+        ("x.npz", &[]),
+        ("xd.npz", &[]),
+    ] {
+        let s = fit(name, extra);
+        let err = (&s - &want).iter().fold(0.0f64, |a, b| a.max(b.abs())) / want[0];
+        assert!(err < 1e-12, "{name}: {err:e}");
+    }
+    // A header without --header: the error says what to do.
+    let (ok, err) = ksvd(&["fit", "--rows", p(&d.join("xh.csv")), "--kernel", "rbf", "--rank", "2", "--out", p(&d.join("o"))]);
+    assert!(!ok && err.contains("--header"), "{err}");
+}
+
+#[test]
+fn user_landmarks_are_used_and_bad_lists_are_rejected() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("x.csv"), csv(&x_data())).unwrap();
+    std::fs::write(d.join("z.csv"), csv(&z_data())).unwrap();
+    std::fs::write(d.join("rows.txt"), "3\n1\n17\n8\n25\n").unwrap();
+    std::fs::write(d.join("cols.txt"), "0, 19, 4, 8\n").unwrap();
+    std::fs::write(d.join("far.txt"), "0 1 2 99\n").unwrap();
+    std::fs::write(d.join("dup.txt"), "0 1 2 2\n").unwrap();
+    write_npy(d.join("cols.npy"), &Array1::from(vec![0i64, 19, 4, 8])).unwrap();
+    let run = |rows: &str, cols: &str, out: &Path| {
+        ksvd(&[
+            "fit",
+            "--rows",
+            p(&d.join("x.csv")),
+            "--cols",
+            p(&d.join("z.csv")),
+            "--kernel",
+            "rbf",
+            "--gamma",
+            "6",
+            "--rank",
+            "3",
+            "--solver",
+            "nystrom",
+            "--landmark-rows",
+            p(&d.join(rows)),
+            "--landmark-cols",
+            p(&d.join(cols)),
+            "--out",
+            p(out),
+        ])
+    };
+    let fit = d.join("fit");
+    let (ok, err) = run("rows.txt", "cols.npy", &fit);
+    assert!(ok, "{err}");
+    let model: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fit.join("model.json")).unwrap()).unwrap();
+    assert_eq!(model["row_landmarks"], serde_json::json!([1, 3, 8, 17, 25]));
+    assert_eq!(model["col_landmarks"], serde_json::json!([0, 4, 8, 19]));
+    for (cols, want) in [("far.txt", "index 99 is out of range for 20"), ("dup.txt", "index 2 is repeated")] {
+        let out = d.join(format!("bad-{cols}"));
+        let (ok, err) = run("rows.txt", cols, &out);
+        assert!(!ok && err.contains(want), "{cols}: {err}");
+        assert_eq!(err.trim().lines().count(), 1, "{err}");
+        assert!(files_in(&out).is_empty(), "nothing written for {cols}");
+    }
+}
+
+#[test]
+fn bad_inputs_fail_with_one_line_and_write_nothing() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    std::fs::write(d.join("x.csv"), csv(&x_data())).unwrap();
+    std::fs::write(d.join("z.csv"), csv(&z_data())).unwrap();
+    let fit = d.join("fit");
+    ok(&[
+        "fit",
+        "--rows",
+        p(&d.join("x.csv")),
+        "--cols",
+        p(&d.join("z.csv")),
+        "--kernel",
+        "rbf",
+        "--gamma",
+        "6",
+        "--rank",
+        "3",
+        "--out",
+        p(&fit),
+    ]);
+    let json = std::fs::read_to_string(fit.join("model.json")).unwrap();
+    let model_dir = |name: &str, text: &str| -> PathBuf {
+        let m = d.join(name);
+        std::fs::create_dir_all(&m).unwrap();
+        std::fs::write(m.join("model.json"), text).unwrap();
+        m
+    };
+    let truncated = model_dir("truncated", &json[..json.len() / 3]);
+    let future = model_dir("future", &json.replacen("\"format_version\":1", "\"format_version\":9", 1));
+    let garbage = model_dir("garbage", "hello");
+    std::fs::write(d.join("wide.csv"), "1,2,3,4,5\n").unwrap();
+    std::fs::write(d.join("nan.csv"), "1,2,3,4\nnan,1,2,3\n").unwrap();
+    std::fs::write(d.join("bad.npz"), b"PK\x03\x04 not really a zip").unwrap();
+    write_npy(d.join("x3d.npy"), &ndarray::Array3::<f64>::zeros((2, 2, 2))).unwrap();
+    write_npy(d.join("nan.npy"), &Array2::from_elem((2, 4), f64::NAN)).unwrap();
+    std::fs::write(d.join("zero.libsvm"), "1 0:1.5 2:1\n").unwrap();
+    std::fs::write(d.join("nan.libsvm"), "1 1:nan\n").unwrap();
+    let mut csc = npz_csr(&x_data(), false);
+    let at = csc.windows(3).position(|w| w == b"csr").unwrap();
+    csc[at..at + 3].copy_from_slice(b"csc");
+    std::fs::write(d.join("csc.npz"), csc).unwrap();
+    let (x, nan, wide) = (d.join("x.csv"), d.join("nan.csv"), d.join("wide.csv"));
+    let (zero, nanl, cscp) = (d.join("zero.libsvm"), d.join("nan.libsvm"), d.join("csc.npz"));
+    let (missing, badnpz, x3d, nannpy) = (d.join("missing"), d.join("bad.npz"), d.join("x3d.npy"), d.join("nan.npy"));
+    let cases: Vec<(Vec<&str>, &str)> = vec![
+        (vec!["--model", p(&missing), "--rows", p(&x)], "model file not found"),
+        (vec!["--model", p(&truncated), "--rows", p(&x)], "corrupt model file"),
+        (vec!["--model", p(&future), "--rows", p(&x)], "format version 9 is not supported"),
+        (vec!["--model", p(&garbage), "--rows", p(&x)], "corrupt model file"),
+        (vec!["--model", p(&fit), "--rows", p(&wide)], "5 features per sample, but the model expects 4"),
+        (vec!["--model", p(&fit), "--cols", p(&nan)], "non-finite"),
+        (vec!["--model", p(&fit), "--rows", p(&badnpz)], "not a valid .npz"),
+        (vec!["--model", p(&fit), "--rows", p(&x3d)], "not a 2-D .npy"),
+        (vec!["--model", p(&fit), "--rows", p(&nannpy)], "non-finite value NaN at row 0"),
+        (vec!["--model", p(&fit), "--rows", p(&zero)], ":1: feature index 0: LIBSVM indices start at 1"),
+        (vec!["--model", p(&fit), "--rows", p(&nanl)], ":1: non-finite value NaN"),
+        (vec!["--model", p(&fit), "--rows", p(&cscp)], "only CSR matrices are supported"),
+    ];
+    for (args, want) in cases {
+        let out = d.join("out");
+        let mut all = vec!["transform"];
+        all.extend(args.iter().copied());
+        all.extend(["--out", p(&out)]);
+        let (ok, err) = ksvd(&all);
+        assert!(!ok, "{all:?} should fail");
+        assert!(err.contains(want), "{all:?}: `{err}` lacks `{want}`");
+        assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
+        assert!(err.starts_with("ksvd: error:"), "{err}");
+        assert!(files_in(&out).is_empty(), "{all:?} wrote files");
+    }
+}
+
+#[test]
+fn help_shows_examples() {
+    let out = Command::new(env!("CARGO_BIN_EXE_ksvd")).arg("--help").output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(text.contains("Examples:") && text.contains("ksvd transform --model"), "{text}");
+}
+
+#[test]
+fn the_readme_example_round_trips() {
+    let ex = Path::new(env!("CARGO_MANIFEST_DIR")).join("examples");
+    let dir = tempfile::tempdir().unwrap();
+    let (fit, back, new) = (dir.path().join("fit"), dir.path().join("back"), dir.path().join("new"));
+    let (rows, cols, new_rows) = (ex.join("rows.csv"), ex.join("cols.csv"), ex.join("new_rows.csv"));
+    ok(&[
+        "fit", "--rows", p(&rows), "--cols", p(&cols), "--header", "--kernel", "rbf", "--gamma", "2", "--rank", "3",
+        "--solver", "exact", "--out", p(&fit),
+    ]);
+    ok(&["transform", "--model", p(&fit), "--rows", p(&rows), "--header", "--out", p(&back)]);
+    ok(&["transform", "--model", p(&fit), "--rows", p(&new_rows), "--header", "--out", p(&new)]);
+    let u: Array2<f64> = read_npy(fit.join("u.npy")).unwrap();
+    let b: Array2<f64> = read_npy(back.join("rows.npy")).unwrap();
+    assert_eq!(u.dim(), (24, 3));
+    assert!(rel(&b, &u) < 1e-12, "{:e}", rel(&b, &u));
+    let n: Array2<f64> = read_npy(new.join("rows.npy")).unwrap();
+    assert_eq!(n.dim(), (4, 3));
+}
+
+#[test]
+fn precomputed_kernel_round_trip() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (x, z) = (x_data(), z_data());
+    // RBF, γ = 6: exp(-‖x − z‖² / 36).
+    let g = Array2::from_shape_fn((x.nrows(), z.nrows()), |(i, j)| {
+        (-(&x.row(i) - &z.row(j)).mapv(|v| v * v).sum() / 36.0).exp()
+    });
+    write_npy(d.join("g.npy"), &g).unwrap();
+    write_npy(d.join("gt.npy"), &g.t().to_owned()).unwrap();
+    write_npy(d.join("x.npy"), &x).unwrap();
+    write_npy(d.join("z.npy"), &z).unwrap();
+    let (gp, xp, zp) = (d.join("g.npy"), d.join("x.npy"), d.join("z.npy"));
+    for center in [false, true] {
+        let (fit, ref_fit, out) = (d.join("fit"), d.join("ref"), d.join("out"));
+        let c: &[&str] = if center { &["--center"] } else { &[] };
+        let mut args = vec!["fit", "--kernel", "precomputed", "--matrix", p(&gp), "--rank", "3"];
+        args.extend_from_slice(&["--solver", "exact", "--out", p(&fit)]);
+        args.extend_from_slice(c);
+        ok(&args);
+        let mut args = vec!["fit", "--rows", p(&xp), "--cols", p(&zp), "--kernel", "rbf"];
+        args.extend_from_slice(&["--gamma", "6", "--rank", "3", "--solver", "exact", "--out", p(&ref_fit)]);
+        args.extend_from_slice(c);
+        ok(&args);
+        let s: Array1<f64> = read_npy(fit.join("s.npy")).unwrap();
+        let s_ref: Array1<f64> = read_npy(ref_fit.join("s.npy")).unwrap();
+        assert!((&s - &s_ref).iter().all(|e| e.abs() < 1e-12 * s_ref[0]), "center={center}");
+        ok(&["transform", "--model", p(&fit), "--rows", p(&d.join("g.npy")), "--out", p(&out)]);
+        ok(&["transform", "--model", p(&fit), "--cols", p(&d.join("gt.npy")), "--out", p(&out)]);
+        let u: Array2<f64> = read_npy(fit.join("u.npy")).unwrap();
+        let v: Array2<f64> = read_npy(fit.join("v.npy")).unwrap();
+        let tu: Array2<f64> = read_npy(out.join("rows.npy")).unwrap();
+        let tv: Array2<f64> = read_npy(out.join("cols.npy")).unwrap();
+        assert!(rel(&tu, &u) < 1e-10 && rel(&tv, &v) < 1e-10, "center={center}");
+        // Kernel values of the wrong width: one line, nothing written.
+        let bad = d.join("bad");
+        let (ok, err) = ksvd(&["transform", "--model", p(&fit), "--rows", p(&d.join("gt.npy")), "--out", p(&bad)]);
+        assert!(!ok && err.contains("30 kernel values per new sample, but the precomputed model has 20"), "{err}");
+        assert_eq!(err.trim().lines().count(), 1);
+        assert!(files_in(&bad).is_empty());
+        for dir in [fit, ref_fit, out] {
+            std::fs::remove_dir_all(dir).unwrap();
+        }
+    }
+    let (ok, err) = ksvd(&["fit", "--kernel", "precomputed", "--rank", "2", "--out", p(&d.join("o"))]);
+    assert!(!ok && err.contains("--matrix"), "{err}");
+}
