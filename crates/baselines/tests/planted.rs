@@ -70,7 +70,9 @@ fn hope_reproduces_katz_up_to_the_tail_of_its_spectrum() {
                 rank,
                 solver,
                 oversampling,
-                lanczos_tol: 1e-13,
+                // The Katz operator is a Neumann series truncated at katz_tol = 1e-12, so certified
+                // residuals (computed explicitly) cannot go below about that.
+                lanczos_tol: 1e-10,
                 ..Default::default()
             };
             let (err, tail, total) = katz_check(&a, &params, 3);

@@ -636,13 +636,11 @@ fn summary_json(args: &FitArgs, model: &KsvdModel, gamma_source: String, seconds
     let s = model.singular_values();
     let kernel = model.kernel();
     let residuals = model.residuals().map(|r| {
-        let s1 = s[0].max(f64::MIN_POSITIVE);
-        let max_rel = r.left.iter().chain(&r.right).fold(0.0f64, |a, &b| a.max(b)) / s1;
         serde_json::json!({
-            "left": r.left,
-            "right": r.right,
-            "max_relative_to_s1": max_rel,
-            "definition": "left_i = ||G v_i - s_i u_i||, right_i = ||G^T u_i - s_i v_i||",
+            "left": r.left.to_vec(),
+            "right": r.right.to_vec(),
+            "max_relative_to_s1": r.max(),
+            "definition": "left_i = ||G v_i - s_i u_i|| / s_1, right_i = ||G^T u_i - s_i v_i|| / s_1",
         })
     });
     let landmarks = model.landmarks().map(|(i, j)| serde_json::json!({"rows": i.len(), "cols": j.len()}));

@@ -146,8 +146,9 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
     let b = cfg.block.clamp(1, kmax);
     // Whole blocks only: dropping part of V₊ would break `Gᵀ U = V Bᵀ + V₊ R₊ E_kᵀ`.
     let wmax = cfg.max_basis.max(rank + b).div_ceil(b) * b;
-    if wmax >= kmax {
-        // The Krylov basis would span (nearly) the whole space: a dense SVD is exact and cheaper.
+    if wmax + b > kmax {
+        // The basis plus the next block would span (nearly) the whole space: a dense SVD is
+        // exact and cheaper.
         let r = dense_svd_operator(op, rank)?;
         let residual = r.max_residual().unwrap_or(0.0);
         return Ok((

@@ -15,8 +15,8 @@ pub struct LanczosParams {
     /// Relative residual tolerance: stop when `‖G v_i − s_i u_i‖ ≤ tol · s_1` and
     /// `‖Gᵀ u_i − s_i v_i‖ ≤ tol · s_1` for every wanted `i` (checked explicitly at the end).
     pub tol: f64,
-    /// Maximum dimension of the Krylov basis (default `2 r + 3 b`). When it reaches
-    /// `min(n, m)` a dense SVD is computed instead.
+    /// Maximum dimension of the Krylov basis (default `2 r + 3 b`, rounded up to whole blocks).
+    /// When it plus one block reaches `min(n, m)` a dense SVD is computed instead.
     pub work_dim: Option<usize>,
     /// Maximum number of thick restarts.
     pub max_restarts: usize,
