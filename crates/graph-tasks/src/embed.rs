@@ -5,7 +5,9 @@ use ksvd_kernels::graph::{bandwidth_rule, transform_adjacency, GraphInput};
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::{CsrMatrix, LinearOperator, MatrixBlocks};
 use ksvd_nystrom::{asymmetric_nystrom, symmetric_nystrom, Gram, InnerSolver, NystromError, NystromParams};
-use ksvd_solvers::{dense_svd_operator, lanczos_svd, randomized_svd, LanczosParams, RsvdParams, SvdResult};
+use ksvd_solvers::{
+    auto_svd, dense_svd_operator, lanczos_svd, randomized_svd, AutoParams, LanczosParams, RsvdParams, SvdResult,
+};
 use ndarray::{concatenate, Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -202,6 +204,13 @@ pub enum Scaling {
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
 #[serde(tag = "kind", rename_all = "kebab-case")]
 pub enum SvdSolver {
+    /// The certified default (`ksvd_solvers::auto_svd`): a dense SVD when that is cheapest and
+    /// fits the memory budget, restarted block Lanczos otherwise; every triplet's residual is
+    /// at most `tol · s_1`.
+    Auto {
+        /// Relative residual tolerance.
+        tol: f64,
+    },
     /// Randomized SVD (Halko et al.) with `rank + oversampling` directions and `power_iters`
     /// power iterations.
     Rsvd {
@@ -232,6 +241,9 @@ impl Default for SvdSolver {
 
 impl SvdSolver {
     pub(crate) fn validate(&self) -> Result<()> {
+        if let SvdSolver::Auto { tol } = *self {
+            ensure(tol > 0.0 && tol < 1.0, "solver.tol", tol, "must lie in (0, 1)")?;
+        }
         if let SvdSolver::Lanczos { tol, max_restarts } = *self {
             ensure(tol > 0.0 && tol < 1.0, "solver.tol", tol, "must lie in (0, 1)")?;
             ensure(
@@ -247,6 +259,14 @@ impl SvdSolver {
     /// The top-`rank` SVD of `op`.
     pub fn solve<O: LinearOperator + ?Sized>(&self, op: &O, rank: usize, seed: u64) -> Result<SvdResult> {
         Ok(match *self {
+            SvdSolver::Auto { tol } => {
+                let p = AutoParams {
+                    tol,
+                    seed,
+                    ..AutoParams::default()
+                };
+                auto_svd(op, rank, &p, &mut |_| {})?.0
+            }
             SvdSolver::Rsvd {
                 oversampling,
                 power_iters,
@@ -264,9 +284,9 @@ impl SvdSolver {
                 rank,
                 &LanczosParams {
                     tol,
-                    work_dim: None,
                     max_restarts,
                     seed,
+                    ..LanczosParams::default()
                 },
             )?,
             SvdSolver::Dense => dense_svd_operator(op, rank)?,
@@ -281,6 +301,7 @@ impl SvdSolver {
                 power_iters,
             } => format!("rsvd(p={oversampling},q={power_iters})"),
             SvdSolver::Lanczos { tol, .. } => format!("lanczos(tol={tol:e})"),
+            SvdSolver::Auto { tol } => format!("auto(tol={tol:e})"),
             SvdSolver::Dense => "dense".into(),
         }
     }
@@ -430,7 +451,7 @@ fn scale_columns(mut u: Array2<f64>, w: &Array1<f64>) -> Array2<f64> {
 
 fn assemble(method: Method, svd: SvdResult, scaling: Scaling) -> EmbeddingOutput {
     let rank = svd.rank();
-    let SvdResult { u, s, v } = svd;
+    let SvdResult { u, s, v, .. } = svd;
     let embeddings = match (method.is_two_sided(), scaling) {
         (false, Scaling::Vectors) => Embeddings::Single(u),
         (false, Scaling::Scores) => {
@@ -582,11 +603,7 @@ pub fn nystrom_embed(
                 };
                 asymmetric_nystrom(&g, &NystromParams::new(rank, landmarks).seed(spec.seed).inner(inner)).map(|a| a.svd)
             }
-            NystromMethod::Kpca => symmetric_nystrom(&g, Gram::Itself, rank, landmarks, spec.seed).map(|s| SvdResult {
-                u: s.vectors.clone(),
-                s: s.values,
-                v: s.vectors,
-            }),
+            NystromMethod::Kpca => symmetric_nystrom(&g, Gram::Itself, rank, landmarks, spec.seed).map(|s| SvdResult::new(s.vectors.clone(), s.values, s.vectors)),
         };
         match attempt {
             Ok(svd) => return Ok(assemble(method.exact(), svd, spec.scaling)),

@@ -90,18 +90,6 @@ impl Kernel {
         matches!(self, Kernel::Rbf { .. } | Kernel::Laplacian { .. } | Kernel::Sne { .. })
     }
 
-    /// The un-normalised value from the inner product `p = x . z` and the squared norms.
-    /// For `Sne` this is the RBF numerator; the caller subtracts the row's log-normaliser.
-    #[inline]
-    pub(crate) fn from_inner(&self, p: f64, nx: f64, nz: f64) -> f64 {
-        match *self {
-            Kernel::Linear => p,
-            Kernel::Polynomial { degree, offset } => (p + offset).powi(degree as i32),
-            Kernel::Rbf { gamma } | Kernel::Sne { gamma } => (-((nx + nz - 2.0 * p).max(0.0)) / (gamma * gamma)).exp(),
-            Kernel::Laplacian { gamma } => (-((nx + nz - 2.0 * p).max(0.0)).sqrt() / gamma).exp(),
-        }
-    }
-
     /// `log k` for the RBF numerator (used by SNE normalisation in the log domain).
     #[inline]
     pub(crate) fn log_rbf(gamma: f64, p: f64, nx: f64, nz: f64) -> f64 {

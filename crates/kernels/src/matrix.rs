@@ -1,9 +1,9 @@
-//! Implicit kernel matrices `G_ij = k(x_i, z_j)`: evaluated block by block and fused with the
-//! product, never materialised.
+//! Kernel matrices `G_ij = k(x_i, z_j)`: stored when they fit a memory budget, otherwise
+//! evaluated block by block and fused with the product (matrix-free).
 use crate::error::{KernelError, Result};
 use crate::kernel::Kernel;
-use crate::samples::{inner_block, Samples};
-use ksvd_linalg::{check_indices, dense, CsrMatrix, LinearOperator, MatrixBlocks};
+use crate::samples::{inner_block, inner_block_into, Samples};
+use ksvd_linalg::{check_indices, dense, vecmath, CsrMatrix, LinearOperator, MatrixBlocks, MemoryBudget};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
 
@@ -13,8 +13,10 @@ const BLOCK_ENTRIES: usize = 1 << 20;
 /// How the matrix is evaluated.
 #[derive(Debug, Clone)]
 enum Repr {
-    /// Dense blocks from GEMM-style identities (`‖x‖² + ‖z‖² − 2 x.z`).
+    /// Dense blocks from GEMM-style identities (`‖x‖² + ‖z‖² − 2 x.z`), evaluated on demand.
     Blocked,
+    /// The whole un-centred `G` (row-major `n × m`), evaluated once: products are GEMMs.
+    Stored(Array2<f64>),
     /// `G = a eᵀ + C` with `C` sparse on the nonzeros of `X Zᵀ`: exact for sparse inputs and
     /// every kernel that is a function of `x.z`, `‖x‖²`, `‖z‖²` separable at `x.z = 0`.
     RankOnePlusSparse {
@@ -33,11 +35,18 @@ struct Centering {
     grand_mean: f64,
 }
 
-/// The kernel matrix `G ∈ R^{n×m}`, `G_ij = k(x_i, z_j)`, as an implicit operator.
+/// The kernel matrix `G ∈ R^{n×m}`, `G_ij = k(x_i, z_j)`, as an operator.
 ///
-/// Rows index X, columns index Z. Products `G V` and `Gᵀ U` are computed block by block with
-/// bounded memory (about `BLOCK_ENTRIES` entries per thread), and [`MatrixBlocks::block`] gives
-/// any sub-block. For sparse X and Z, and the linear, polynomial, RBF and SNE kernels, `G` is
+/// Rows index X, columns index Z. Three representations, chosen at construction:
+///
+/// * **rank one plus sparse** (sparse inputs, see below): exact, `O(nnz)` memory;
+/// * **stored**: when `n · m` values fit the [`MemoryBudget`] (default [`MemoryBudget::auto`]),
+///   `G` is evaluated once (GEMM for the inner products, a vectorised `exp`, the SNE
+///   normalisation fused into the same pass, all cores) and products are GEMMs;
+/// * **blocked**: beyond the budget, products `G V` and `Gᵀ U` are computed block by block
+///   with bounded memory (about `BLOCK_ENTRIES` entries per thread), never materialised.
+///
+/// [`MatrixBlocks::block`] gives any sub-block in every representation. For sparse X and Z, and the linear, polynomial, RBF and SNE kernels, `G` is
 /// stored exactly as a rank-one term plus a sparse correction on the nonzeros of `X Zᵀ`, so
 /// nothing of size `n × m` is ever formed (for a graph adjacency `A` with `x_i` = row `i` and
 /// `z_j` = column `j`, `X Zᵀ = A A`).
@@ -130,6 +139,24 @@ fn flush_relative(v: &mut [f64]) {
     v.iter_mut().filter(|x| x.abs() < cut).for_each(|x| *x = 0.0);
 }
 
+/// `exp` of every entry of a row (contiguous rows use the vectorised slice routine).
+fn exp_row(mut row: ndarray::ArrayViewMut1<'_, f64>) {
+    match row.as_slice_mut() {
+        Some(s) => vecmath::exp_in_place(s),
+        None => row.mapv_inplace(vecmath::exp),
+    }
+}
+
+/// `g[rows, cols]` of a stored matrix.
+fn gather(g: ArrayView2<'_, f64>, rows: &[usize], cols: &[usize]) -> Array2<f64> {
+    let mut out = Array2::zeros((rows.len(), cols.len()));
+    for (mut orow, &i) in out.outer_iter_mut().zip(rows) {
+        let grow = g.row(i);
+        orow.iter_mut().zip(cols).for_each(|(o, &j)| *o = grow[j]);
+    }
+    out
+}
+
 /// `log Σ exp(v)` over a slice, stable.
 fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
     let m = v.clone().fold(f64::NEG_INFINITY, f64::max);
@@ -140,8 +167,24 @@ fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
 }
 
 impl KernelMatrix {
-    /// The kernel matrix of `kernel` between the rows of `x` (n samples) and of `z` (m samples).
+    /// The kernel matrix of `kernel` between the rows of `x` (n samples) and of `z` (m samples),
+    /// stored when it fits the default [`MemoryBudget::auto`].
     pub fn new(x: Samples, z: Samples, kernel: Kernel) -> Result<Self> {
+        Self::build(x, z, kernel, Some(MemoryBudget::auto()))
+    }
+
+    /// As [`KernelMatrix::new`], storing `G` only if its `n · m` values fit `budget`.
+    pub fn with_budget(x: Samples, z: Samples, kernel: Kernel, budget: MemoryBudget) -> Result<Self> {
+        Self::build(x, z, kernel, Some(budget))
+    }
+
+    /// As [`KernelMatrix::new`], never storing `G` (always matrix-free; sparse inputs still use
+    /// the exact rank-one-plus-sparse form).
+    pub fn matrix_free(x: Samples, z: Samples, kernel: Kernel) -> Result<Self> {
+        Self::build(x, z, kernel, None)
+    }
+
+    fn build(x: Samples, z: Samples, kernel: Kernel, budget: Option<MemoryBudget>) -> Result<Self> {
         kernel.validate()?;
         x.check_nonempty("x samples")?;
         z.check_nonempty("z samples")?;
@@ -174,7 +217,13 @@ impl KernelMatrix {
         };
         if let Some(p) = g.sparse_inner_products() {
             g.repr = g.rank_one_plus_sparse(p)?;
-        } else if let Kernel::Sne { gamma } = kernel {
+        }
+        let store = budget.is_some_and(|b| b.fits_f64(g.x.len().saturating_mul(g.z.len())));
+        if matches!(g.repr, Repr::Blocked) && store {
+            let (stored, log_norm) = g.evaluate_all()?;
+            g.repr = Repr::Stored(stored);
+            g.log_norm = log_norm;
+        } else if let (Repr::Blocked, Kernel::Sne { gamma }) = (&g.repr, kernel) {
             g.log_norm = Some(g.blocked_log_normalizers(gamma)?);
         }
         Ok(g)
@@ -221,6 +270,66 @@ impl KernelMatrix {
     /// Whether `G` is held as rank one plus sparse (sparse inputs), rather than dense blocks.
     pub fn is_rank_one_plus_sparse(&self) -> bool {
         matches!(self.repr, Repr::RankOnePlusSparse { .. })
+    }
+    /// Whether the whole (un-centred) `G` is stored in memory.
+    pub fn is_stored(&self) -> bool {
+        matches!(self.repr, Repr::Stored(_))
+    }
+    /// Whether products re-evaluate kernel blocks (neither stored nor rank one plus sparse).
+    pub fn is_matrix_free(&self) -> bool {
+        matches!(self.repr, Repr::Blocked)
+    }
+
+    /// Evaluates every entry (row chunks in parallel): GEMM inner products, vectorised `exp`,
+    /// and for SNE the exact row normalisation in the same pass (`log S_i` is returned).
+    fn evaluate_all(&self) -> Result<(Array2<f64>, Option<Vec<f64>>)> {
+        let (n, m) = (self.x.len(), self.z.len());
+        let mut g = Array2::<f64>::zeros((n, m));
+        let all_cols: Vec<usize> = (0..m).collect();
+        let chunk = row_chunk(m).max(16).min(n.div_ceil(4 * rayon::current_num_threads()).max(1));
+        let sne = matches!(self.kernel, Kernel::Sne { .. });
+        let mut log_norm = vec![0.0; if sne { n } else { 0 }];
+        let ln_chunks: Vec<&mut [f64]> = if sne {
+            log_norm.chunks_mut(chunk).collect()
+        } else {
+            Vec::new()
+        };
+        let mut ln_iter = ln_chunks.into_iter();
+        let jobs: Vec<(usize, ArrayViewMut2<'_, f64>, Option<&mut [f64]>)> = g
+            .axis_chunks_iter_mut(Axis(0), chunk)
+            .enumerate()
+            .map(|(b, oc)| (b * chunk, oc, ln_iter.next()))
+            .collect();
+        jobs.into_par_iter().for_each(|(r0, mut p, ln)| {
+            let rows: Vec<usize> = (r0..r0 + p.nrows()).collect();
+            inner_block_into(p.view_mut(), &self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
+            match (self.kernel, ln) {
+                (Kernel::Sne { gamma }, Some(ln)) => {
+                    let inv_g2 = 1.0 / (gamma * gamma);
+                    for ((mut prow, &i), l) in p.outer_iter_mut().zip(&rows).zip(ln.iter_mut()) {
+                        let nxi = self.nx[i];
+                        let mut mx = f64::NEG_INFINITY;
+                        for (v, &nzj) in prow.iter_mut().zip(&self.nz) {
+                            *v = -(nxi + nzj - 2.0 * *v).max(0.0) * inv_g2;
+                            mx = mx.max(*v);
+                        }
+                        prow.mapv_inplace(|v| v - mx);
+                        exp_row(prow.view_mut());
+                        let sum: f64 = prow.sum();
+                        let inv = 1.0 / sum;
+                        prow.mapv_inplace(|v| flush(v * inv));
+                        *l = mx + sum.ln();
+                    }
+                }
+                _ => self.transform(p.view_mut(), &rows, &all_cols, false),
+            }
+        });
+        if sne {
+            if let Some(row) = log_norm.iter().position(|v| !v.is_finite()) {
+                return Err(KernelError::DegenerateNormalizer { row });
+            }
+        }
+        Ok((g, sne.then_some(log_norm)))
     }
 
     /// `X Zᵀ` as a sparse matrix when both inputs are sparse, the kernel allows it, and the
@@ -319,16 +428,20 @@ impl KernelMatrix {
             .into_par_iter()
             .map(|s0| {
                 let rows: Vec<usize> = (s0..(s0 + chunk).min(n)).collect();
-                let p = inner_block(&self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
-                rows.iter()
-                    .enumerate()
-                    .map(|(a, &i)| {
-                        log_sum_exp(
-                            p.row(a)
-                                .iter()
-                                .enumerate()
-                                .map(|(j, &v)| Kernel::log_rbf(gamma, v, self.nx[i], self.nz[j])),
-                        )
+                let mut p = inner_block(&self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
+                let inv_g2 = 1.0 / (gamma * gamma);
+                p.outer_iter_mut()
+                    .zip(&rows)
+                    .map(|(mut prow, &i)| {
+                        let nxi = self.nx[i];
+                        let mut mx = f64::NEG_INFINITY;
+                        for (v, &nzj) in prow.iter_mut().zip(&self.nz) {
+                            *v = -(nxi + nzj - 2.0 * *v).max(0.0) * inv_g2;
+                            mx = mx.max(*v);
+                        }
+                        prow.mapv_inplace(|v| v - mx);
+                        exp_row(prow.view_mut());
+                        mx + prow.sum().ln()
                     })
                     .collect()
             })
@@ -359,9 +472,10 @@ impl KernelMatrix {
                 }
                 out
             }
+            Repr::Stored(g) => gather(g.view(), rows, cols),
             Repr::Blocked => {
                 let mut p = inner_block(&self.x, rows, &self.z, self.zt.as_ref(), cols);
-                self.transform(&mut p, rows, cols, false);
+                self.transform(p.view_mut(), rows, cols, false);
                 p
             }
         }
@@ -398,30 +512,43 @@ impl KernelMatrix {
     fn raw_block_t(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
         match &self.repr {
             Repr::RankOnePlusSparse { .. } => self.raw_block(rows, cols).reversed_axes(),
+            Repr::Stored(g) => gather(g.t(), cols, rows),
             Repr::Blocked => {
                 let mut p = inner_block(&self.z, cols, &self.x, self.xt.as_ref(), rows);
-                self.transform(&mut p, rows, cols, true);
+                self.transform(p.view_mut(), rows, cols, true);
                 p
             }
         }
     }
 
-    /// Turns inner products into kernel values in place (`transposed`: `p` is cols × rows).
-    fn transform(&self, p: &mut Array2<f64>, rows: &[usize], cols: &[usize], transposed: bool) {
-        let k = self.kernel;
-        let norms = !self.nx.is_empty();
+    /// Turns inner products into kernel values in place (`transposed`: `p` is cols × rows):
+    /// the exponent of every entry first, then one vectorised `exp` per row.
+    fn transform(&self, mut p: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize], transposed: bool) {
+        let (inv_g, squared) = match self.kernel {
+            Kernel::Linear => return,
+            Kernel::Polynomial { degree, offset } => {
+                p.mapv_inplace(|v| flush((v + offset).powi(degree as i32)));
+                return;
+            }
+            Kernel::Rbf { gamma } | Kernel::Sne { gamma } => (1.0 / (gamma * gamma), true),
+            Kernel::Laplacian { gamma } => (1.0 / gamma, false),
+        };
         let ln = self.log_norm.as_deref();
-        for ((ra, cb), v) in p.indexed_iter_mut() {
-            let (i, j) = if transposed {
-                (rows[cb], cols[ra])
+        let log_k = |v: f64, i: usize, j: usize| {
+            let d2 = (self.nx[i] + self.nz[j] - 2.0 * v).max(0.0);
+            let t = if squared { -d2 * inv_g } else { -d2.sqrt() * inv_g };
+            t - ln.map_or(0.0, |l| l[i])
+        };
+        for (a, mut prow) in p.outer_iter_mut().enumerate() {
+            if transposed {
+                let j = cols[a];
+                prow.iter_mut().zip(rows).for_each(|(v, &i)| *v = log_k(*v, i, j));
             } else {
-                (rows[ra], cols[cb])
-            };
-            let (nxi, nzj) = if norms { (self.nx[i], self.nz[j]) } else { (0.0, 0.0) };
-            *v = flush(match (k, ln) {
-                (Kernel::Sne { gamma }, Some(l)) => (Kernel::log_rbf(gamma, *v, nxi, nzj) - l[i]).exp(),
-                _ => k.from_inner(*v, nxi, nzj),
-            });
+                let i = rows[a];
+                prow.iter_mut().zip(cols).for_each(|(v, &j)| *v = log_k(*v, i, j));
+            }
+            exp_row(prow.view_mut());
+            prow.mapv_inplace(flush);
         }
     }
 
@@ -433,6 +560,9 @@ impl KernelMatrix {
                 for (mut row, &ai) in out.outer_iter_mut().zip(a) {
                     row.scaled_add(ai, &etx);
                 }
+            }
+            Repr::Stored(g) => {
+                let _ = dense::gemm_into(out, g.view(), x, 1.0, false);
             }
             Repr::Blocked => {
                 let m = self.ncols();
@@ -458,6 +588,9 @@ impl KernelMatrix {
                 for (mut row, &ej) in out.outer_iter_mut().zip(e) {
                     row.scaled_add(ej, &atx);
                 }
+            }
+            Repr::Stored(g) => {
+                let _ = dense::gemm_into(out, g.t(), x, 1.0, false);
             }
             Repr::Blocked => {
                 let n = self.nrows();
@@ -612,6 +745,38 @@ impl LinearOperator for KernelMatrix {
     fn ncols(&self) -> usize {
         self.z.len()
     }
+    /// `G` (centred if `G` is) as a dense matrix: a copy of the stored matrix, or every block
+    /// evaluated in parallel.
+    fn to_dense(&self) -> Array2<f64> {
+        let mut out = match &self.repr {
+            Repr::Stored(g) => g.clone(),
+            _ => {
+                let (n, m) = (self.nrows(), self.ncols());
+                let all_cols: Vec<usize> = (0..m).collect();
+                let chunk = row_chunk(m);
+                let mut out = Array2::zeros((n, m));
+                out.axis_chunks_iter_mut(Axis(0), chunk)
+                    .into_par_iter()
+                    .enumerate()
+                    .for_each(|(b, mut oc)| {
+                        let rows: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
+                        oc.assign(&self.raw_block(&rows, &all_cols));
+                    });
+                out
+            }
+        };
+        if let Some(c) = &self.centering {
+            out.axis_iter_mut(Axis(0))
+                .into_par_iter()
+                .zip(c.row_means.par_iter())
+                .for_each(|(mut row, &r)| {
+                    row.iter_mut()
+                        .zip(&c.col_means)
+                        .for_each(|(v, &cm)| *v += c.grand_mean - r - cm);
+                });
+        }
+        out
+    }
     fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
         match &self.centering {
             None => self.raw_apply(x, out),
@@ -691,7 +856,7 @@ impl MatrixBlocks for KernelMatrix {
                         }
                     });
             }
-            Repr::Blocked => {
+            Repr::Stored(_) | Repr::Blocked => {
                 let chunk = row_chunk(cols.len());
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()
@@ -740,7 +905,7 @@ impl MatrixBlocks for KernelMatrix {
                         }
                     });
             }
-            Repr::Blocked => {
+            Repr::Stored(_) | Repr::Blocked => {
                 let chunk = row_chunk(rows.len());
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()

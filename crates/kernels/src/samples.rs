@@ -116,8 +116,22 @@ pub(crate) fn inner_block(
     cols: &[usize],
 ) -> Array2<f64> {
     let mut out = Array2::zeros((rows.len(), cols.len()));
+    inner_block_into(out.view_mut(), x, rows, z, zt, cols);
+    out
+}
+
+/// [`inner_block`] written into `out` (`|rows| × |cols|`, zeroed by the caller for sparse
+/// inputs; overwritten for dense ones).
+pub(crate) fn inner_block_into(
+    mut out: ndarray::ArrayViewMut2<'_, f64>,
+    x: &Samples,
+    rows: &[usize],
+    z: &Samples,
+    zt: Option<&CsrMatrix>,
+    cols: &[usize],
+) {
     if rows.is_empty() || cols.is_empty() {
-        return out;
+        return;
     }
     match (x, z) {
         (Samples::Dense(xa), Samples::Dense(za)) => {
@@ -143,6 +157,7 @@ pub(crate) fn inner_block(
             };
             // Shapes agree by construction.
             let _ = dense::gemm_into_seq(out.view_mut(), xv, zv.t());
+            return;
         }
         (Samples::Sparse(xs), Samples::Sparse(zs)) => {
             let owned;
@@ -204,7 +219,6 @@ pub(crate) fn inner_block(
             }
         }
     }
-    out
 }
 
 #[cfg(test)]

@@ -85,7 +85,7 @@ fn check_paths(x: Array2<f64>, z: Array2<f64>, expect_structured: bool) {
     let u = gaussian_matrix(&mut rng_from_seed(4), n, 2);
     for k in kernels() {
         let want = reference(x.view(), z.view(), k);
-        for sparse in [false, true] {
+        for (sparse, store) in [(false, true), (false, false), (true, true), (true, false)] {
             let (xs, zs) = if sparse {
                 (
                     Samples::sparse(CsrMatrix::from_dense(x.view()).unwrap()).unwrap(),
@@ -94,9 +94,16 @@ fn check_paths(x: Array2<f64>, z: Array2<f64>, expect_structured: bool) {
             } else {
                 (Samples::dense(x.clone()).unwrap(), Samples::dense(z.clone()).unwrap())
             };
-            let g = KernelMatrix::new(xs, zs, k).unwrap();
+            // Stored when it fits the budget (these do), matrix-free blocks otherwise.
+            let g = if store {
+                KernelMatrix::new(xs, zs, k).unwrap()
+            } else {
+                KernelMatrix::matrix_free(xs, zs, k).unwrap()
+            };
             let structured = sparse && expect_structured && !matches!(k, Kernel::Laplacian { .. });
             assert_eq!(g.is_rank_one_plus_sparse(), structured, "{k} sparse={sparse}");
+            assert_eq!(g.is_stored(), store && !structured, "{k} sparse={sparse} store={store}");
+            assert_eq!(g.is_matrix_free(), !store && !structured, "{k} sparse={sparse} store={store}");
             let got = materialize(&g);
             assert!(
                 max_abs_diff(&got, &want) <= tol(&want),
@@ -184,13 +191,19 @@ fn graph_inner_products_are_a_times_a() {
 fn centering_equals_h_g_h() {
     let x = gaussian_matrix(&mut rng_from_seed(11), 9, 4);
     let z = gaussian_matrix(&mut rng_from_seed(12), 7, 4);
-    for k in [Kernel::Rbf { gamma: 2.0 }, Kernel::Sne { gamma: 1.5 }] {
-        let g = KernelMatrix::new(
-            Samples::dense(x.clone()).unwrap(),
-            Samples::dense(z.clone()).unwrap(),
-            k,
-        )
-        .unwrap();
+    for (k, store) in [
+        (Kernel::Rbf { gamma: 2.0 }, true),
+        (Kernel::Sne { gamma: 1.5 }, true),
+        (Kernel::Rbf { gamma: 2.0 }, false),
+        (Kernel::Sne { gamma: 1.5 }, false),
+    ] {
+        let (xs, zs) = (Samples::dense(x.clone()).unwrap(), Samples::dense(z.clone()).unwrap());
+        let g = if store {
+            KernelMatrix::new(xs, zs, k).unwrap()
+        } else {
+            KernelMatrix::matrix_free(xs, zs, k).unwrap()
+        };
+        assert_eq!(g.is_stored(), store);
         let raw = materialize(&g);
         let hn = Array2::<f64>::eye(9) - Array2::from_elem((9, 9), 1.0 / 9.0);
         let hm = Array2::<f64>::eye(7) - Array2::from_elem((7, 7), 1.0 / 7.0);
@@ -296,4 +309,49 @@ proptest! {
         let sums = g.apply(Array2::ones((m, 1)).view()).unwrap();
         prop_assert!(sums.iter().all(|s| (s - 1.0).abs() < 16.0 * f64::EPSILON * m as f64));
     }
+}
+
+#[test]
+fn stored_and_matrix_free_agree_on_a_larger_sne_kernel() {
+    // Large enough for several row chunks in both evaluations; far-apart rows test the
+    // normalisation shift (all raw RBF values of a row underflow without it).
+    let mut x = gaussian_matrix(&mut rng_from_seed(21), 700, 5);
+    let z = gaussian_matrix(&mut rng_from_seed(22), 650, 5);
+    x.row_mut(3).fill(40.0);
+    let k = Kernel::Sne { gamma: 0.7 };
+    let stored = KernelMatrix::new(Samples::dense(x.clone()).unwrap(), Samples::dense(z.clone()).unwrap(), k).unwrap();
+    let free = KernelMatrix::matrix_free(Samples::dense(x).unwrap(), Samples::dense(z).unwrap(), k).unwrap();
+    assert!(stored.is_stored() && free.is_matrix_free());
+    let a = stored.to_dense();
+    let b = free.to_dense();
+    // Exponents of size |log S_i| carry absolute rounding errors of about eps |log S_i|, so the
+    // two evaluation orders agree to that, relative to the entries (at most 1).
+    let ln = stored.log_normalizers().unwrap();
+    for (i, (ra, rb)) in a.outer_iter().zip(b.outer_iter()).enumerate() {
+        let d = ra.iter().zip(rb).map(|(p, q)| (p - q).abs()).fold(0.0, f64::max);
+        let t = 64.0 * f64::EPSILON * (650f64).sqrt() * (1.0 + ln[i].abs());
+        assert!(d <= t, "row {i}: {d:e} > {t:e}");
+    }
+    for r in a.outer_iter() {
+        assert!((r.sum() - 1.0).abs() <= 64.0 * f64::EPSILON * (650f64).sqrt());
+    }
+    let (la, lb) = (stored.log_normalizers().unwrap(), free.log_normalizers().unwrap());
+    assert!(la.iter().zip(lb).all(|(p, q)| (p - q).abs() <= 1e-12 * p.abs().max(1.0)));
+    let w = gaussian_matrix(&mut rng_from_seed(23), 650, 4);
+    let (pa, pb) = (stored.apply(w.view()).unwrap(), free.apply(w.view()).unwrap());
+    assert!(max_abs_diff(&pa, &pb) <= 4.0 * tol(&pa));
+}
+
+#[test]
+fn the_memory_budget_decides_storage() {
+    let x = gaussian_matrix(&mut rng_from_seed(1), 600, 3);
+    let z = gaussian_matrix(&mut rng_from_seed(2), 500, 3);
+    let k = Kernel::Rbf { gamma: 1.0 };
+    let small = ksvd_linalg::MemoryBudget::bytes(1 << 20).unwrap(); // 131072 values < 300000
+    let big = ksvd_linalg::MemoryBudget::bytes(8 << 20).unwrap();
+    let g = KernelMatrix::with_budget(Samples::dense(x.clone()).unwrap(), Samples::dense(z.clone()).unwrap(), k, small).unwrap();
+    assert!(g.is_matrix_free());
+    let h = KernelMatrix::with_budget(Samples::dense(x).unwrap(), Samples::dense(z).unwrap(), k, big).unwrap();
+    assert!(h.is_stored());
+    assert!(max_abs_diff(&g.to_dense(), &h.to_dense()) <= tol(&h.to_dense()));
 }

@@ -3,7 +3,11 @@ use crate::error::{KsvdError, Result};
 use ksvd_kernels::{compat, Compat, Kernel, KernelMatrix, Samples};
 use ksvd_linalg::{dense, LinearOperator};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, NystromParams, Sampling};
-use ksvd_solvers::{dense_svd_operator, lanczos_svd, randomized_svd, LanczosParams, RsvdParams, SvdResult};
+use ksvd_linalg::MemoryBudget;
+use ksvd_solvers::{
+    auto_svd, block_krylov_svd, dense_svd_operator, lanczos_svd, randomized_svd, AutoParams, BlockKrylovParams,
+    LanczosParams, RsvdParams, SvdResult,
+};
 use linfa::dataset::{DatasetBase, Records};
 use linfa::param_guard::ParamGuard;
 use linfa::traits::Fit;
@@ -12,12 +16,22 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 /// How the SVD of `G` is computed.
 #[derive(Debug, Clone, PartialEq)]
 pub enum Solver {
+    /// The default: a dense SVD when that is cheapest and fits the memory budget, restarted
+    /// block Lanczos otherwise (see `ksvd_solvers::auto_svd`). Every triplet meets `tol`
+    /// (residuals relative to `s_1`) or the fit fails.
+    Auto {
+        /// Relative residual tolerance.
+        tol: f64,
+    },
     /// Dense SVD of the materialised `G` (`O(nm)` memory): small problems and reference runs.
     Exact,
     /// Restarted Lanczos bidiagonalisation (matrix-free; the TSVD of the paper).
     Lanczos(LanczosParams),
-    /// Randomized SVD (matrix-free block products).
+    /// Randomized SVD with a fixed number of power iterations (the paper's RSVD; its residuals
+    /// are reported, not guaranteed).
     Rsvd(RsvdParams),
+    /// Randomized block Krylov SVD with a residual stopping rule (reports whether it met `tol`).
+    BlockKrylov(BlockKrylovParams),
     /// The asymmetric Nyström method with `landmarks` sampled rows and columns (each capped at
     /// the matrix size). With all rows and columns it is exact.
     Nystrom {
@@ -80,7 +94,7 @@ impl Default for KsvdParams {
         KsvdParams(KsvdValidParams {
             kernel: Kernel::Rbf { gamma: 1.0 },
             rank: 10,
-            solver: Solver::Lanczos(LanczosParams::default()),
+            solver: Solver::Auto { tol: 1e-8 },
             center: false,
             compat: Compat::Pca,
             seed: 0,
@@ -166,7 +180,8 @@ pub struct Ksvd {
 }
 
 impl Ksvd {
-    /// Default parameters (RBF, γ = 1, rank 10, Lanczos, no centring, a1 compatibility).
+    /// Default parameters (RBF, γ = 1, rank 10, the `Auto` solver at tolerance 1e-8, no
+    /// centring, a1 compatibility).
     pub fn params() -> KsvdParams {
         KsvdParams::default()
     }
@@ -243,6 +258,21 @@ impl KsvdValidParams {
         ksvd_solvers::check_rank(n, m, self.rank)?;
         let mut nystrom = None;
         let svd = match &self.solver {
+            Solver::Auto { tol } => {
+                let p = AutoParams {
+                    tol: *tol,
+                    seed: self.seed,
+                    budget: MemoryBudget::auto(),
+                };
+                auto_svd(&g, self.rank, &p, &mut |_| {})?.0
+            }
+            Solver::BlockKrylov(p) => {
+                let p = BlockKrylovParams {
+                    seed: self.seed,
+                    ..p.clone()
+                };
+                block_krylov_svd(&g, self.rank, &p)?.0
+            }
             Solver::Exact => dense_svd_operator(&g, self.rank)?,
             Solver::Lanczos(p) => lanczos_svd(
                 &g,

@@ -47,6 +47,14 @@ pub enum LinalgError {
         /// The dimension's length.
         len: usize,
     },
+    /// A memory budget is zero, too small or absurdly large.
+    #[error("invalid memory budget ({bytes} bytes): {reason}")]
+    InvalidBudget {
+        /// The requested number of bytes (0 when it could not be parsed).
+        bytes: u64,
+        /// What is required.
+        reason: &'static str,
+    },
     /// A dense factorisation failed (did not converge or the matrix is singular).
     #[error("{op} failed: {reason}")]
     Factorization {

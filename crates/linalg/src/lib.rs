@@ -10,6 +10,9 @@
 //! * [`CsrMatrix`]: sparse storage with parallel sparse x dense and sparse x sparse products.
 //! * [`LinearOperator`] / [`MatrixBlocks`]: `A X`, `A^T X` and `A[rows, cols]` for dense, sparse
 //!   and implicit matrices alike.
+//! * [`MemoryBudget`]: how much memory a computation may hold (kernel matrices are stored
+//!   when they fit, evaluated matrix-free beyond).
+//! * [`vecmath`]: a vectorised `exp` (kernel evaluation is dominated by it).
 //! * [`random`]: seeded generators (every random choice in ksvd-rs takes an explicit seed).
 //!
 //! ```
@@ -32,9 +35,12 @@
 mod csr;
 pub mod dense;
 mod error;
+mod memory;
 mod operator;
 pub mod random;
+pub mod vecmath;
 
 pub use csr::CsrMatrix;
 pub use error::{check_finite, check_nonempty, LinalgError, Result};
+pub use memory::MemoryBudget;
 pub use operator::{check_indices, materialize, LinearOperator, MatrixBlocks, Transposed};

@@ -48,6 +48,24 @@ pub trait LinearOperator: Sync {
         self.apply_transpose_into(x, out.view_mut());
         Ok(out)
     }
+
+    /// The dense matrix `A` (`nrows × ncols`). The default multiplies column blocks of the
+    /// identity (at most 256 columns at a time); stored and implicit matrices override it with
+    /// a direct evaluation. `O(nrows · ncols)` memory: callers check their memory budget first.
+    fn to_dense(&self) -> Array2<f64> {
+        let (n, m) = (self.nrows(), self.ncols());
+        let mut out = Array2::zeros((n, m));
+        let step = 256;
+        for c0 in (0..m).step_by(step) {
+            let c1 = (c0 + step).min(m);
+            let mut e = Array2::zeros((m, c1 - c0));
+            for j in c0..c1 {
+                e[[j, j - c0]] = 1.0;
+            }
+            self.apply_into(e.view(), out.slice_mut(ndarray::s![.., c0..c1]));
+        }
+        out
+    }
 }
 
 /// Random access to dense sub-blocks of a matrix.
@@ -116,11 +134,9 @@ pub fn check_indices(what: &'static str, idx: &[usize], len: usize) -> Result<()
     }
 }
 
-/// The dense matrix of an operator (`A I`). Meant for small operators and tests.
+/// The dense matrix of an operator ([`LinearOperator::to_dense`]).
 pub fn materialize<O: LinearOperator + ?Sized>(op: &O) -> Array2<f64> {
-    let mut out = Array2::zeros((op.nrows(), op.ncols()));
-    op.apply_into(Array2::<f64>::eye(op.ncols()).view(), out.view_mut());
-    out
+    op.to_dense()
 }
 
 impl<T: LinearOperator + ?Sized> LinearOperator for &T {
@@ -135,6 +151,9 @@ impl<T: LinearOperator + ?Sized> LinearOperator for &T {
     }
     fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
         (**self).apply_transpose_into(x, out)
+    }
+    fn to_dense(&self) -> Array2<f64> {
+        (**self).to_dense()
     }
 }
 
@@ -166,6 +185,9 @@ macro_rules! dense_operator {
             fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
                 let _ = gemm_into(out, self.t(), x, 1.0, false);
             }
+            fn to_dense(&self) -> Array2<f64> {
+                self.to_owned()
+            }
         }
         impl MatrixBlocks for $t {
             fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
@@ -193,6 +215,9 @@ impl LinearOperator for CsrMatrix {
     }
     fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
         self.tmul_dense_into(x, out)
+    }
+    fn to_dense(&self) -> Array2<f64> {
+        CsrMatrix::to_dense(self)
     }
 }
 
@@ -239,6 +264,9 @@ impl<O: LinearOperator> LinearOperator for Transposed<O> {
     }
     fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
         self.0.apply_into(x, out)
+    }
+    fn to_dense(&self) -> Array2<f64> {
+        self.0.to_dense().reversed_axes()
     }
 }
 

@@ -265,7 +265,7 @@ where
     v *= &signs;
     let u_norm = &u_norm * &signs;
     let v_norm = &v_norm * &signs;
-    let svd = SvdResult { u, s: sub.s.clone(), v };
+    let svd = SvdResult::new(u, sub.s.clone(), v);
     Ok(AsymmetricNystrom {
         svd,
         rows,

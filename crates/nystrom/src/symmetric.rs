@@ -115,9 +115,9 @@ pub fn symmetric_nystrom_svd<G: MatrixBlocks + ?Sized>(
 ) -> Result<SvdResult> {
     let left = symmetric_nystrom(g, Gram::Left, rank, row_landmarks, seed)?;
     let right = symmetric_nystrom(g, Gram::Right, rank, col_landmarks, seed.wrapping_add(0x9e37_79b9))?;
-    Ok(SvdResult {
-        u: left.vectors,
-        s: left.values.mapv(|l| l.max(0.0).sqrt()),
-        v: right.vectors,
-    })
+    Ok(SvdResult::new(
+        left.vectors,
+        left.values.mapv(|l| l.max(0.0).sqrt()),
+        right.vectors,
+    ))
 }

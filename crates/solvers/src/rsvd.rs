@@ -3,7 +3,9 @@
 //! `Y = G Ω` with a seeded Gaussian `Ω ∈ R^{m×(r+p)}`, `q` power iterations
 //! `Y ← G (Gᵀ Q)` with QR re-orthonormalisation after every product, `Q = qr(Y)`,
 //! `B = Qᵀ G` (computed as `(Gᵀ Q)ᵀ`), `B = Û S Vᵀ`, `U = Q Û`. Every product is a block
-//! product with the operator, so an implicit kernel matrix is evaluated `2q + 2` times.
+//! product with the operator, so an implicit kernel matrix is evaluated `2q + 2` times, plus
+//! once more to compute the residuals the result reports (a fixed number of power iterations
+//! does not guarantee any accuracy: see [`crate::block_krylov_svd`] for a stopping rule).
 use crate::error::{Result, SolverError};
 use crate::svd::{check_rank, SvdResult};
 use ksvd_linalg::{dense, random, LinearOperator};
@@ -52,11 +54,9 @@ pub fn randomized_svd<O: LinearOperator + ?Sized>(op: &O, rank: usize, params: &
     let bt = finite(op.apply_transpose(q.view())?)?; // m x l = (Qᵀ G)ᵀ
     let svd = dense::thin_svd(bt.view())?; // Bᵀ = W S Zᵀ  =>  B = Z S Wᵀ
     let u = dense::matmul(q.view(), svd.v.slice(s![.., ..rank]))?;
-    let mut out = SvdResult {
-        u,
-        s: svd.s.slice(s![..rank]).to_owned(),
-        v: svd.u.slice(s![.., ..rank]).to_owned(),
-    };
+    let mut out = SvdResult::new(u, svd.s.slice(s![..rank]).to_owned(), svd.u.slice(s![.., ..rank]).to_owned());
     out.normalize_signs();
-    Ok(out)
+    // Report, do not assume, the accuracy: one more product G V (the other side, Gᵀ U = V S,
+    // holds by construction and is checked in the same call).
+    out.certify(op)
 }

@@ -3,11 +3,36 @@ use crate::error::{Result, SolverError};
 use ksvd_linalg::{dense, materialize, LinearOperator};
 use ndarray::{s, Array1, Array2, ArrayView2};
 
+/// Per-triplet residuals of a truncated SVD, relative to the largest singular value `s_1`
+/// (absolute when `s_1 = 0`): `left[i] = ‖G v_i − s_i u_i‖ / s_1`,
+/// `right[i] = ‖Gᵀ u_i − s_i v_i‖ / s_1`.
+///
+/// Residuals certify a result whatever the spectrum: when singular values repeat or cluster,
+/// individual vectors are not determined but small residuals still prove that each `(s_i, u_i,
+/// v_i)` is a singular triplet up to the stated accuracy (and, with orthonormal `U` and `V`,
+/// that the spanned subspaces are invariant up to it).
+#[derive(Debug, Clone, PartialEq)]
+pub struct Residuals {
+    /// `‖G v_i − s_i u_i‖ / s_1` for every triplet.
+    pub left: Array1<f64>,
+    /// `‖Gᵀ u_i − s_i v_i‖ / s_1` for every triplet.
+    pub right: Array1<f64>,
+}
+
+impl Residuals {
+    /// The largest residual of either side (0 for an empty result).
+    pub fn max(&self) -> f64 {
+        self.left.iter().chain(self.right.iter()).fold(0.0, |a, &b| a.max(b))
+    }
+}
+
 /// A rank-`r` truncated SVD `G ≈ U diag(s) Vᵀ`.
 ///
 /// `u` is `n × r` and `v` is `m × r`, with orthonormal columns (for the exact solvers; Nyström
 /// approximations have unit-norm columns), `s` holds the singular values in descending order,
-/// all non-negative. For a KSVD model, `u` gives `B_φ` and `v` gives `B_ψ`.
+/// all non-negative. For a KSVD model, `u` gives `B_φ` and `v` gives `B_ψ`. `residuals` is set
+/// by every solver of this crate (see [`Residuals`]); approximate methods elsewhere may leave
+/// it unset and call [`SvdResult::certify`] when the cost of two products with `G` is affordable.
 #[derive(Debug, Clone, PartialEq)]
 pub struct SvdResult {
     /// Left singular vectors (`n × r`).
@@ -16,39 +41,64 @@ pub struct SvdResult {
     pub s: Array1<f64>,
     /// Right singular vectors (`m × r`).
     pub v: Array2<f64>,
+    /// Per-triplet residuals relative to `s_1`, when computed.
+    pub residuals: Option<Residuals>,
 }
 
 impl SvdResult {
+    /// A result without residuals.
+    pub fn new(u: Array2<f64>, s: Array1<f64>, v: Array2<f64>) -> Self {
+        SvdResult { u, s, v, residuals: None }
+    }
+
+    /// The largest relative residual, if computed.
+    pub fn max_residual(&self) -> Option<f64> {
+        self.residuals.as_ref().map(Residuals::max)
+    }
+
+    /// Computes the residuals against `op` (two block products) and stores them.
+    pub fn certify<O: LinearOperator + ?Sized>(mut self, op: &O) -> Result<Self> {
+        self.residuals = Some(self.compute_residuals(op)?);
+        Ok(self)
+    }
+
     /// The rank `r`.
     pub fn rank(&self) -> usize {
         self.s.len()
     }
-    /// The first `k` triplets.
+    /// The first `k` triplets (residuals, relative to the same `s_1`, kept).
     pub fn truncate(&self, k: usize) -> SvdResult {
         let k = k.min(self.rank());
         SvdResult {
             u: self.u.slice(s![.., ..k]).to_owned(),
             s: self.s.slice(s![..k]).to_owned(),
             v: self.v.slice(s![.., ..k]).to_owned(),
+            residuals: self.residuals.as_ref().map(|r| Residuals {
+                left: r.left.slice(s![..k]).to_owned(),
+                right: r.right.slice(s![..k]).to_owned(),
+            }),
         }
     }
-    /// Residual norms `(‖G v_i − s_i u_i‖, ‖Gᵀ u_i − s_i v_i‖)` of every triplet.
-    pub fn residuals<O: LinearOperator + ?Sized>(&self, op: &O) -> Result<Vec<(f64, f64)>> {
+    /// Residuals of every triplet against `op`, relative to `s_1` (see [`Residuals`]).
+    pub fn compute_residuals<O: LinearOperator + ?Sized>(&self, op: &O) -> Result<Residuals> {
         let gv = op.apply(self.v.view())?;
         let gtu = op.apply_transpose(self.u.view())?;
-        Ok((0..self.rank())
-            .map(|i| {
-                let l = (&gv.column(i) - &(&self.u.column(i) * self.s[i]))
-                    .mapv(|x| x * x)
-                    .sum()
-                    .sqrt();
-                let r = (&gtu.column(i) - &(&self.v.column(i) * self.s[i]))
-                    .mapv(|x| x * x)
-                    .sum()
-                    .sqrt();
-                (l, r)
-            })
-            .collect())
+        let s1 = self.s.iter().cloned().fold(0.0, f64::max);
+        let scale = if s1 > 0.0 { 1.0 / s1 } else { 1.0 };
+        let col_res = |prod: &Array2<f64>, vecs: &Array2<f64>, i: usize| {
+            let mut acc = 0.0;
+            for (p, x) in prod.column(i).iter().zip(vecs.column(i)) {
+                let d = p - self.s[i] * x;
+                acc += d * d;
+            }
+            acc.sqrt() * scale
+        };
+        let left = Array1::from_iter((0..self.rank()).map(|i| col_res(&gv, &self.u, i)));
+        let right = Array1::from_iter((0..self.rank()).map(|i| col_res(&gtu, &self.v, i)));
+        if left.iter().chain(right.iter()).any(|x| !x.is_finite()) {
+            return Err(SolverError::NonFinite);
+        }
+        Ok(Residuals { left, right })
     }
     /// Makes the sign of every pair deterministic: the largest-magnitude entry of each `u_i`
     /// is positive (flipping `v_i` with it).
@@ -85,17 +135,13 @@ pub fn check_rank(nrows: usize, ncols: usize, rank: usize) -> Result<()> {
 pub fn dense_svd(a: ArrayView2<'_, f64>, rank: usize) -> Result<SvdResult> {
     check_rank(a.nrows(), a.ncols(), rank)?;
     let svd = dense::thin_svd(a)?;
-    let mut r = SvdResult {
-        u: svd.u,
-        s: svd.s,
-        v: svd.v,
-    }
-    .truncate(rank);
+    let mut r = SvdResult::new(svd.u, svd.s, svd.v).truncate(rank);
     r.normalize_signs();
-    Ok(r)
+    r.certify(&a)
 }
 
-/// The top-`rank` SVD of an operator by materialising it (`O(n m)` memory: small operators only).
+/// The top-`rank` SVD of an operator by materialising it ([`LinearOperator::to_dense`];
+/// `O(n m)` memory: check the memory budget first).
 pub fn dense_svd_operator<O: LinearOperator + ?Sized>(op: &O, rank: usize) -> Result<SvdResult> {
     check_rank(op.nrows(), op.ncols(), rank)?;
     let a = materialize(op);
@@ -110,12 +156,7 @@ pub fn dense_svd_operator<O: LinearOperator + ?Sized>(op: &O, rank: usize) -> Re
 pub fn lapack_svd(a: ArrayView2<'_, f64>, rank: usize) -> Result<SvdResult> {
     check_rank(a.nrows(), a.ncols(), rank)?;
     let svd = dense::lapack::thin_svd(a)?;
-    let mut r = SvdResult {
-        u: svd.u,
-        s: svd.s,
-        v: svd.v,
-    }
-    .truncate(rank);
+    let mut r = SvdResult::new(svd.u, svd.s, svd.v).truncate(rank);
     r.normalize_signs();
-    Ok(r)
+    r.certify(&a)
 }

@@ -179,18 +179,10 @@ fn eta_special_cases() {
     let d = dense_svd(g.view(), 3).unwrap();
     for w in [EtaWeights::SingularValues, EtaWeights::Normalized, EtaWeights::Uniform] {
         assert!(eta_of(&d, &d, w).unwrap() < 1e-15);
-        let flipped = SvdResult {
-            u: -&d.u,
-            s: d.s.clone(),
-            v: -&d.v,
-        };
+        let flipped = SvdResult::new(-&d.u, d.s.clone(), -&d.v);
         assert!(eta_of(&d, &flipped, w).unwrap() < 1e-15, "sign invariance");
         // Unnormalised vectors are normalised by eta.
-        let scaled = SvdResult {
-            u: &d.u * 7.0,
-            s: d.s.clone(),
-            v: &d.v * 0.1,
-        };
+        let scaled = SvdResult::new(&d.u * 7.0, d.s.clone(), &d.v * 0.1);
         assert!(eta_of(&d, &scaled, w).unwrap() < 1e-14);
     }
     // Orthogonal approximations: every term is w_i.
@@ -261,8 +253,9 @@ fn lanczos_reports_non_convergence() {
         &LanczosParams {
             tol: 1e-15,
             max_restarts: 1,
-            work_dim: Some(12),
+            work_dim: Some(40),
             seed: 0,
+            block_size: Some(4),
         },
     );
     assert!(matches!(res, Err(SolverError::NotConverged { .. })));

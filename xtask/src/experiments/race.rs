@@ -240,12 +240,14 @@ fn more_repeats(times: &[f64], min: usize, cfg: &RaceConfig) -> bool {
 }
 
 fn lanczos_params(rank: usize, tol: f64, seed: u64) -> LanczosParams {
+    let _ = rank;
     LanczosParams {
         tol,
         max_restarts: 20_000,
-        // Krylov subspace dimension max(3r, r + 40) (60 at r = 20).
-        work_dim: Some((3 * rank).max(rank + 40)),
+        // The engine's defaults: blocks of b = clamp(r, 4, 48) vectors, basis up to 2r + 3b.
+        work_dim: None,
         seed,
+        block_size: None,
     }
 }
 
@@ -787,7 +789,7 @@ pub fn symmetric_nystrom_lanczos(
     }
     let v = unit_columns(g.apply_transpose((&b2.u / &b2.s).view())?);
     let s = b.s.mapv(|x| x * (n as f64 / landmarks as f64).sqrt());
-    Ok(Some(SvdResult { u, s, v }))
+    Ok(Some(SvdResult::new(u, s, v)))
 }
 
 #[cfg(test)]

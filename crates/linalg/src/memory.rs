@@ -1,0 +1,122 @@
+//! How much memory a computation may hold at once.
+//!
+//! Kernel matrices are materialised when they fit a [`MemoryBudget`] (products are then GEMMs
+//! on a stored matrix) and evaluated block by block, matrix-free, beyond it. The default budget
+//! is a quarter of the memory the operating system reports as available (`MemAvailable` in
+//! `/proc/meminfo`), or 2 GiB where that cannot be read; the environment variable
+//! `KSVD_MEMORY_BUDGET` (bytes, or with a `K`/`M`/`G` suffix, powers of 1024) overrides it.
+use crate::error::{LinalgError, Result};
+
+/// A memory budget in bytes (at least 1 MiB, at most 2^50 bytes).
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+pub struct MemoryBudget {
+    bytes: u64,
+}
+
+const MIN_BYTES: u64 = 1 << 20;
+const MAX_BYTES: u64 = 1 << 50;
+const FALLBACK: u64 = 2 << 30;
+
+impl MemoryBudget {
+    /// A budget of `bytes` bytes; rejects budgets below 1 MiB or above 1 PiB (2^50 bytes).
+    pub fn bytes(bytes: u64) -> Result<Self> {
+        if !(MIN_BYTES..=MAX_BYTES).contains(&bytes) {
+            return Err(LinalgError::InvalidBudget {
+                bytes,
+                reason: "must be between 1 MiB and 1 PiB",
+            });
+        }
+        Ok(MemoryBudget { bytes })
+    }
+
+    /// Parses `"512M"`, `"4G"`, `"1048576"` (suffixes K, M, G, T are powers of 1024).
+    pub fn parse(text: &str) -> Result<Self> {
+        let t = text.trim();
+        let (num, mult) = match t.chars().last().map(|c| c.to_ascii_uppercase()) {
+            Some('K') => (&t[..t.len() - 1], 1u64 << 10),
+            Some('M') => (&t[..t.len() - 1], 1 << 20),
+            Some('G') => (&t[..t.len() - 1], 1 << 30),
+            Some('T') => (&t[..t.len() - 1], 1 << 40),
+            _ => (t, 1),
+        };
+        let value: f64 = num.trim().parse().map_err(|_| LinalgError::InvalidBudget {
+            bytes: 0,
+            reason: "not a number of bytes (examples: 512M, 4G, 1048576)",
+        })?;
+        if !(value.is_finite() && value > 0.0) {
+            return Err(LinalgError::InvalidBudget {
+                bytes: 0,
+                reason: "must be a positive number of bytes",
+            });
+        }
+        let bytes = value * mult as f64;
+        if bytes > MAX_BYTES as f64 {
+            return Err(LinalgError::InvalidBudget {
+                bytes: u64::MAX,
+                reason: "must be between 1 MiB and 1 PiB",
+            });
+        }
+        Self::bytes(bytes as u64)
+    }
+
+    /// The default: `KSVD_MEMORY_BUDGET` if set and valid, else a quarter of the available
+    /// memory, else 2 GiB.
+    pub fn auto() -> Self {
+        if let Ok(text) = std::env::var("KSVD_MEMORY_BUDGET") {
+            if let Ok(b) = Self::parse(&text) {
+                return b;
+            }
+        }
+        let bytes = available_memory().map_or(FALLBACK, |a| a / 4).clamp(MIN_BYTES, MAX_BYTES);
+        MemoryBudget { bytes }
+    }
+
+    /// The budget in bytes.
+    pub fn as_bytes(&self) -> u64 {
+        self.bytes
+    }
+
+    /// Whether `count` values of type f64 fit.
+    pub fn fits_f64(&self, count: usize) -> bool {
+        (count as u128) * 8 <= self.bytes as u128
+    }
+}
+
+impl Default for MemoryBudget {
+    fn default() -> Self {
+        Self::auto()
+    }
+}
+
+impl std::fmt::Display for MemoryBudget {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{:.1} MiB", self.bytes as f64 / (1u64 << 20) as f64)
+    }
+}
+
+/// `MemAvailable` of `/proc/meminfo`, in bytes (Linux), if readable.
+fn available_memory() -> Option<u64> {
+    let text = std::fs::read_to_string("/proc/meminfo").ok()?;
+    let line = text.lines().find(|l| l.starts_with("MemAvailable:"))?;
+    let kib: u64 = line.split_whitespace().nth(1)?.parse().ok()?;
+    Some(kib * 1024)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn parses_and_validates() {
+        assert_eq!(MemoryBudget::parse("4G").unwrap().as_bytes(), 4 << 30);
+        assert_eq!(MemoryBudget::parse("512m").unwrap().as_bytes(), 512 << 20);
+        assert_eq!(MemoryBudget::parse("2097152").unwrap().as_bytes(), 2 << 20);
+        for bad in ["0", "-1G", "abc", "", "NaN", "1K", "5000T"] {
+            assert!(MemoryBudget::parse(bad).is_err(), "{bad}");
+        }
+        assert!(MemoryBudget::bytes(0).is_err());
+        let b = MemoryBudget::bytes(8 << 20).unwrap();
+        assert!(b.fits_f64(1 << 20) && !b.fits_f64((1 << 20) + 1));
+        assert!(MemoryBudget::auto().as_bytes() >= MIN_BYTES);
+    }
+}

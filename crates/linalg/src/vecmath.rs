@@ -1,0 +1,151 @@
+//! Element-wise maths on slices, written so that the compiler vectorises it.
+//!
+//! Kernel matrices spend most of their evaluation time in `exp`. The standard library calls
+//! the C library's scalar `exp` once per entry; [`exp_in_place`] evaluates a branch-free
+//! Cody–Waite reduction `x = k ln 2 + r`, `|r| ≤ ln 2 / 2`, a degree-13 Taylor polynomial in `r`
+//! and the scaling by `2^k` through the exponent bits, which LLVM turns into SIMD code. On x86-64
+//! with AVX2 and FMA (checked at run time) a 4-lane fused-multiply-add version is used.
+//!
+//! Accuracy: relative error below `4 ε` for `x ≥ -700`. Arguments below [`EXP_FLUSH_BELOW`]
+//! give exactly `0` (the kernels flush such values anyway: they would soon be subnormal, and
+//! subnormal arithmetic is about 100 times slower); arguments above 709 give `+∞`; NaN stays NaN.
+
+/// Arguments below this give `exp = 0` exactly (`e^-700 ≈ 1e-304`).
+pub const EXP_FLUSH_BELOW: f64 = -700.0;
+
+const LOG2E: f64 = std::f64::consts::LOG2_E;
+// ln 2 split so that k * LN2_HI is exact for |k| < 2^11.
+const LN2_HI: f64 = 6.931_471_803_691_238_2e-1;
+const LN2_LO: f64 = 1.908_214_929_270_587_7e-10;
+// 1.5 * 2^52: adding it rounds to the nearest integer, kept in the low mantissa bits.
+const ROUND: f64 = 6_755_399_441_055_744.0;
+const INV_FACT: [f64; 14] = [
+    1.0,
+    1.0,
+    1.0 / 2.0,
+    1.0 / 6.0,
+    1.0 / 24.0,
+    1.0 / 120.0,
+    1.0 / 720.0,
+    1.0 / 5040.0,
+    1.0 / 40320.0,
+    1.0 / 362_880.0,
+    1.0 / 3_628_800.0,
+    1.0 / 39_916_800.0,
+    1.0 / 479_001_600.0,
+    1.0 / 6_227_020_800.0,
+];
+
+macro_rules! exp_body {
+    ($x:expr, $fma:ident) => {{
+        let x: f64 = $x;
+        let nan = x != x;
+        let xc = x.max(EXP_FLUSH_BELOW).min(709.5);
+        let t = $fma(xc, LOG2E, ROUND);
+        let k = t - ROUND;
+        let r = $fma(-k, LN2_LO, $fma(-k, LN2_HI, xc));
+        let mut p = INV_FACT[13];
+        p = $fma(p, r, INV_FACT[12]);
+        p = $fma(p, r, INV_FACT[11]);
+        p = $fma(p, r, INV_FACT[10]);
+        p = $fma(p, r, INV_FACT[9]);
+        p = $fma(p, r, INV_FACT[8]);
+        p = $fma(p, r, INV_FACT[7]);
+        p = $fma(p, r, INV_FACT[6]);
+        p = $fma(p, r, INV_FACT[5]);
+        p = $fma(p, r, INV_FACT[4]);
+        p = $fma(p, r, INV_FACT[3]);
+        p = $fma(p, r, INV_FACT[2]);
+        p = $fma(p, r, INV_FACT[1]);
+        p = $fma(p, r, INV_FACT[0]);
+        // 2^k from the exponent bits: k + 1023 in [1, 2046] for x in [-700, 709.5]; the
+        // top half of the range is split into two factors so that 2^k never overflows early.
+        let kb = t.to_bits().wrapping_add(1023 - 1) << 52;
+        let scale = f64::from_bits(kb);
+        let y = p * scale * 2.0;
+        let y = if x < EXP_FLUSH_BELOW { 0.0 } else { y };
+        let y = if x > 709.78 { f64::INFINITY } else { y };
+        if nan {
+            x
+        } else {
+            y
+        }
+    }};
+}
+
+#[inline(always)]
+fn mul_add_plain(a: f64, b: f64, c: f64) -> f64 {
+    a * b + c
+}
+
+#[inline(always)]
+fn mul_add_fused(a: f64, b: f64, c: f64) -> f64 {
+    a.mul_add(b, c)
+}
+
+/// `exp(x)` by the same branch-free formula as [`exp_in_place`] (scalar, portable).
+#[inline]
+pub fn exp(x: f64) -> f64 {
+    exp_body!(x, mul_add_plain)
+}
+
+fn exp_slice_portable(v: &mut [f64]) {
+    for x in v.iter_mut() {
+        *x = exp_body!(*x, mul_add_plain);
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+#[target_feature(enable = "avx2,fma")]
+unsafe fn exp_slice_avx2(v: &mut [f64]) {
+    for x in v.iter_mut() {
+        *x = exp_body!(*x, mul_add_fused);
+    }
+}
+
+/// `v[i] = exp(v[i])` for every entry (see the module docs for accuracy and range).
+pub fn exp_in_place(v: &mut [f64]) {
+    #[cfg(target_arch = "x86_64")]
+    {
+        if std::arch::is_x86_feature_detected!("avx2") && std::arch::is_x86_feature_detected!("fma") {
+            // SAFETY: the CPU supports the features the function is compiled for (checked above).
+            unsafe { exp_slice_avx2(v) };
+            return;
+        }
+    }
+    exp_slice_portable(v);
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    fn rel(a: f64, b: f64) -> f64 {
+        if b == 0.0 {
+            a.abs()
+        } else {
+            ((a - b) / b).abs()
+        }
+    }
+
+    #[test]
+    fn matches_std_exp_to_a_few_ulps() {
+        let mut xs: Vec<f64> = (0..200_001).map(|i| -700.0 + 1409.0 * i as f64 / 200_000.0).collect();
+        xs.extend([0.0, -0.0, 1e-300, -1e-300, 0.5 * std::f64::consts::LN_2, 1.0, -1.0, 709.0]);
+        let mut v = xs.clone();
+        exp_in_place(&mut v);
+        for (&x, &y) in xs.iter().zip(&v) {
+            assert!(rel(y, x.exp()) <= 4.0 * f64::EPSILON, "exp({x}) = {y}, std {}", x.exp());
+            assert!(rel(exp(x), x.exp()) <= 4.0 * f64::EPSILON, "scalar exp({x})");
+        }
+    }
+
+    #[test]
+    fn special_values() {
+        let mut v = [f64::NEG_INFINITY, -1e10, -700.5, 710.0, f64::INFINITY, f64::NAN];
+        exp_in_place(&mut v);
+        assert_eq!(&v[..5], &[0.0, 0.0, 0.0, f64::INFINITY, f64::INFINITY]);
+        assert!(v[5].is_nan());
+        assert_eq!(exp(0.0), 1.0);
+    }
+}

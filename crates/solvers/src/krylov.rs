@@ -1,0 +1,284 @@
+//! Block Golub–Kahan–Lanczos bidiagonalisation with thick restarts: the Krylov engine behind
+//! [`lanczos_svd`](crate::lanczos_svd) and [`block_krylov_svd`](crate::block_krylov_svd).
+//!
+//! With orthonormal bases `V = [V_1 … V_k]` (`m × j`) and `U = [U_1 … U_k]` (`n × j`) built
+//! block by block (`b` vectors at a time, fully re-orthogonalised, so every product is a GEMM
+//! with the operator), the engine keeps the exact relations
+//!
+//! ```text
+//! G V = U B,        Gᵀ U = V Bᵀ + V₊ R₊ E_kᵀ,
+//! ```
+//!
+//! where `B = Uᵀ G V` (`j × j`) is accumulated from the orthogonalisation coefficients, `V₊` is
+//! the next (orthonormal) block and `R₊` its coupling to the last block of `U`. If
+//! `B = P S Qᵀ`, the Ritz triplet `(s_i, U p_i, V q_i)` satisfies `G v_i = s_i u_i` and
+//! `‖Gᵀ u_i − s_i v_i‖ = ‖R₊ p_i^{(k)}‖` (`p_i^{(k)}` the last `b` entries of `p_i`), so
+//! convergence is read off the small problem. A block of size `b` resolves clusters of up to
+//! `b` (nearly) equal singular values, where one-vector Lanczos finds only one copy of a
+//! repeated value.
+//!
+//! When the basis reaches its maximum size the iteration restarts thickly (Wu & Simon, SIAM J.
+//! Matrix Anal. Appl. 22, 2000; Baglama & Reichel's augmented IRLBA is the one-vector case):
+//! the best `k` Ritz pairs are kept (`B` becomes diagonal) and the iteration continues from
+//! `V₊`. Without restarts and with `b = r + p` random start vectors, the basis spans the block
+//! Krylov space of Musco & Musco (NeurIPS 2015), i.e. randomized block Krylov SVD with a
+//! residual-based stopping rule.
+//!
+//! Every result is certified at the end by two block products: the returned residuals are
+//! computed explicitly, not estimated.
+use crate::error::{Result, SolverError};
+use crate::svd::{dense_svd_operator, SvdResult};
+use ksvd_linalg::{dense, random, LinearOperator};
+use ndarray::{s, Array1, Array2, ArrayView2, ShapeBuilder};
+
+/// What the engine is asked to do (validated by the public wrappers).
+#[derive(Debug, Clone)]
+pub(crate) struct EngineConfig {
+    pub rank: usize,
+    pub block: usize,
+    pub max_basis: usize,
+    pub max_restarts: usize,
+    pub tol: f64,
+    pub seed: u64,
+}
+
+/// Progress of a Krylov run, reported after every convergence check.
+#[derive(Debug, Clone, Copy)]
+pub struct LanczosProgress {
+    /// Restarts done so far.
+    pub restart: usize,
+    /// Vectors multiplied by `G` plus vectors multiplied by `Gᵀ` so far.
+    pub matvecs: usize,
+    /// Largest relative residual estimate of the wanted triplets.
+    pub residual: f64,
+    /// Tolerance being aimed at.
+    pub tol: f64,
+}
+
+/// Statistics of a finished Krylov run.
+#[derive(Debug, Clone, Copy)]
+pub struct LanczosStats {
+    /// Restarts performed.
+    pub restarts: usize,
+    /// Vectors multiplied by `G` plus vectors multiplied by `Gᵀ` (the final certification
+    /// included).
+    pub matvecs: usize,
+    /// Final largest relative residual (computed explicitly).
+    pub residual: f64,
+    /// Block size used.
+    pub block: usize,
+    /// Largest basis size used.
+    pub basis: usize,
+    /// Whether every wanted triplet met the tolerance.
+    pub converged: bool,
+    /// Whether the operator was small enough that a dense SVD was computed instead.
+    pub dense: bool,
+}
+
+fn finite(a: Array2<f64>) -> Result<Array2<f64>> {
+    if a.iter().any(|v| !v.is_finite()) {
+        return Err(SolverError::NonFinite);
+    }
+    Ok(a)
+}
+
+/// `w -= B (Bᵀ w)` twice (block classical Gram–Schmidt with re-orthogonalisation); returns the
+/// accumulated coefficients `Bᵀ w` (`j × b`).
+fn block_cgs(basis: ArrayView2<'_, f64>, w: &mut Array2<f64>) -> Result<Array2<f64>> {
+    let mut coef = Array2::zeros((basis.ncols(), w.ncols()));
+    if basis.ncols() == 0 {
+        return Ok(coef);
+    }
+    for _ in 0..2 {
+        let c = dense::matmul(basis.t(), w.view())?;
+        dense::gemm_into(w.view_mut(), basis, c.view(), -1.0, true)?;
+        coef += &c;
+    }
+    Ok(coef)
+}
+
+/// An orthonormal `Q` (`rows × b`) orthogonal to `basis` with `w = Q R` (`R = Qᵀ w`), for `w`
+/// already orthogonal to `basis`. Directions where `w` is (numerically) rank deficient are
+/// filled with random vectors orthogonal to `basis` and to the rest of `Q`.
+fn orth_block(
+    w: &Array2<f64>,
+    basis: ArrayView2<'_, f64>,
+    tiny: f64,
+    rng: &mut random::SeededRng,
+) -> Result<(Array2<f64>, Array2<f64>)> {
+    let (rows, b) = w.dim();
+    let svd = dense::thin_svd(w.view())?;
+    let good = svd.s.iter().take_while(|&&x| x > tiny).count();
+    let mut q = Array2::<f64>::zeros((rows, b).f());
+    q.slice_mut(s![.., ..good]).assign(&svd.u.slice(s![.., ..good]));
+    if good < b {
+        for attempt in 0..4 {
+            let mut fill = random::gaussian_matrix(rng, rows, b - good);
+            block_cgs(basis, &mut fill)?;
+            block_cgs(q.slice(s![.., ..good]), &mut fill)?;
+            let f = dense::thin_svd(fill.view())?;
+            let ok = f.s.iter().all(|&x| x > 1e-8 * f.s[0].max(f64::MIN_POSITIVE)) && f.s[0] > 0.0;
+            if ok || attempt == 3 {
+                let mut fq = f.u;
+                // One more projection keeps the fill orthogonal to the basis to working accuracy.
+                block_cgs(basis, &mut fq)?;
+                block_cgs(q.slice(s![.., ..good]), &mut fq)?;
+                let fq = dense::thin_q(fq.view())?;
+                q.slice_mut(s![.., good..]).assign(&fq);
+                break;
+            }
+        }
+    }
+    let r = dense::matmul(q.t(), w.view())?;
+    Ok((q, r))
+}
+
+/// Runs the engine. `Ok((result, stats))` also when the tolerance was not met
+/// (`stats.converged == false`); callers decide whether that is an error.
+pub(crate) fn run<O: LinearOperator + ?Sized>(
+    op: &O,
+    cfg: &EngineConfig,
+    progress: &mut dyn FnMut(LanczosProgress),
+) -> Result<(SvdResult, LanczosStats)> {
+    let (n, m) = (op.nrows(), op.ncols());
+    let kmax = n.min(m);
+    let rank = cfg.rank;
+    let b = cfg.block.clamp(1, kmax);
+    // Whole blocks only: dropping part of V₊ would break `Gᵀ U = V Bᵀ + V₊ R₊ E_kᵀ`.
+    let wmax = cfg.max_basis.max(rank + b).div_ceil(b) * b;
+    if wmax >= kmax {
+        // The Krylov basis would span (nearly) the whole space: a dense SVD is exact and cheaper.
+        let r = dense_svd_operator(op, rank)?;
+        let residual = r.max_residual().unwrap_or(0.0);
+        return Ok((
+            r,
+            LanczosStats {
+                restarts: 0,
+                matvecs: 2 * kmax + 2 * rank,
+                residual,
+                block: b,
+                basis: kmax,
+                converged: residual <= cfg.tol,
+                dense: true,
+            },
+        ));
+    }
+    // Thick restarts keep `wmax − t b ≥ r` Ritz pairs and add `t` blocks per cycle.
+    let t_blocks = ((wmax - rank) / b / 2).max(1);
+    let keep = wmax - t_blocks * b;
+    let mut rng = random::rng_from_seed(cfg.seed);
+    let mut vbasis = Array2::<f64>::zeros((m, wmax).f());
+    let mut ubasis = Array2::<f64>::zeros((n, wmax).f());
+    let mut bmat = Array2::<f64>::zeros((wmax, wmax));
+    let start = random::gaussian_matrix(&mut rng, m, b);
+    let mut vnext = dense::thin_q(start.view())?;
+    let mut rnext: Array2<f64>;
+    let mut j = 0usize;
+    let mut anorm = 0.0f64;
+    let mut matvecs = 0usize;
+    let mut restarts = 0usize;
+    let scale_tiny = f64::EPSILON * (n.max(m) as f64).sqrt();
+    loop {
+        // Extend the basis by blocks until it is full or the wanted triplets have converged.
+        let mut ritz: Option<(Array2<f64>, Array1<f64>, Array2<f64>, f64)> = None;
+        while j < wmax {
+            let bc = vnext.ncols();
+            let vb = vnext.slice(s![.., ..bc]).to_owned();
+            vbasis.slice_mut(s![.., j..j + bc]).assign(&vb);
+            let mut w = finite(op.apply(vb.view())?)?;
+            matvecs += bc;
+            let c = block_cgs(ubasis.slice(s![.., ..j]), &mut w)?;
+            anorm = anorm.max(frob(&w)).max(frob(&c));
+            let tiny = scale_tiny * anorm.max(f64::MIN_POSITIVE);
+            let (q, r) = orth_block(&w, ubasis.slice(s![.., ..j]), tiny, &mut rng)?;
+            ubasis.slice_mut(s![.., j..j + bc]).assign(&q);
+            bmat.slice_mut(s![..j, j..j + bc]).assign(&c);
+            bmat.slice_mut(s![j..j + bc, j..j + bc]).assign(&r);
+            let mut f = finite(op.apply_transpose(q.view())?)?;
+            matvecs += bc;
+            block_cgs(vbasis.slice(s![.., ..j + bc]), &mut f)?;
+            anorm = anorm.max(frob(&f));
+            let tiny = scale_tiny * anorm.max(f64::MIN_POSITIVE);
+            let (vn, rn) = orth_block(&f, vbasis.slice(s![.., ..j + bc]), tiny, &mut rng)?;
+            j += bc;
+            vnext = vn;
+            rnext = rn;
+            // Check after every block while the small SVD is cheap (j ≤ 400), else once per
+            // cycle: its O(j³) cost would dominate the products for large ranks.
+            if j < rank || (j > 400 && j < wmax) {
+                continue;
+            }
+            // Ritz values and residual estimates from the small problem.
+            let small = dense::thin_svd(bmat.slice(s![..j, ..j]))?;
+            let s1 = small.s[0];
+            anorm = anorm.max(s1);
+            let last = small.u.slice(s![j - bc..j, ..rank]);
+            let coupling = dense::matmul(rnext.view(), last)?;
+            let denom = if s1 > 0.0 { s1 } else { 1.0 };
+            let est = (0..rank)
+                .map(|i| coupling.column(i).dot(&coupling.column(i)).sqrt() / denom)
+                .fold(0.0, f64::max);
+            progress(LanczosProgress {
+                restart: restarts,
+                matvecs,
+                residual: est,
+                tol: cfg.tol,
+            });
+            let done = est <= cfg.tol;
+            ritz = Some((small.u, small.s, small.v, est));
+            if done {
+                break;
+            }
+        }
+        let Some((p, sv, qv, est)) = ritz else {
+            // Only reachable when rank > wmax, excluded above.
+            return Err(SolverError::InvalidParameter {
+                name: "work_dim",
+                value: wmax as f64,
+                reason: "must exceed the rank",
+            });
+        };
+        let converged_estimate = est <= cfg.tol;
+        if converged_estimate || restarts >= cfg.max_restarts {
+            let u = dense::matmul(ubasis.slice(s![.., ..j]), p.slice(s![.., ..rank]))?;
+            let v = dense::matmul(vbasis.slice(s![.., ..j]), qv.slice(s![.., ..rank]))?;
+            let mut out = SvdResult::new(u, sv.slice(s![..rank]).to_owned(), v);
+            out.normalize_signs();
+            let out = out.certify(op)?;
+            matvecs += 2 * rank;
+            let residual = out.max_residual().unwrap_or(0.0);
+            let converged = residual <= cfg.tol;
+            // Rounding can leave the explicit residual slightly above the estimate: restart once
+            // more from the Ritz vectors if any restarts remain.
+            if converged || restarts >= cfg.max_restarts {
+                return Ok((
+                    out,
+                    LanczosStats {
+                        restarts,
+                        matvecs,
+                        residual,
+                        block: b,
+                        basis: wmax,
+                        converged,
+                        dense: false,
+                    },
+                ));
+            }
+        }
+        // Thick restart: keep the best `keep` Ritz pairs; continue from V₊.
+        let new_v = dense::matmul(vbasis.slice(s![.., ..j]), qv.slice(s![.., ..keep]))?;
+        let new_u = dense::matmul(ubasis.slice(s![.., ..j]), p.slice(s![.., ..keep]))?;
+        vbasis.slice_mut(s![.., ..keep]).assign(&new_v);
+        ubasis.slice_mut(s![.., ..keep]).assign(&new_u);
+        bmat.fill(0.0);
+        for i in 0..keep {
+            bmat[[i, i]] = sv[i];
+        }
+        j = keep;
+        restarts += 1;
+    }
+}
+
+fn frob(a: &Array2<f64>) -> f64 {
+    a.iter().map(|x| x * x).sum::<f64>().sqrt()
+}

@@ -1,0 +1,209 @@
+//! The block Krylov engine on matrices large enough that it does not fall back to a dense SVD:
+//! repeated and clustered singular values, rank deficiency, certified residuals, the default
+//! (`auto_svd`) choice, and bad parameters.
+use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
+use ksvd_linalg::{dense, MemoryBudget};
+use ksvd_solvers::accuracy::max_principal_angle_sin;
+use ksvd_solvers::*;
+use ndarray::{Array1, Array2};
+
+/// `U diag(s) Vᵀ` with random orthonormal `U`, `V` (`s` sorted descending by the caller).
+fn with_spectrum(n: usize, m: usize, s: &[f64], seed: u64) -> Array2<f64> {
+    let mut rng = rng_from_seed(seed);
+    let k = s.len();
+    let u = dense::thin_q(gaussian_matrix(&mut rng, n, k).view()).unwrap();
+    let v = dense::thin_q(gaussian_matrix(&mut rng, m, k).view()).unwrap();
+    (&u * &Array1::from(s.to_vec())).dot(&v.t())
+}
+
+/// Explicit residuals relative to s_1 (independent of the solver's own computation).
+fn explicit_residual(g: &Array2<f64>, r: &SvdResult) -> f64 {
+    let s1 = r.s[0].max(f64::MIN_POSITIVE);
+    let e1 = &g.dot(&r.v) - &(&r.u * &r.s);
+    let e2 = &g.t().dot(&r.u) - &(&r.v * &r.s);
+    let col_max = |e: &Array2<f64>| {
+        e.columns()
+            .into_iter()
+            .map(|c| c.dot(&c).sqrt())
+            .fold(0.0f64, f64::max)
+    };
+    col_max(&e1).max(col_max(&e2)) / s1
+}
+
+fn orthonormality_error(a: &Array2<f64>) -> f64 {
+    (&a.t().dot(a) - &Array2::<f64>::eye(a.ncols()))
+        .iter()
+        .fold(0.0f64, |x, v| x.max(v.abs()))
+}
+
+fn eps_tol(n: usize, m: usize) -> f64 {
+    64.0 * f64::EPSILON * (8.0 * n.max(m) as f64).sqrt()
+}
+
+/// A spectrum with a triple, a double and a tight cluster, then a decaying tail.
+fn hard_spectrum() -> Vec<f64> {
+    let mut s = vec![10.0, 10.0, 10.0, 7.0, 5.0, 5.0, 3.0 + 2e-9, 3.0 + 1e-9, 3.0, 2.0];
+    s.extend((0..60).map(|i| 1.5 * 0.93f64.powi(i)));
+    s
+}
+
+#[test]
+fn block_lanczos_finds_repeated_and_clustered_values() {
+    let spec = hard_spectrum();
+    let g = with_spectrum(400, 300, &spec, 11);
+    for (rank, block) in [(3, 4), (6, 4), (10, 8), (9, 3)] {
+        let tol = 1e-10;
+        let p = LanczosParams {
+            tol,
+            block_size: Some(block),
+            ..Default::default()
+        };
+        let (r, stats) = lanczos_svd_with_progress(&g, rank, &p, &mut |_| {}).unwrap();
+        assert!(!stats.dense, "rank {rank}: the engine, not the dense fallback, must run");
+        let res = r.residuals.as_ref().expect("certified").max();
+        assert!(res <= tol, "rank {rank}: reported residual {res:e}");
+        let ex = explicit_residual(&g, &r);
+        assert!(ex <= 2.0 * tol, "rank {rank}: explicit residual {ex:e}");
+        assert!((ex - res).abs() <= 1e3 * f64::EPSILON, "reported {res:e} vs explicit {ex:e}");
+        for i in 0..rank {
+            assert!(
+                (r.s[i] - spec[i]).abs() <= 4.0 * tol * spec[0],
+                "rank {rank}, b {block}: s_{i} = {} vs {}",
+                r.s[i],
+                spec[i]
+            );
+        }
+        assert!(orthonormality_error(&r.u) <= eps_tol(400, 300));
+        assert!(orthonormality_error(&r.v) <= eps_tol(400, 300));
+    }
+    // Where the cut falls between distinct values the subspaces are determined: compare them.
+    let d = dense_svd(g.view(), 6).unwrap();
+    let r = lanczos_svd(&g, 6, &LanczosParams { tol: 1e-12, ..Default::default() }).unwrap();
+    assert!(max_principal_angle_sin(d.u.view(), r.u.view()).unwrap() < 1e-9);
+    assert!(max_principal_angle_sin(d.v.view(), r.v.view()).unwrap() < 1e-9);
+}
+
+#[test]
+fn one_vector_blocks_still_converge_on_simple_values() {
+    let s: Vec<f64> = (0..150).map(|i| 0.97f64.powi(i)).collect();
+    let g = with_spectrum(300, 250, &s, 2);
+    let p = LanczosParams {
+        tol: 1e-11,
+        block_size: Some(1),
+        work_dim: Some(12),
+        max_restarts: 5000,
+        ..Default::default()
+    };
+    let (r, stats) = lanczos_svd_with_progress(&g, 5, &p, &mut |_| {}).unwrap();
+    assert!(stats.restarts > 0, "a basis of 12 forces restarts");
+    for i in 0..5 {
+        assert!((r.s[i] - s[i]).abs() <= 1e-10);
+    }
+    assert!(explicit_residual(&g, &r) <= 2e-11);
+}
+
+#[test]
+fn rank_deficient_and_zero_matrices() {
+    let g = with_spectrum(300, 200, &[4.0, 2.0, 1.0], 4);
+    let r = lanczos_svd(&g, 6, &LanczosParams { tol: 1e-10, ..Default::default() }).unwrap();
+    assert!((r.s[0] - 4.0).abs() < 1e-12 && (r.s[2] - 1.0).abs() < 1e-12);
+    assert!(r.s.iter().skip(3).all(|&x| x.abs() < 1e-12), "{:?}", r.s);
+    assert!(orthonormality_error(&r.u) <= eps_tol(300, 200));
+    assert!(explicit_residual(&g, &r) <= 2e-10);
+
+    let z = Array2::<f64>::zeros((300, 200));
+    let r = lanczos_svd(&z, 4, &LanczosParams::default()).unwrap();
+    assert!(r.s.iter().all(|&x| x == 0.0));
+    assert!(orthonormality_error(&r.u) <= eps_tol(300, 200));
+    assert_eq!(r.max_residual(), Some(0.0));
+}
+
+#[test]
+fn block_krylov_stops_on_residuals_and_reports_when_it_cannot() {
+    let s: Vec<f64> = (0..120).map(|i| 1.0 / (1.0 + i as f64).powf(0.5)).collect();
+    let g = with_spectrum(500, 400, &s, 9);
+    let (r, stats) = block_krylov_svd(&g, 8, &BlockKrylovParams { tol: 1e-9, ..Default::default() }).unwrap();
+    assert!(stats.converged);
+    assert!(r.max_residual().unwrap() <= 1e-9);
+    assert!(explicit_residual(&g, &r) <= 2e-9);
+    let d = dense_svd(g.view(), 8).unwrap();
+    for i in 0..8 {
+        assert!((r.s[i] - d.s[i]).abs() <= 1e-8 * d.s[0]);
+    }
+    // A depth of 1 cannot reach 1e-12 on this slowly decaying spectrum: the result says so.
+    let (r, stats) = block_krylov_svd(
+        &g,
+        8,
+        &BlockKrylovParams {
+            tol: 1e-12,
+            max_depth: 1,
+            ..Default::default()
+        },
+    )
+    .unwrap();
+    assert!(!stats.converged);
+    let res = r.max_residual().unwrap();
+    assert!(res > 1e-12);
+    assert!((res - explicit_residual(&g, &r)).abs() <= 1e-12);
+}
+
+#[test]
+fn randomized_svd_reports_its_residuals() {
+    let s: Vec<f64> = (0..100).map(|i| 0.97f64.powi(i)).collect();
+    let g = with_spectrum(300, 200, &s, 5);
+    let r = randomized_svd(&g, 5, &RsvdParams::default()).unwrap();
+    let res = r.max_residual().unwrap();
+    assert!((res - explicit_residual(&g, &r)).abs() <= 1e-12);
+    assert!(res > 1e-6, "two power iterations on a flat spectrum are not accurate: {res:e}");
+}
+
+#[test]
+fn auto_picks_dense_for_small_and_krylov_for_large_and_meets_tol() {
+    let s: Vec<f64> = (0..80).map(|i| 0.9f64.powi(i)).collect();
+    let small = with_spectrum(60, 50, &s[..40], 1);
+    let (r, choice) = auto_svd(&small, 5, &AutoParams::default(), &mut |_| {}).unwrap();
+    assert_eq!(choice, AutoChoice::Dense);
+    assert!(r.max_residual().unwrap() <= 1e-8);
+    let g = with_spectrum(1500, 1200, &s, 3);
+    let params = AutoParams {
+        tol: 1e-9,
+        ..Default::default()
+    };
+    let (r, choice) = auto_svd(&g, 4, &params, &mut |_| {}).unwrap();
+    assert_eq!(choice, AutoChoice::Lanczos);
+    assert!(explicit_residual(&g, &r) <= 2e-9);
+    for i in 0..4 {
+        assert!((r.s[i] - s[i]).abs() <= 1e-8);
+    }
+    // A budget too small for the dense factorisation forces the Krylov path.
+    let tight = AutoParams {
+        budget: MemoryBudget::bytes(1 << 20).unwrap(),
+        ..Default::default()
+    };
+    assert_eq!(auto_choice(600, 500, 300, &tight.budget), AutoChoice::Lanczos);
+    assert_eq!(auto_choice(600, 500, 300, &MemoryBudget::bytes(1 << 30).unwrap()), AutoChoice::Dense);
+}
+
+#[test]
+fn bad_parameters_are_typed_errors() {
+    let g = with_spectrum(100, 80, &[1.0, 0.5], 0);
+    for tol in [0.0, -1.0, f64::NAN, f64::INFINITY] {
+        assert!(matches!(
+            lanczos_svd(&g, 1, &LanczosParams { tol, ..Default::default() }),
+            Err(SolverError::InvalidParameter { name: "tol", .. })
+        ));
+        assert!(matches!(
+            block_krylov_svd(&g, 1, &BlockKrylovParams { tol, ..Default::default() }),
+            Err(SolverError::InvalidParameter { name: "tol", .. })
+        ));
+        assert!(auto_svd(&g, 1, &AutoParams { tol, ..Default::default() }, &mut |_| {}).is_err());
+    }
+    assert!(matches!(
+        lanczos_svd(&g, 1, &LanczosParams { block_size: Some(0), ..Default::default() }),
+        Err(SolverError::InvalidParameter { name: "block_size", .. })
+    ));
+    assert!(matches!(
+        auto_svd(&g, 81, &AutoParams::default(), &mut |_| {}),
+        Err(SolverError::InvalidRank { .. })
+    ));
+}
