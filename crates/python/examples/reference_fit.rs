@@ -32,6 +32,13 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let cases = [
         ("sne_exact", Kernel::Sne { gamma: 0.5 }, Solver::Exact, false, 0),
         (
+            "sne_auto",
+            Kernel::Sne { gamma: 0.5 },
+            Solver::Auto { tol: 1e-10 },
+            false,
+            2,
+        ),
+        (
             "sne_rule_lanczos",
             Kernel::Sne { gamma: rule },
             lanczos.clone(),

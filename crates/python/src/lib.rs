@@ -141,8 +141,8 @@ fn parse_solver(name: &str, n_landmarks: Option<usize>, tol: f64) -> PyResult<So
         ..LanczosParams::default()
     });
     Ok(match name {
-        // TODO(issue 16): map to ksvd::Solver::Auto once it is on main.
-        "auto" | "lanczos" => lanczos,
+        "auto" => Solver::Auto { tol },
+        "lanczos" => lanczos,
         "exact" => Solver::Exact,
         "rsvd" => Solver::Rsvd(RsvdParams::default()),
         "nystrom" => {
@@ -183,8 +183,15 @@ fn fit_detached(x: Samples, z: Samples, rule_data: &Samples, cfg: &FitConfig) ->
         .seed(cfg.seed)
         .check()?;
     let model = params.fit_samples(x, z)?;
-    let res = model.svd().residuals(model.kernel_matrix())?;
-    let residuals = Array2::from_shape_fn((res.len(), 2), |(i, j)| if j == 0 { res[i].0 } else { res[i].1 });
+    // The solver's certified residuals when it computed them, else two products with G.
+    let res = match &model.svd().residuals {
+        Some(r) => r.clone(),
+        None => model.svd().compute_residuals(model.kernel_matrix())?,
+    };
+    let residuals = Array2::from_shape_fn(
+        (res.left.len(), 2),
+        |(i, j)| if j == 0 { res.left[i] } else { res.right[i] },
+    );
     Ok(FittedParts {
         model,
         bandwidth: gamma,
@@ -234,7 +241,8 @@ impl KsvdModel {
     fn col_embedding<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
         self.model.b_psi().to_owned().into_pyarray(py)
     }
-    /// Residual norms `[‖G v_i − λ_i u_i‖, ‖Gᵀ u_i − λ_i v_i‖]` of every triplet (`r × 2`).
+    /// Residual norms relative to `λ_1`, `[‖G v_i − λ_i u_i‖, ‖Gᵀ u_i − λ_i v_i‖] / λ_1`, of
+    /// every triplet (`r × 2`; `ksvd_solvers::Residuals`).
     fn residuals<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
         self.residuals.clone().into_pyarray(py)
     }

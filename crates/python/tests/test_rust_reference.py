@@ -16,16 +16,18 @@ import ksvd
 # Output of `cargo run --release -p ksvd-python --example reference_fit` (ksvd-rs 0.1.0,
 # branch python, 2 rayon threads, 2026-11-23); regenerate it when the core's numerics change.
 RECORDED = {
-    "sne_exact": {"s": [1.1733143355315345, 0.572739966972549, 0.4543596100315643], "bandwidth": 0.5},
-    "sne_rule_lanczos": {"s": [1.1739298428862808, 0.5772181832091235, 0.4572693132778272], "bandwidth": 0.49820307654513024},
-    "rbf_center_lanczos": {"s": [3.1847540625894917, 2.8049308236198534, 2.095036636837249], "bandwidth": 0.8},
-    "laplacian_rsvd": {"s": [12.617993054213855, 1.837093009310366, 1.6696064120250216], "bandwidth": 0.8},
-    "sne_nystrom": {"s": [1.1846345653956858, 0.5896892586830804, 0.38934313463572756], "bandwidth": 0.5},
+    "sne_exact": {"s": [1.173314335531535, 0.5727399669725489, 0.4543596100315642], "bandwidth": 0.5},
+    "sne_auto": {"s": [1.173314335531535, 0.5727399669725489, 0.4543596100315642], "bandwidth": 0.5},
+    "sne_rule_lanczos": {"s": [1.1739298428862808, 0.5772181832091241, 0.4572693132778277], "bandwidth": 0.49820307654513024},
+    "rbf_center_lanczos": {"s": [3.1847540625894877, 2.8049308236198525, 2.0950366368372517], "bandwidth": 0.8},
+    "laplacian_rsvd": {"s": [12.617993054213855, 1.8370930093103657, 1.6696064120250227], "bandwidth": 0.8},
+    "sne_nystrom": {"s": [1.1846345653956856, 0.5896892586830802, 0.3893431346357273], "bandwidth": 0.5},
 }
 
 # name -> KSVD parameters, mirroring the cases of examples/reference_fit.rs.
 CASES = {
     "sne_exact": dict(kernel="sne", bandwidth=0.5, solver="exact", random_state=0),
+    "sne_auto": dict(kernel="sne", bandwidth=0.5, solver="auto", random_state=2),
     "sne_rule_lanczos": dict(kernel="sne", bandwidth=None, solver="lanczos", random_state=7),
     "rbf_center_lanczos": dict(kernel="rbf", bandwidth=0.8, center=True, solver="lanczos", random_state=3),
     "laplacian_rsvd": dict(kernel="laplacian", bandwidth=0.8, solver="rsvd", random_state=11),

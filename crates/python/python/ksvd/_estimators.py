@@ -118,11 +118,14 @@ class KSVD(_KernelSVDBase):
     solver : {"auto", "exact", "lanczos", "rsvd", "nystrom"}, default="auto"
         ``exact``: dense SVD of ``G``; ``lanczos``: restarted Lanczos bidiagonalisation
         (matrix-free); ``rsvd``: randomized SVD; ``nystrom``: the asymmetric Nystrom method
-        with ``n_landmarks`` sampled rows and columns; ``auto``: currently ``lanczos``.
+        with ``n_landmarks`` sampled rows and columns; ``auto``: the core's choice (a dense
+        SVD when that is cheapest and fits its memory budget, block Lanczos otherwise), every
+        triplet meeting ``tol``.
     n_landmarks : int or None, default=None
         Sampled rows and columns of the Nystrom solver (capped at n and m; required for it).
     tol : float, default=1e-10
-        Relative residual tolerance of the Lanczos solver.
+        Relative residual tolerance (``||G v - s u|| <= tol s_1``) of the ``auto`` and
+        ``lanczos`` solvers.
     random_state : int, RandomState, Generator or None, default=None
         Seed of every random choice (starting vectors, random projections, sampling). None
         means seed 0, so results are reproducible by default.
@@ -136,7 +139,7 @@ class KSVD(_KernelSVDBase):
     col_embedding_ : ndarray of shape (m, n_components)
         ``B_psi`` (right singular vectors).
     residuals_ : ndarray of shape (n_components, 2)
-        ``[||G v_i - lambda_i u_i||, ||G^T u_i - lambda_i v_i||]`` of every triplet.
+        ``[||G v_i - lambda_i u_i||, ||G^T u_i - lambda_i v_i||] / lambda_1`` of every triplet.
     bandwidth_ : float or None
         The bandwidth used (None for kernels without one).
     n_features_in_ : int

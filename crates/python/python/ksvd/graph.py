@@ -31,7 +31,7 @@ class GraphEmbedding:
     col_embedding : ndarray of shape (n_nodes, r)
         ``B_psi = V``: target (in-link) embeddings.
     residuals : ndarray of shape (r, 2)
-        ``[||G v_i - s_i u_i||, ||G^T u_i - s_i v_i||]``.
+        ``[||G v_i - s_i u_i||, ||G^T u_i - s_i v_i||] / s_1``.
     bandwidth : float or None
         The bandwidth used.
     """
