@@ -6,7 +6,9 @@
 //! The binding is thin: it converts at the edge and nothing else. NumPy arrays (`float64`, any
 //! layout) and CSR triples `(shape, indptr, indices, data)` become [`Samples`]; strings become
 //! [`Kernel`], [`Solver`] and [`GraphInput`]; the model is fitted by
-//! [`ksvd::KsvdValidParams::fit_samples`] with the GIL released; errors of the core
+//! [`ksvd::KsvdValidParams::fit_samples`] with the GIL released and kept as the portable
+//! [`ksvd::KsvdModel`] (projections of new data by its out-of-sample extension, eq. 10;
+//! pickling by its serde form, [`ksvd::KsvdModel::to_bytes`]); errors of the core
 //! ([`KsvdError`], [`ksvd_kernels::KernelError`], [`ksvd_linalg::LinalgError`]) become
 //! `ValueError` with the core's message. Input copies are made while the GIL is held (so no
 //! other Python thread can mutate a buffer under the computation), everything after them runs
@@ -14,17 +16,16 @@
 //!
 //! `kernel="precomputed"` is expressed with the core's own types: a precomputed `G` (`n × m`)
 //! is the linear kernel between the row samples `x_i = G[i, :]` and the unit column samples
-//! `z_j = e_j` (a sparse identity), so `k(x_i, z_j) = G_ij` exactly, and the row projection of a
-//! new kernel block `K(x', Z)` is `K(x', Z) B_ψ` (centred like `G` when `center=True`).
+//! `z_j = e_j` (a sparse identity), so `k(x_i, z_j) = G_ij` exactly, and the extension to a new
+//! kernel block `K(x', Z)` is `K(x', Z) V S⁻¹` (centred like `G` when `center=True`).
 
-use ksvd::{InnerSolver, Ksvd, KsvdError, LanczosParams, RsvdParams, Sampling, Solver};
+use ksvd::{InnerSolver, Ksvd, KsvdError, KsvdModel, LanczosParams, RsvdParams, Sampling, Solver};
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
 use ksvd_kernels::{Kernel, Samples};
-use ksvd_linalg::{CsrMatrix, LinearOperator};
+use ksvd_linalg::CsrMatrix;
 use linfa::param_guard::ParamGuard;
-use ndarray::Array2;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
-use pyo3::exceptions::{PyNotImplementedError, PyValueError};
+use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -166,95 +167,72 @@ fn parse_solver(name: &str, n_landmarks: Option<usize>, tol: f64) -> PyResult<So
     })
 }
 
-/// Fits on owned samples (no Python objects: runs detached). The bandwidth rule
-/// `γ = sqrt(M γ_x)` (`ksvd_kernels::graph::bandwidth_rule` with `k = 1`, as the CLI) is
-/// evaluated on `rule_data` when no bandwidth is given.
-fn fit_detached(x: Samples, z: Samples, rule_data: &Samples, cfg: &FitConfig) -> Result<FittedParts, KsvdError> {
+/// Fits on owned samples (no Python objects: runs detached) and returns the portable model.
+/// The bandwidth rule `γ = sqrt(M γ_x)` (`ksvd_kernels::graph::bandwidth_rule` with `k = 1`, as
+/// the CLI) is evaluated on `rule_data` when no bandwidth is given.
+fn fit_detached(x: Samples, z: Samples, rule_data: &Samples, cfg: &FitConfig) -> Result<KsvdModel, KsvdError> {
     let gamma = match (cfg.kernel.has_bandwidth(), cfg.bandwidth) {
-        (true, Some(g)) => Some(g),
-        (true, None) => Some(bandwidth_rule(rule_data, 1.0)),
-        (false, _) => None,
+        (true, Some(g)) => g,
+        (true, None) => bandwidth_rule(rule_data, 1.0),
+        // Unused by kernels without a bandwidth.
+        (false, _) => 1.0,
     };
     let params = Ksvd::params()
-        .kernel(cfg.kernel.kernel(gamma.unwrap_or(1.0), cfg.degree, cfg.coef0))
+        .kernel(cfg.kernel.kernel(gamma, cfg.degree, cfg.coef0))
         .rank(cfg.rank)
         .solver(cfg.solver.clone())
         .center(cfg.center)
         .seed(cfg.seed)
         .check()?;
-    let model = params.fit_samples(x, z)?;
-    // The solver's certified residuals when it computed them, else two products with G.
-    let res = match &model.svd().residuals {
-        Some(r) => r.clone(),
-        None => model.svd().compute_residuals(model.kernel_matrix())?,
-    };
-    let residuals = Array2::from_shape_fn(
-        (res.left.len(), 2),
-        |(i, j)| if j == 0 { res.left[i] } else { res.right[i] },
-    );
-    Ok(FittedParts {
-        model,
-        bandwidth: gamma,
-        residuals,
-    })
+    params.fit_samples(x, z)?.to_model()
 }
 
-/// What a fit produces besides the model.
-struct FittedParts {
-    model: Ksvd,
-    bandwidth: Option<f64>,
-    residuals: Array2<f64>,
-}
-
-/// A fitted KSVD model (`ksvd::Ksvd`): the top-`r` singular triplets of `G_ij = k(x_i, z_j)`,
-/// with `B_φ = U` (`n × r`), `B_ψ = V` (`m × r`), singular values in descending order.
+/// A fitted KSVD model (`ksvd::KsvdModel`): the top-`r` singular triplets of
+/// `G_ij = k(x_i, z_j)`, with `B_φ = U` (`n × r`), `B_ψ = V` (`m × r`), singular values in
+/// descending order, and the out-of-sample extension (eq. 10).
 #[pyclass(module = "ksvd._ksvd", name = "KsvdModel", frozen)]
-struct KsvdModel {
-    model: Ksvd,
+struct PyKsvdModel {
+    model: KsvdModel,
     precomputed: bool,
-    bandwidth: Option<f64>,
-    residuals: Array2<f64>,
-}
-
-impl KsvdModel {
-    fn new(parts: FittedParts, precomputed: bool) -> Self {
-        KsvdModel {
-            model: parts.model,
-            precomputed,
-            bandwidth: parts.bandwidth,
-            residuals: parts.residuals,
-        }
-    }
 }
 
 #[pymethods]
-impl KsvdModel {
-    /// Singular values `λ_1 ≥ … ≥ λ_r` (a new array).
+impl PyKsvdModel {
+    /// Singular values `λ_1 ≥ … ≥ λ_r` (a new array; Nyström: the estimates).
     fn singular_values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         self.model.singular_values().to_owned().into_pyarray(py)
     }
     /// `B_φ`: left singular vectors, `n × r` (a new array).
     fn row_embedding<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        self.model.b_phi().to_owned().into_pyarray(py)
+        self.model.u().to_owned().into_pyarray(py)
     }
     /// `B_ψ`: right singular vectors, `m × r` (a new array).
     fn col_embedding<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        self.model.b_psi().to_owned().into_pyarray(py)
+        self.model.v().to_owned().into_pyarray(py)
     }
-    /// Residual norms relative to `λ_1`, `[‖G v_i − λ_i u_i‖, ‖Gᵀ u_i − λ_i v_i‖] / λ_1`, of
-    /// every triplet (`r × 2`; `ksvd_solvers::Residuals`).
-    fn residuals<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
-        self.residuals.clone().into_pyarray(py)
+    /// Residual norms relative to `λ_1`, `[‖G v_i − λ_i u_i‖, ‖Gᵀ u_i − λ_i v_i‖] / λ_1`, of every
+    /// triplet (`r × 2`; `ksvd_solvers::Residuals`);
+    /// `None` for the Nyström solver (they would cost the passes over `G` it avoids).
+    fn residuals<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray2<f64>>> {
+        self.model.residuals().map(|r| {
+            let a =
+                ndarray::Array2::from_shape_fn((r.left.len(), 2), |(i, j)| if j == 0 { r.left[i] } else { r.right[i] });
+            a.into_pyarray(py)
+        })
     }
     /// The bandwidth `γ` used (`None` for kernels without one).
     #[getter]
     fn bandwidth(&self) -> Option<f64> {
-        self.bandwidth
+        if self.precomputed {
+            None
+        } else {
+            self.model.kernel().gamma()
+        }
     }
     /// `(n, m)`: the shape of `G`.
     #[getter]
     fn shape(&self) -> (usize, usize) {
-        (self.model.kernel_matrix().nrows(), self.model.kernel_matrix().ncols())
+        self.model.shape()
     }
     /// Whether the model was fitted on a precomputed kernel matrix.
     #[getter]
@@ -262,15 +240,17 @@ impl KsvdModel {
         self.precomputed
     }
 
-    /// Projected scores of new row samples, `k(x', Z) B_ψ` (eq. 10; `new × r`). With a
-    /// precomputed kernel, `x` is the block `K(x', Z)` (`new × m`).
+    /// Out-of-sample extension to new row samples, `ũ(x') = k̃(x', Z) V S⁻¹` (eq. 10;
+    /// `new × r`; the rows of `U` at the training rows). With a precomputed kernel, `x` is the
+    /// block `K(x', Z)` (`new × m`).
     fn transform_rows<'py>(&self, py: Python<'py>, x: SamplesArg<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let x = x.to_samples()?;
-        let out = py.detach(|| self.model.transform_x(&x)).map_err(value_error)?;
+        let out = py.detach(|| self.model.extend_rows(&x)).map_err(value_error)?;
         Ok(out.into_pyarray(py))
     }
 
-    /// Projected scores of new column samples, `k(X, z')ᵀ B_φ` (`new × r`).
+    /// Out-of-sample extension to new column samples, `ṽ(z') = k̃(X, z')ᵀ U S⁻¹` (`new × r`;
+    /// the rows of `V` at the training columns).
     fn transform_cols<'py>(&self, py: Python<'py>, z: SamplesArg<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         if self.precomputed {
             // The unit-column-sample form of a precomputed G (module docs) has no column
@@ -280,44 +260,31 @@ impl KsvdModel {
             ));
         }
         let z = z.to_samples()?;
-        let out = py.detach(|| self.model.transform_z(&z)).map_err(value_error)?;
+        let out = py.detach(|| self.model.extend_cols(&z)).map_err(value_error)?;
         Ok(out.into_pyarray(py))
     }
 
-    /// The serialised model (the `ksvd` crate's serde form), for pickling.
+    /// The model's serde form (`ksvd::KsvdModel::to_bytes`: one versioned JSON document).
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
-        let bytes = model_to_bytes(&self.model)?;
+        let bytes = py.detach(|| self.model.to_bytes()).map_err(value_error)?;
         Ok(PyBytes::new(py, &bytes))
     }
 
-    /// Pickle support: `KsvdModel._from_state(bytes, precomputed, bandwidth, residuals)`.
+    /// Pickle support: `KsvdModel._from_state(bytes, precomputed)`.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let this = slf.get();
-        let ctor = py.get_type::<KsvdModel>().getattr("_from_state")?;
-        let state = (
-            this.to_bytes(py)?,
-            this.precomputed,
-            this.bandwidth,
-            this.residuals.clone().into_pyarray(py),
-        );
+        let ctor = py.get_type::<PyKsvdModel>().getattr("_from_state")?;
+        let state = (this.to_bytes(py)?, this.precomputed);
         PyTuple::new(py, [ctor.into_any(), state.into_pyobject(py)?.into_any()])
     }
 
-    /// Rebuilds a model from [`KsvdModel::__reduce__`]'s state.
+    /// Rebuilds a model from [`PyKsvdModel::__reduce__`]'s state (`ksvd::KsvdModel::from_bytes`,
+    /// which validates the document and names what is wrong).
     #[staticmethod]
-    fn _from_state(
-        bytes: &[u8],
-        precomputed: bool,
-        bandwidth: Option<f64>,
-        residuals: PyReadonlyArray2<'_, f64>,
-    ) -> PyResult<Self> {
-        Ok(KsvdModel {
-            model: model_from_bytes(bytes)?,
-            precomputed,
-            bandwidth,
-            residuals: residuals.as_array().to_owned(),
-        })
+    fn _from_state(py: Python<'_>, bytes: &[u8], precomputed: bool) -> PyResult<Self> {
+        let model = py.detach(|| KsvdModel::from_bytes(bytes)).map_err(value_error)?;
+        Ok(PyKsvdModel { model, precomputed })
     }
 
     fn __repr__(&self) -> String {
@@ -325,28 +292,10 @@ impl KsvdModel {
         let kernel = if self.precomputed {
             "precomputed".to_string()
         } else {
-            self.model.params_used().kernel().to_string()
+            self.model.kernel().to_string()
         };
-        format!(
-            "KsvdModel({n} x {m}, {kernel}, rank {})",
-            self.model.singular_values().len()
-        )
+        format!("KsvdModel({n} x {m}, {kernel}, rank {})", self.model.rank())
     }
-}
-
-/// The `ksvd` crate's serde form of a fitted model.
-fn model_to_bytes(_model: &Ksvd) -> PyResult<Vec<u8>> {
-    // TODO(issue 16): `ksvd::Ksvd::to_bytes` once the serde form (issue 15) is on main.
-    Err(PyNotImplementedError::new_err(
-        "pickling a fitted model needs the serde form of ksvd::Ksvd (issue 15), not yet on main",
-    ))
-}
-
-/// Inverse of [`model_to_bytes`].
-fn model_from_bytes(_bytes: &[u8]) -> PyResult<Ksvd> {
-    Err(PyNotImplementedError::new_err(
-        "unpickling a fitted model needs the serde form of ksvd::Ksvd (issue 15), not yet on main",
-    ))
 }
 
 /// Fits KSVD on row samples `x` and column samples `z` (`None`: `Z = X`), or on a precomputed
@@ -368,7 +317,7 @@ fn fit<'py>(
     tol: f64,
     rank: usize,
     seed: u64,
-) -> PyResult<KsvdModel> {
+) -> PyResult<PyKsvdModel> {
     let kernel = KernelName::parse(kernel)?;
     let cfg = FitConfig {
         kernel,
@@ -392,10 +341,10 @@ fn fit<'py>(
             ))
         }
     };
-    let parts = py
+    let model = py
         .detach(|| fit_detached(x.clone(), z, &x, &cfg))
         .map_err(value_error)?;
-    Ok(KsvdModel::new(parts, precomputed))
+    Ok(PyKsvdModel { model, precomputed })
 }
 
 /// Fits KSVD on a directed graph: `adjacency` is a CSR triple (`A_ij ≠ 0` for an arc
@@ -418,7 +367,7 @@ fn fit_graph<'py>(
     tol: f64,
     rank: usize,
     seed: u64,
-) -> PyResult<KsvdModel> {
+) -> PyResult<PyKsvdModel> {
     let kernel = KernelName::parse(kernel)?;
     if kernel == KernelName::Precomputed {
         return Err(value_error("kernel='precomputed' makes no sense for a graph input"));
@@ -435,13 +384,16 @@ fn fit_graph<'py>(
         seed,
     };
     let a = adjacency.to_csr()?;
-    let parts = py
-        .detach(|| -> Result<FittedParts, KsvdError> {
+    let model = py
+        .detach(|| -> Result<KsvdModel, KsvdError> {
             let (x, z) = graph_samples(&a, input)?;
             fit_detached(x.clone(), z, &x, &cfg)
         })
         .map_err(value_error)?;
-    Ok(KsvdModel::new(parts, false))
+    Ok(PyKsvdModel {
+        model,
+        precomputed: false,
+    })
 }
 
 /// The paper's bandwidth rule `γ = k sqrt(M γ_x)` (`γ_x`: variance of all entries of the
@@ -455,7 +407,7 @@ fn bandwidth_rule_py<'py>(x: SamplesArg<'py>, k: f64) -> PyResult<f64> {
 /// The native module `ksvd._ksvd`.
 #[pymodule]
 fn _ksvd(m: &Bound<'_, PyModule>) -> PyResult<()> {
-    m.add_class::<KsvdModel>()?;
+    m.add_class::<PyKsvdModel>()?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit_graph, m)?)?;
     m.add_function(wrap_pyfunction!(bandwidth_rule_py, m)?)?;

@@ -17,10 +17,6 @@ RECTANGULAR_G = {
     # so it must not refuse non-square input. KPCA's K(X, X) must be square, and is checked.
     "check_nonsquare_error": "a precomputed asymmetric kernel matrix G is n x m, rectangular by design",
 }
-PICKLE_PENDING = {
-    # TODO(issue 16): remove once the serde form of the model (issue 15) is on main.
-    "check_estimators_pickle": "pickling needs the serde form of the fitted model (issue 15), not yet on main",
-}
 ESTIMATORS = {
     "KSVD": (ksvd.KSVD(), {}),
     "KSVD-rbf-centred": (ksvd.KSVD(kernel="rbf", center=True), {}),
@@ -33,7 +29,7 @@ ESTIMATORS = {
 @pytest.mark.parametrize("name", sorted(ESTIMATORS))
 def test_check_estimator(name):
     estimator, exempt = ESTIMATORS[name]
-    check_estimator(estimator, expected_failed_checks={**exempt, **PICKLE_PENDING})
+    check_estimator(estimator, expected_failed_checks=exempt)
 
 
 def test_pipeline_with_grid_search_over_bandwidth():

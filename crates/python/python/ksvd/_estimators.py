@@ -56,13 +56,13 @@ class _KernelSVDBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         self.singular_values_ = model.singular_values()
         self.row_embedding_ = model.row_embedding()
         self.col_embedding_ = model.col_embedding()
-        self.residuals_ = model.residuals()
+        self.residuals_ = model.residuals()  # None for the Nystrom solver
         self.bandwidth_ = model.bandwidth
         self._n_features_out = self.singular_values_.shape[0]
         return self
 
     def transform(self, X):
-        """Projected scores of new row samples, ``k(X, Z) B_psi`` (eq. 10 of the paper).
+        """Out-of-sample extension to new row samples, ``k(X, Z) V S^-1`` (eq. 10 of the paper).
 
         Parameters
         ----------
@@ -73,7 +73,9 @@ class _KernelSVDBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         Returns
         -------
         ndarray of shape (n_samples, n_components)
-            At the training rows these are ``U diag(s)``.
+            At the training rows these are the rows of ``U`` (``row_embedding_``); the kernel
+            is centred like the training matrix when ``center=True``, and a Nystrom model
+            extends through its landmarks.
         """
         check_is_fitted(self)
         X = validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=_DTYPES, reset=False)
@@ -138,8 +140,9 @@ class KSVD(_KernelSVDBase):
         ``B_phi`` (left singular vectors; the largest entry of each column is positive).
     col_embedding_ : ndarray of shape (m, n_components)
         ``B_psi`` (right singular vectors).
-    residuals_ : ndarray of shape (n_components, 2)
-        ``[||G v_i - lambda_i u_i||, ||G^T u_i - lambda_i v_i||] / lambda_1`` of every triplet.
+    residuals_ : ndarray of shape (n_components, 2) or None
+        ``[||G v_i - lambda_i u_i||, ||G^T u_i - lambda_i v_i||] / lambda_1`` of every triplet (None for
+        the Nystrom solver, whose point is not to pass over all of ``G``).
     bandwidth_ : float or None
         The bandwidth used (None for kernels without one).
     n_features_in_ : int
@@ -176,11 +179,11 @@ class KSVD(_KernelSVDBase):
         return self._fit(X, Z)
 
     def fit_transform(self, X, y=None, Z=None):
-        """Fits, then returns the projections of the row samples ``X`` (``U diag(s)``)."""
+        """Fits, then returns the extension to the row samples ``X`` (``U`` up to the solver)."""
         return self.fit(X, y, Z=Z).transform(X)
 
     def transform_cols(self, Z):
-        """Projected scores of new column samples, ``k(X, Z')^T B_phi``.
+        """Out-of-sample extension to new column samples, ``k(X, Z')^T U S^-1``.
 
         Parameters
         ----------
@@ -189,7 +192,7 @@ class KSVD(_KernelSVDBase):
         Returns
         -------
         ndarray of shape (n_samples, n_components)
-            At the training columns these are ``V diag(s)``.
+            At the training columns these are the rows of ``V`` (``col_embedding_``).
         """
         check_is_fitted(self)
         Z = check_array(Z, accept_sparse=_ACCEPT_SPARSE, dtype=_DTYPES, input_name="Z")
@@ -201,9 +204,9 @@ class KPCA(_KernelSVDBase):
 
     With a symmetric positive semi-definite kernel and ``center=True`` the SVD of the centred
     ``G = H K H`` is its eigen-decomposition, so ``eigenvalues_`` are the top eigenvalues of the
-    centred kernel matrix and ``eigenvectors_`` its eigenvectors. Scores follow the KSVD
-    convention: ``transform(X_train) = U diag(lambda)`` (scikit-learn's ``KernelPCA`` returns
-    ``U diag(sqrt(lambda))``).
+    centred kernel matrix and ``eigenvectors_`` its eigenvectors. ``transform`` is the
+    out-of-sample extension ``k(X, X_train) U diag(1/lambda)`` (centred), so
+    ``transform(X_train) = U`` (scikit-learn's ``KernelPCA`` returns ``U diag(sqrt(lambda))``).
 
     Parameters are those of :class:`KSVD`, with ``kernel="rbf"`` and ``center=True`` by
     default; ``kernel="sne"`` is refused (it is asymmetric).

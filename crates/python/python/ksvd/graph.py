@@ -30,8 +30,8 @@ class GraphEmbedding:
         Descending.
     col_embedding : ndarray of shape (n_nodes, r)
         ``B_psi = V``: target (in-link) embeddings.
-    residuals : ndarray of shape (r, 2)
-        ``[||G v_i - s_i u_i||, ||G^T u_i - s_i v_i||] / s_1``.
+    residuals : ndarray of shape (r, 2) or None
+        ``[||G v_i - s_i u_i||, ||G^T u_i - s_i v_i||] / s_1`` (None for the Nystrom solver).
     bandwidth : float or None
         The bandwidth used.
     """
@@ -39,7 +39,7 @@ class GraphEmbedding:
     row_embedding: np.ndarray
     singular_values: np.ndarray
     col_embedding: np.ndarray
-    residuals: np.ndarray
+    residuals: Optional[np.ndarray]
     bandwidth: Optional[float]
 
 
