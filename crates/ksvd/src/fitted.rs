@@ -602,7 +602,10 @@ impl KsvdValidParams {
                         };
                         block_krylov_svd(&gc, rank, &p)?.0
                     }
-                    Solver::Exact => dense_svd_operator(&gc, rank)?,
+                    Solver::Exact => {
+                        self.check_dense_fits(n, m)?;
+                        dense_svd_operator(&gc, rank)?
+                    }
                     Solver::Lanczos(p) => lanczos_svd(
                         &gc,
                         rank,

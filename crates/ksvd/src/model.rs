@@ -332,6 +332,26 @@ impl KsvdValidParams {
         self.fit_matrix_with_progress(g, None, progress)
     }
 
+    /// The exact solver stores `G` and its factors: refuse (typed error) beyond the budget
+    /// rather than fail to allocate.
+    pub(crate) fn check_dense_fits(&self, n: usize, m: usize) -> Result<()> {
+        let need = 2usize
+            .saturating_mul(n.saturating_mul(m))
+            .saturating_add((n + m).saturating_mul(n.min(m)));
+        let budget = self.memory_budget();
+        if !budget.fits_f64(need) {
+            return Err(KsvdError::InvalidParameter {
+                name: "solver",
+                reason: format!(
+                    "the exact solver needs {:.1} GiB for a {n} x {m} kernel matrix and its factors, over the \
+                     memory budget of {budget}: use the auto or lanczos solver, or a larger budget",
+                    need as f64 * 8.0 / (1u64 << 30) as f64
+                ),
+            });
+        }
+        Ok(())
+    }
+
     fn fit_matrix(&self, g: KernelMatrix, compat: Option<compat::CompatibleSamples>) -> Result<Ksvd> {
         self.fit_matrix_with_progress(g, compat, &mut |_| {})
     }
@@ -361,7 +381,10 @@ impl KsvdValidParams {
                 };
                 block_krylov_svd(&g, self.rank, &p)?.0
             }
-            Solver::Exact => dense_svd_operator(&g, self.rank)?,
+            Solver::Exact => {
+                self.check_dense_fits(n, m)?;
+                dense_svd_operator(&g, self.rank)?
+            }
             Solver::Lanczos(p) => {
                 lanczos_svd_with_progress(
                     &g,
