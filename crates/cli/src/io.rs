@@ -278,7 +278,9 @@ fn npy_as_f64<D: ndarray::Dimension>(bytes: &[u8]) -> Result<(ndarray::Array<f64
     if let Ok(a) = ndarray::Array::<bool, D>::read_npy(bytes) {
         return Ok((a.mapv(|v| if v { 1.0 } else { 0.0 }), Some("bool")));
     }
-    Err(format!("{first} (supported: float64, float32, signed and unsigned integers, bool)"))
+    Err(format!(
+        "{first} (supported: float64, float32, signed and unsigned integers, bool)"
+    ))
 }
 
 fn check_finite_2d(path: &Path, a: &Array2<f64>) -> Result<(), CliError> {
@@ -291,7 +293,8 @@ fn check_finite_2d(path: &Path, a: &Array2<f64>) -> Result<(), CliError> {
 /// Reads a 2-D `.npy` of any numeric dtype as `f64` (a conversion is said once on stderr).
 pub fn read_npy_matrix(path: &Path, opts: &ReadOptions) -> Result<Array2<f64>, CliError> {
     let bytes = read_bytes(path)?;
-    let (a, from) = npy_as_f64::<ndarray::Ix2>(&bytes).map_err(|e| input_err(path, format!("not a 2-D .npy array: {e}")))?;
+    let (a, from) =
+        npy_as_f64::<ndarray::Ix2>(&bytes).map_err(|e| input_err(path, format!("not a 2-D .npy array: {e}")))?;
     if let (Some(t), false) = (from, opts.quiet) {
         eprintln!("ksvd: note: {} holds {t}; converted to float64", path.display());
     }
@@ -400,9 +403,14 @@ fn unzip(path: &Path, bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, CliError> 
         }
         let method = u16_at(p + 10)?;
         let (mut csize, mut usize_) = (u32_at(p + 20)?, u32_at(p + 24)?);
-        let (nlen, elen, clen) = (u16_at(p + 28)? as usize, u16_at(p + 30)? as usize, u16_at(p + 32)? as usize);
+        let (nlen, elen, clen) = (
+            u16_at(p + 28)? as usize,
+            u16_at(p + 30)? as usize,
+            u16_at(p + 32)? as usize,
+        );
         let mut off = u32_at(p + 42)?;
-        let name = String::from_utf8_lossy(bytes.get(p + 46..p + 46 + nlen).ok_or_else(|| bad("truncated"))?).to_string();
+        let name =
+            String::from_utf8_lossy(bytes.get(p + 46..p + 46 + nlen).ok_or_else(|| bad("truncated"))?).to_string();
         // ZIP64 extra field: the 0xFFFFFFFF fields, in order uncompressed, compressed, offset.
         let mut e = p + 46 + nlen;
         let eend = e + elen;
@@ -436,7 +444,11 @@ fn unzip(path: &Path, bytes: &[u8]) -> Result<Vec<(String, Vec<u8>)>, CliError> 
             0 => data.to_vec(),
             8 => miniz_oxide::inflate::decompress_to_vec_with_limit(data, usize_ as usize)
                 .map_err(|_| bad(&format!("cannot inflate {name}")))?,
-            m => return Err(bad(&format!("{name} uses compression method {m} (expected stored or deflate)"))),
+            m => {
+                return Err(bad(&format!(
+                    "{name} uses compression method {m} (expected stored or deflate)"
+                )))
+            }
         };
         out.push((name, content));
         p += 46 + nlen + elen + clen;
@@ -455,7 +467,12 @@ pub fn read_npz_csr(path: &Path) -> Result<CsrMatrix, CliError> {
             .iter()
             .find(|(n, _)| n == name)
             .map(|(_, b)| b.as_slice())
-            .ok_or_else(|| input_err(path, format!("no {name} in the archive (expected scipy.sparse.save_npz output)")))
+            .ok_or_else(|| {
+                input_err(
+                    path,
+                    format!("no {name} in the archive (expected scipy.sparse.save_npz output)"),
+                )
+            })
     };
     let format = get("format.npy")?;
     // `format` is a bytes (`|S3`) or unicode (`<U3`, UTF-32) scalar.
@@ -481,7 +498,10 @@ pub fn read_npz_csr(path: &Path) -> Result<CsrMatrix, CliError> {
     };
     let shape = as_index("shape.npy", arr1("shape.npy")?)?;
     if shape.len() != 2 {
-        return Err(input_err(path, format!("shape.npy has {} entries, expected 2", shape.len())));
+        return Err(input_err(
+            path,
+            format!("shape.npy has {} entries, expected 2", shape.len()),
+        ));
     }
     let indptr = as_index("indptr.npy", arr1("indptr.npy")?)?;
     let indices = as_index("indices.npy", arr1("indices.npy")?)?;
@@ -540,7 +560,13 @@ pub fn pad_dim(s: ksvd_kernels::Samples, dim: usize) -> ksvd_kernels::Samples {
     use ksvd_kernels::Samples;
     match s {
         Samples::Sparse(c) if c.ncols() < dim => {
-            match CsrMatrix::try_new(c.nrows(), dim, c.indptr().to_vec(), c.indices().to_vec(), c.data().to_vec()) {
+            match CsrMatrix::try_new(
+                c.nrows(),
+                dim,
+                c.indptr().to_vec(),
+                c.indices().to_vec(),
+                c.data().to_vec(),
+            ) {
                 Ok(p) => Samples::Sparse(p),
                 Err(_) => Samples::Sparse(c),
             }
@@ -554,14 +580,18 @@ pub fn pad_dim(s: ksvd_kernels::Samples, dim: usize) -> ksvd_kernels::Samples {
 pub fn read_indices(path: &Path, opts: &ReadOptions) -> Result<Vec<usize>, CliError> {
     let bytes = read_bytes(path)?;
     let values: Vec<f64> = if path.extension().is_some_and(|e| e == "npy") {
-        let (a, _) = npy_as_f64::<ndarray::Ix1>(&bytes).map_err(|e| input_err(path, format!("not a 1-D .npy array: {e}")))?;
+        let (a, _) =
+            npy_as_f64::<ndarray::Ix1>(&bytes).map_err(|e| input_err(path, format!("not a 1-D .npy array: {e}")))?;
         a.to_vec()
     } else {
         let text = String::from_utf8(bytes).map_err(|_| input_err(path, "not UTF-8 text"))?;
         let mut v = Vec::new();
         for (lineno, line) in text.lines().enumerate().skip(usize::from(opts.header)) {
             let line = line.split('#').next().unwrap_or("");
-            for tok in line.split(|c: char| c == ',' || c.is_whitespace()).filter(|t| !t.is_empty()) {
+            for tok in line
+                .split(|c: char| c == ',' || c.is_whitespace())
+                .filter(|t| !t.is_empty())
+            {
                 v.push(tok.parse::<f64>().map_err(|_| CliError::Input {
                     path: path.to_path_buf(),
                     line: Some(lineno + 1),
@@ -599,18 +629,28 @@ pub enum Format {
 
 fn npy_bytes<D: ndarray::Dimension>(path: &Path, a: &ndarray::Array<f64, D>) -> Result<Vec<u8>, CliError> {
     let mut buf = Vec::new();
-    ndarray_npy::WriteNpyExt::write_npy(&a.as_standard_layout().to_owned(), &mut buf).map_err(|e| CliError::Output {
-        path: path.to_path_buf(),
-        msg: e.to_string(),
+    ndarray_npy::WriteNpyExt::write_npy(&a.as_standard_layout().to_owned(), &mut buf).map_err(|e| {
+        CliError::Output {
+            path: path.to_path_buf(),
+            msg: e.to_string(),
+        }
     })?;
     Ok(buf)
 }
 
 /// The files of a matrix in `format`, as `(path, bytes)` (written later, atomically).
-pub fn matrix_files(dir: &Path, name: &str, a: &Array2<f64>, format: Format) -> Result<Vec<(PathBuf, Vec<u8>)>, CliError> {
+pub fn matrix_files(
+    dir: &Path,
+    name: &str,
+    a: &Array2<f64>,
+    format: Format,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, CliError> {
     let mut out = Vec::new();
     if format != Format::Npy {
-        out.push((dir.join(format!("{name}.csv")), csv_bytes(a.outer_iter().map(|r| r.to_vec()))));
+        out.push((
+            dir.join(format!("{name}.csv")),
+            csv_bytes(a.outer_iter().map(|r| r.to_vec())),
+        ));
     }
     if format != Format::Csv {
         let p = dir.join(format!("{name}.npy"));
@@ -621,7 +661,12 @@ pub fn matrix_files(dir: &Path, name: &str, a: &Array2<f64>, format: Format) -> 
 }
 
 /// The files of a vector in `format` (CSV: one value per line).
-pub fn vector_files(dir: &Path, name: &str, v: &Array1<f64>, format: Format) -> Result<Vec<(PathBuf, Vec<u8>)>, CliError> {
+pub fn vector_files(
+    dir: &Path,
+    name: &str,
+    v: &Array1<f64>,
+    format: Format,
+) -> Result<Vec<(PathBuf, Vec<u8>)>, CliError> {
     let mut out = Vec::new();
     if format != Format::Npy {
         out.push((dir.join(format!("{name}.csv")), csv_bytes(v.iter().map(|x| vec![*x]))));

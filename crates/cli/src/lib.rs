@@ -427,7 +427,9 @@ fn build_solver(args: &FitArgs, n: usize, m: usize, user: Option<(usize, usize)>
     };
     if let Some((rows, cols)) = user {
         if !matches!(args.solver, SolverArg::Nystrom) {
-            return Err(CliError::Usage("--landmark-rows/--landmark-cols need --solver nystrom".into()));
+            return Err(CliError::Usage(
+                "--landmark-rows/--landmark-cols need --solver nystrom".into(),
+            ));
         }
         return Ok(Solver::Nystrom {
             landmarks: rows,
@@ -538,7 +540,10 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
     let bar = progress(args.quiet, None);
     let fitted = match inputs.compat_data {
         Some(a) => {
-            bar.set_message(format!("fitting {n} x {m} data matrix ({kernel}, compatibility {:?})", args.compat));
+            bar.set_message(format!(
+                "fitting {n} x {m} data matrix ({kernel}, compatibility {:?})",
+                args.compat
+            ));
             params.fit(&linfa::DatasetBase::from(a))?
         }
         None => {
@@ -567,10 +572,14 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
 /// `--kernel precomputed --matrix G`.
 fn fit_precomputed(args: &FitArgs, opts: &ReadOptions, t0: Instant) -> Result<(), CliError> {
     let Some(path) = &args.matrix else {
-        return Err(CliError::Usage("--kernel precomputed needs --matrix G (N x M kernel values)".into()));
+        return Err(CliError::Usage(
+            "--kernel precomputed needs --matrix G (N x M kernel values)".into(),
+        ));
     };
     if args.rows.is_some() || args.cols.is_some() {
-        return Err(CliError::Usage("--kernel precomputed takes --matrix, not --rows/--cols".into()));
+        return Err(CliError::Usage(
+            "--kernel precomputed takes --matrix, not --rows/--cols".into(),
+        ));
     }
     let g = match read_samples(path, opts)? {
         Samples::Dense(a) => a,
@@ -610,7 +619,12 @@ fn write_fit(
     let (gn, gm) = model.shape();
     let summary = summary_json(args, model, gamma_source, seconds);
     let mut files = matrix_files(&args.out, "u", &model.u().to_owned(), args.format)?;
-    files.extend(vector_files(&args.out, "s", &model.singular_values().to_owned(), args.format)?);
+    files.extend(vector_files(
+        &args.out,
+        "s",
+        &model.singular_values().to_owned(),
+        args.format,
+    )?);
     files.extend(matrix_files(&args.out, "v", &model.v().to_owned(), args.format)?);
     files.push((args.out.join("model.json"), model.to_bytes()?));
     files.push((args.out.join("summary.json"), summary.into_bytes()));
@@ -643,7 +657,9 @@ fn summary_json(args: &FitArgs, model: &KsvdModel, gamma_source: String, seconds
             "definition": "left_i = ||G v_i - s_i u_i|| / s_1, right_i = ||G^T u_i - s_i v_i|| / s_1",
         })
     });
-    let landmarks = model.landmarks().map(|(i, j)| serde_json::json!({"rows": i.len(), "cols": j.len()}));
+    let landmarks = model
+        .landmarks()
+        .map(|(i, j)| serde_json::json!({"rows": i.len(), "cols": j.len()}));
     let value = serde_json::json!({
         "n_rows": n,
         "n_cols": m,

@@ -70,7 +70,17 @@ fn transform_of_training_samples_reproduces_u_and_v() {
     ] {
         for solver in solvers {
             let fit = dir.path().join("fit");
-            let mut args = vec!["fit", "--rows", p(&xp), "--cols", p(&zp), "--rank", "3", "--format", "npy"];
+            let mut args = vec![
+                "fit",
+                "--rows",
+                p(&xp),
+                "--cols",
+                p(&zp),
+                "--rank",
+                "3",
+                "--format",
+                "npy",
+            ];
             args.extend_from_slice(kernel);
             args.extend_from_slice(solver);
             args.extend_from_slice(&["--out", p(&fit)]);
@@ -99,8 +109,21 @@ fn summary_reports_sizes_kernel_gamma_solver_and_residuals() {
     let xp = dir.path().join("x.csv");
     std::fs::write(&xp, csv(&x_data())).unwrap();
     let fit = dir.path().join("fit");
-    ok(&["fit", "--rows", p(&xp), "--cols", p(&xp), "--kernel", "rbf", "--rank", "2", "--out", p(&fit)]);
-    let s: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fit.join("summary.json")).unwrap()).unwrap();
+    ok(&[
+        "fit",
+        "--rows",
+        p(&xp),
+        "--cols",
+        p(&xp),
+        "--kernel",
+        "rbf",
+        "--rank",
+        "2",
+        "--out",
+        p(&fit),
+    ]);
+    let s: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fit.join("summary.json")).unwrap()).unwrap();
     assert_eq!(s["n_rows"], 30);
     assert_eq!(s["n_cols"], 30);
     assert_eq!(s["rank"], 2);
@@ -193,7 +216,10 @@ fn npz_csr(a: &Array2<f64>, deflate: bool) -> Vec<u8> {
             ("indices.npy", npy(&Array1::from(indices))),
             ("indptr.npy", npy(&Array1::from(indptr))),
             ("format.npy", format),
-            ("shape.npy", npy(&Array1::from(vec![a.nrows() as i64, a.ncols() as i64]))),
+            (
+                "shape.npy",
+                npy(&Array1::from(vec![a.nrows() as i64, a.ncols() as i64])),
+            ),
             ("data.npy", npy(&Array1::from(data))),
         ],
         deflate,
@@ -268,7 +294,17 @@ fn every_input_format_gives_the_same_fit() {
         assert!(err < 1e-12, "{name}: {err:e}");
     }
     // A header without --header: the error says what to do.
-    let (ok, err) = ksvd(&["fit", "--rows", p(&d.join("xh.csv")), "--kernel", "rbf", "--rank", "2", "--out", p(&d.join("o"))]);
+    let (ok, err) = ksvd(&[
+        "fit",
+        "--rows",
+        p(&d.join("xh.csv")),
+        "--kernel",
+        "rbf",
+        "--rank",
+        "2",
+        "--out",
+        p(&d.join("o")),
+    ]);
     assert!(!ok && err.contains("--header"), "{err}");
 }
 
@@ -309,10 +345,14 @@ fn user_landmarks_are_used_and_bad_lists_are_rejected() {
     let fit = d.join("fit");
     let (ok, err) = run("rows.txt", "cols.npy", &fit);
     assert!(ok, "{err}");
-    let model: serde_json::Value = serde_json::from_str(&std::fs::read_to_string(fit.join("model.json")).unwrap()).unwrap();
+    let model: serde_json::Value =
+        serde_json::from_str(&std::fs::read_to_string(fit.join("model.json")).unwrap()).unwrap();
     assert_eq!(model["row_landmarks"], serde_json::json!([1, 3, 8, 17, 25]));
     assert_eq!(model["col_landmarks"], serde_json::json!([0, 4, 8, 19]));
-    for (cols, want) in [("far.txt", "index 99 is out of range for 20"), ("dup.txt", "index 2 is repeated")] {
+    for (cols, want) in [
+        ("far.txt", "index 99 is out of range for 20"),
+        ("dup.txt", "index 2 is repeated"),
+    ] {
         let out = d.join(format!("bad-{cols}"));
         let (ok, err) = run("rows.txt", cols, &out);
         assert!(!ok && err.contains(want), "{cols}: {err}");
@@ -351,7 +391,10 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
         m
     };
     let truncated = model_dir("truncated", &json[..json.len() / 3]);
-    let future = model_dir("future", &json.replacen("\"format_version\":1", "\"format_version\":9", 1));
+    let future = model_dir(
+        "future",
+        &json.replacen("\"format_version\":1", "\"format_version\":9", 1),
+    );
     let garbage = model_dir("garbage", "hello");
     std::fs::write(d.join("wide.csv"), "1,2,3,4,5\n").unwrap();
     std::fs::write(d.join("nan.csv"), "1,2,3,4\nnan,1,2,3\n").unwrap();
@@ -366,20 +409,40 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
     std::fs::write(d.join("csc.npz"), csc).unwrap();
     let (x, nan, wide) = (d.join("x.csv"), d.join("nan.csv"), d.join("wide.csv"));
     let (zero, nanl, cscp) = (d.join("zero.libsvm"), d.join("nan.libsvm"), d.join("csc.npz"));
-    let (missing, badnpz, x3d, nannpy) = (d.join("missing"), d.join("bad.npz"), d.join("x3d.npy"), d.join("nan.npy"));
+    let (missing, badnpz, x3d, nannpy) = (
+        d.join("missing"),
+        d.join("bad.npz"),
+        d.join("x3d.npy"),
+        d.join("nan.npy"),
+    );
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--model", p(&missing), "--rows", p(&x)], "model file not found"),
         (vec!["--model", p(&truncated), "--rows", p(&x)], "corrupt model file"),
-        (vec!["--model", p(&future), "--rows", p(&x)], "format version 9 is not supported"),
+        (
+            vec!["--model", p(&future), "--rows", p(&x)],
+            "format version 9 is not supported",
+        ),
         (vec!["--model", p(&garbage), "--rows", p(&x)], "corrupt model file"),
-        (vec!["--model", p(&fit), "--rows", p(&wide)], "5 features per sample, but the model expects 4"),
+        (
+            vec!["--model", p(&fit), "--rows", p(&wide)],
+            "5 features per sample, but the model expects 4",
+        ),
         (vec!["--model", p(&fit), "--cols", p(&nan)], "non-finite"),
         (vec!["--model", p(&fit), "--rows", p(&badnpz)], "not a valid .npz"),
         (vec!["--model", p(&fit), "--rows", p(&x3d)], "not a 2-D .npy"),
-        (vec!["--model", p(&fit), "--rows", p(&nannpy)], "non-finite value NaN at row 0"),
-        (vec!["--model", p(&fit), "--rows", p(&zero)], ":1: feature index 0: LIBSVM indices start at 1"),
+        (
+            vec!["--model", p(&fit), "--rows", p(&nannpy)],
+            "non-finite value NaN at row 0",
+        ),
+        (
+            vec!["--model", p(&fit), "--rows", p(&zero)],
+            ":1: feature index 0: LIBSVM indices start at 1",
+        ),
         (vec!["--model", p(&fit), "--rows", p(&nanl)], ":1: non-finite value NaN"),
-        (vec!["--model", p(&fit), "--rows", p(&cscp)], "only CSR matrices are supported"),
+        (
+            vec!["--model", p(&fit), "--rows", p(&cscp)],
+            "only CSR matrices are supported",
+        ),
     ];
     for (args, want) in cases {
         let out = d.join("out");
@@ -399,7 +462,10 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
 fn help_shows_examples() {
     let out = Command::new(env!("CARGO_BIN_EXE_ksvd")).arg("--help").output().unwrap();
     let text = String::from_utf8_lossy(&out.stdout);
-    assert!(text.contains("Examples:") && text.contains("ksvd transform --model"), "{text}");
+    assert!(
+        text.contains("Examples:") && text.contains("ksvd transform --model"),
+        "{text}"
+    );
 }
 
 #[test]
@@ -409,11 +475,43 @@ fn the_readme_example_round_trips() {
     let (fit, back, new) = (dir.path().join("fit"), dir.path().join("back"), dir.path().join("new"));
     let (rows, cols, new_rows) = (ex.join("rows.csv"), ex.join("cols.csv"), ex.join("new_rows.csv"));
     ok(&[
-        "fit", "--rows", p(&rows), "--cols", p(&cols), "--header", "--kernel", "rbf", "--gamma", "2", "--rank", "3",
-        "--solver", "exact", "--out", p(&fit),
+        "fit",
+        "--rows",
+        p(&rows),
+        "--cols",
+        p(&cols),
+        "--header",
+        "--kernel",
+        "rbf",
+        "--gamma",
+        "2",
+        "--rank",
+        "3",
+        "--solver",
+        "exact",
+        "--out",
+        p(&fit),
     ]);
-    ok(&["transform", "--model", p(&fit), "--rows", p(&rows), "--header", "--out", p(&back)]);
-    ok(&["transform", "--model", p(&fit), "--rows", p(&new_rows), "--header", "--out", p(&new)]);
+    ok(&[
+        "transform",
+        "--model",
+        p(&fit),
+        "--rows",
+        p(&rows),
+        "--header",
+        "--out",
+        p(&back),
+    ]);
+    ok(&[
+        "transform",
+        "--model",
+        p(&fit),
+        "--rows",
+        p(&new_rows),
+        "--header",
+        "--out",
+        p(&new),
+    ]);
     let u: Array2<f64> = read_npy(fit.join("u.npy")).unwrap();
     let b: Array2<f64> = read_npy(back.join("rows.npy")).unwrap();
     assert_eq!(u.dim(), (24, 3));
@@ -449,9 +547,28 @@ fn precomputed_kernel_round_trip() {
         ok(&args);
         let s: Array1<f64> = read_npy(fit.join("s.npy")).unwrap();
         let s_ref: Array1<f64> = read_npy(ref_fit.join("s.npy")).unwrap();
-        assert!((&s - &s_ref).iter().all(|e| e.abs() < 1e-12 * s_ref[0]), "center={center}");
-        ok(&["transform", "--model", p(&fit), "--rows", p(&d.join("g.npy")), "--out", p(&out)]);
-        ok(&["transform", "--model", p(&fit), "--cols", p(&d.join("gt.npy")), "--out", p(&out)]);
+        assert!(
+            (&s - &s_ref).iter().all(|e| e.abs() < 1e-12 * s_ref[0]),
+            "center={center}"
+        );
+        ok(&[
+            "transform",
+            "--model",
+            p(&fit),
+            "--rows",
+            p(&d.join("g.npy")),
+            "--out",
+            p(&out),
+        ]);
+        ok(&[
+            "transform",
+            "--model",
+            p(&fit),
+            "--cols",
+            p(&d.join("gt.npy")),
+            "--out",
+            p(&out),
+        ]);
         let u: Array2<f64> = read_npy(fit.join("u.npy")).unwrap();
         let v: Array2<f64> = read_npy(fit.join("v.npy")).unwrap();
         let tu: Array2<f64> = read_npy(out.join("rows.npy")).unwrap();
@@ -459,14 +576,33 @@ fn precomputed_kernel_round_trip() {
         assert!(rel(&tu, &u) < 1e-10 && rel(&tv, &v) < 1e-10, "center={center}");
         // Kernel values of the wrong width: one line, nothing written.
         let bad = d.join("bad");
-        let (ok, err) = ksvd(&["transform", "--model", p(&fit), "--rows", p(&d.join("gt.npy")), "--out", p(&bad)]);
-        assert!(!ok && err.contains("30 kernel values per new sample, but the precomputed model has 20"), "{err}");
+        let (ok, err) = ksvd(&[
+            "transform",
+            "--model",
+            p(&fit),
+            "--rows",
+            p(&d.join("gt.npy")),
+            "--out",
+            p(&bad),
+        ]);
+        assert!(
+            !ok && err.contains("30 kernel values per new sample, but the precomputed model has 20"),
+            "{err}"
+        );
         assert_eq!(err.trim().lines().count(), 1);
         assert!(files_in(&bad).is_empty());
         for dir in [fit, ref_fit, out] {
             std::fs::remove_dir_all(dir).unwrap();
         }
     }
-    let (ok, err) = ksvd(&["fit", "--kernel", "precomputed", "--rank", "2", "--out", p(&d.join("o"))]);
+    let (ok, err) = ksvd(&[
+        "fit",
+        "--kernel",
+        "precomputed",
+        "--rank",
+        "2",
+        "--out",
+        p(&d.join("o")),
+    ]);
     assert!(!ok && err.contains("--matrix"), "{err}");
 }

@@ -603,7 +603,8 @@ pub fn nystrom_embed(
                 };
                 asymmetric_nystrom(&g, &NystromParams::new(rank, landmarks).seed(spec.seed).inner(inner)).map(|a| a.svd)
             }
-            NystromMethod::Kpca => symmetric_nystrom(&g, Gram::Itself, rank, landmarks, spec.seed).map(|s| SvdResult::new(s.vectors.clone(), s.values, s.vectors)),
+            NystromMethod::Kpca => symmetric_nystrom(&g, Gram::Itself, rank, landmarks, spec.seed)
+                .map(|s| SvdResult::new(s.vectors.clone(), s.values, s.vectors)),
         };
         match attempt {
             Ok(svd) => return Ok(assemble(method.exact(), svd, spec.scaling)),

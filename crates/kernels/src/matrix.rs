@@ -247,6 +247,27 @@ impl KernelMatrix {
         Ok(self)
     }
 
+    /// A copy with everything but the stored entries (samples, SNE normalisers, centring):
+    /// products become matrix-free. Out-of-sample extensions need no more, and a fitted model
+    /// should not hold a second copy of `G`.
+    pub fn to_matrix_free(&self) -> KernelMatrix {
+        KernelMatrix {
+            x: self.x.clone(),
+            z: self.z.clone(),
+            kernel: self.kernel,
+            nx: self.nx.clone(),
+            nz: self.nz.clone(),
+            xt: self.xt.clone(),
+            zt: self.zt.clone(),
+            log_norm: self.log_norm.clone(),
+            repr: match &self.repr {
+                Repr::Stored(_) => Repr::Blocked,
+                r => r.clone(),
+            },
+            centering: self.centering.clone(),
+        }
+    }
+
     /// Whether the matrix is centred.
     pub fn is_centered(&self) -> bool {
         self.centering.is_some()
@@ -286,7 +307,9 @@ impl KernelMatrix {
         let (n, m) = (self.x.len(), self.z.len());
         let mut g = Array2::<f64>::zeros((n, m));
         let all_cols: Vec<usize> = (0..m).collect();
-        let chunk = row_chunk(m).max(16).min(n.div_ceil(4 * rayon::current_num_threads()).max(1));
+        let chunk = row_chunk(m)
+            .max(16)
+            .min(n.div_ceil(4 * rayon::current_num_threads()).max(1));
         let sne = matches!(self.kernel, Kernel::Sne { .. });
         let mut log_norm = vec![0.0; if sne { n } else { 0 }];
         let ln_chunks: Vec<&mut [f64]> = if sne {

@@ -103,7 +103,11 @@ fn check_paths(x: Array2<f64>, z: Array2<f64>, expect_structured: bool) {
             let structured = sparse && expect_structured && !matches!(k, Kernel::Laplacian { .. });
             assert_eq!(g.is_rank_one_plus_sparse(), structured, "{k} sparse={sparse}");
             assert_eq!(g.is_stored(), store && !structured, "{k} sparse={sparse} store={store}");
-            assert_eq!(g.is_matrix_free(), !store && !structured, "{k} sparse={sparse} store={store}");
+            assert_eq!(
+                g.is_matrix_free(),
+                !store && !structured,
+                "{k} sparse={sparse} store={store}"
+            );
             let got = materialize(&g);
             assert!(
                 max_abs_diff(&got, &want) <= tol(&want),
@@ -319,7 +323,12 @@ fn stored_and_matrix_free_agree_on_a_larger_sne_kernel() {
     let z = gaussian_matrix(&mut rng_from_seed(22), 650, 5);
     x.row_mut(3).fill(40.0);
     let k = Kernel::Sne { gamma: 0.7 };
-    let stored = KernelMatrix::new(Samples::dense(x.clone()).unwrap(), Samples::dense(z.clone()).unwrap(), k).unwrap();
+    let stored = KernelMatrix::new(
+        Samples::dense(x.clone()).unwrap(),
+        Samples::dense(z.clone()).unwrap(),
+        k,
+    )
+    .unwrap();
     let free = KernelMatrix::matrix_free(Samples::dense(x).unwrap(), Samples::dense(z).unwrap(), k).unwrap();
     assert!(stored.is_stored() && free.is_matrix_free());
     let a = stored.to_dense();
@@ -336,7 +345,10 @@ fn stored_and_matrix_free_agree_on_a_larger_sne_kernel() {
         assert!((r.sum() - 1.0).abs() <= 64.0 * f64::EPSILON * (650f64).sqrt());
     }
     let (la, lb) = (stored.log_normalizers().unwrap(), free.log_normalizers().unwrap());
-    assert!(la.iter().zip(lb).all(|(p, q)| (p - q).abs() <= 1e-12 * p.abs().max(1.0)));
+    assert!(la
+        .iter()
+        .zip(lb)
+        .all(|(p, q)| (p - q).abs() <= 1e-12 * p.abs().max(1.0)));
     let w = gaussian_matrix(&mut rng_from_seed(23), 650, 4);
     let (pa, pb) = (stored.apply(w.view()).unwrap(), free.apply(w.view()).unwrap());
     assert!(max_abs_diff(&pa, &pb) <= 4.0 * tol(&pa));
@@ -349,7 +361,13 @@ fn the_memory_budget_decides_storage() {
     let k = Kernel::Rbf { gamma: 1.0 };
     let small = ksvd_linalg::MemoryBudget::bytes(1 << 20).unwrap(); // 131072 values < 300000
     let big = ksvd_linalg::MemoryBudget::bytes(8 << 20).unwrap();
-    let g = KernelMatrix::with_budget(Samples::dense(x.clone()).unwrap(), Samples::dense(z.clone()).unwrap(), k, small).unwrap();
+    let g = KernelMatrix::with_budget(
+        Samples::dense(x.clone()).unwrap(),
+        Samples::dense(z.clone()).unwrap(),
+        k,
+        small,
+    )
+    .unwrap();
     assert!(g.is_matrix_free());
     let h = KernelMatrix::with_budget(Samples::dense(x).unwrap(), Samples::dense(z).unwrap(), k, big).unwrap();
     assert!(h.is_stored());

@@ -213,13 +213,21 @@ impl Ksvd {
                     residuals: Some(self.residuals()?),
                     compat: self.compat_map(),
                 };
-                (data, g.clone(), (0..m).collect(), (0..n).collect())
+                (data, g.to_matrix_free(), (0..m).collect(), (0..n).collect())
             }
             Some(ny) => {
                 let x_is_full = center;
                 let z_is_full = center || sne;
-                let x = if x_is_full { g.x().clone() } else { g.x().select(&ny.rows)? };
-                let z = if z_is_full { g.z().clone() } else { g.z().select(&ny.cols)? };
+                let x = if x_is_full {
+                    g.x().clone()
+                } else {
+                    g.x().select(&ny.rows)?
+                };
+                let z = if z_is_full {
+                    g.z().clone()
+                } else {
+                    g.z().select(&ny.cols)?
+                };
                 let data = ModelData {
                     format: MODEL_FORMAT.into(),
                     format_version: MODEL_FORMAT_VERSION,
@@ -243,7 +251,7 @@ impl Ksvd {
                     compat: self.compat_map(),
                 };
                 let (gm, row_ext, col_ext) = if x_is_full && z_is_full {
-                    (g.clone(), ny.cols.clone(), ny.rows.clone())
+                    (g.to_matrix_free(), ny.cols.clone(), ny.rows.clone())
                 } else {
                     KsvdModel::rebuild(&data)?
                 };
@@ -265,7 +273,8 @@ impl KsvdModel {
         let (Some(x), Some(z)) = (&d.x, &d.z) else {
             return Err(corrupt("x and z are required unless the kernel is precomputed"));
         };
-        let mut g = KernelMatrix::new(x.clone(), z.clone(), *d.params.kernel())?;
+        // The extension needs samples, normalisers and centring, never the stored entries.
+        let mut g = KernelMatrix::matrix_free(x.clone(), z.clone(), *d.params.kernel())?;
         if d.params.center() {
             g = g.centered()?;
         }
@@ -313,12 +322,17 @@ impl KsvdModel {
             let mut seen = vec![false; total];
             for &i in l {
                 if i >= total || std::mem::replace(&mut seen[i], true) {
-                    return Err(corrupt(format!("{name} index {i} out of range or repeated ({total} samples)")));
+                    return Err(corrupt(format!(
+                        "{name} index {i} out of range or repeated ({total} samples)"
+                    )));
                 }
             }
             Ok(l.len())
         };
-        d.params.kernel().validate().map_err(|e| corrupt(format!("kernel: {e}")))?;
+        d.params
+            .kernel()
+            .validate()
+            .map_err(|e| corrupt(format!("kernel: {e}")))?;
         let r = d.s.len();
         if r == 0 || r != d.params.rank() {
             return Err(corrupt(format!("{r} singular values for rank {}", d.params.rank())));
@@ -326,7 +340,12 @@ impl KsvdModel {
         if d.s.iter().any(|v| !v.is_finite() || *v < 0.0) {
             return Err(corrupt("singular values must be finite and non-negative"));
         }
-        for (name, a) in [("u", &d.u), ("v", &d.v), ("row_coef", &d.row_coef), ("col_coef", &d.col_coef)] {
+        for (name, a) in [
+            ("u", &d.u),
+            ("v", &d.v),
+            ("row_coef", &d.row_coef),
+            ("col_coef", &d.col_coef),
+        ] {
             if a.iter().any(|v| !v.is_finite()) {
                 return Err(corrupt(format!("{name} has a non-finite entry")));
             }
@@ -360,8 +379,12 @@ impl KsvdModel {
                 && d.x_is_full
                 && d.z_is_full
                 && p.grand_mean.is_finite()
-                && p.row_means.as_ref().is_none_or(|v| v.len() == d.n_rows && v.iter().all(|x| x.is_finite()))
-                && p.col_means.as_ref().is_none_or(|v| v.len() == d.n_cols && v.iter().all(|x| x.is_finite()))
+                && p.row_means
+                    .as_ref()
+                    .is_none_or(|v| v.len() == d.n_rows && v.iter().all(|x| x.is_finite()))
+                && p.col_means
+                    .as_ref()
+                    .is_none_or(|v| v.len() == d.n_cols && v.iter().all(|x| x.is_finite()))
                 && (p.row_means.is_some() == d.params.center())
                 && (p.col_means.is_some() == d.params.center());
             if !ok {
@@ -410,7 +433,9 @@ impl KsvdModel {
                 _ => false,
             };
             if !dim_ok {
-                return Err(corrupt("compatibility matrix does not match its side or the sample dimension"));
+                return Err(corrupt(
+                    "compatibility matrix does not match its side or the sample dimension",
+                ));
             }
         }
         Ok(())
@@ -668,11 +693,7 @@ impl KsvdValidParams {
 /// `G` (training row and column means); `Some(true)` new rows (`new × M`: their own mean over Z,
 /// training column means); `Some(false)` new columns (`new × N`, one new sample per row:
 /// training row means, their own mean over X). Uncentred models return the block unchanged.
-fn center_with(
-    k: ArrayView2<'_, f64>,
-    means: &PrecomputedMeans,
-    rows_own: Option<bool>,
-) -> Array2<f64> {
+fn center_with(k: ArrayView2<'_, f64>, means: &PrecomputedMeans, rows_own: Option<bool>) -> Array2<f64> {
     let (Some(r), Some(c)) = (&means.row_means, &means.col_means) else {
         return k.to_owned();
     };
@@ -713,7 +734,10 @@ impl KsvdModel {
         if k.ncols() != want {
             return Err(KsvdError::InvalidParameter {
                 name: "kernel values",
-                reason: format!("{} values per new sample, expected {want} (one per training {what})", k.ncols()),
+                reason: format!(
+                    "{} values per new sample, expected {want} (one per training {what})",
+                    k.ncols()
+                ),
             });
         }
         ksvd_linalg::check_finite("kernel values", k)?;

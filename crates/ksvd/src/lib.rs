@@ -50,9 +50,9 @@ mod landmarks;
 mod model;
 
 pub use error::{KsvdError, Result};
-pub use ksvd_nystrom::{InnerSolver, Sampling};
 pub use fitted::{CompatMap, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VERSION};
 pub use ksvd_linalg::MemoryBudget;
+pub use ksvd_nystrom::{InnerSolver, Sampling};
 pub use ksvd_solvers::{
     AutoParams, BlockKrylovParams, LanczosParams, LanczosProgress, Residuals, RsvdParams, SvdResult,
 };

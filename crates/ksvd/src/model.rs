@@ -1,9 +1,9 @@
 //! The KSVD model: parameters, fitting and projections.
 use crate::error::{KsvdError, Result};
 use ksvd_kernels::{compat, Compat, Kernel, KernelMatrix, Samples};
+use ksvd_linalg::MemoryBudget;
 use ksvd_linalg::{dense, LinearOperator};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, NystromParams, Sampling};
-use ksvd_linalg::MemoryBudget;
 use ksvd_solvers::{
     auto_svd, block_krylov_svd, dense_svd_operator, lanczos_svd_with_progress, randomized_svd, AutoParams,
     BlockKrylovParams, LanczosParams, LanczosProgress, RsvdParams, SvdResult,
@@ -104,7 +104,9 @@ impl KsvdValidParams {
     }
     /// User-chosen Nyström landmarks `(I, J)`, when given.
     pub fn landmark_indices(&self) -> Option<(&[usize], &[usize])> {
-        self.landmark_indices.as_ref().map(|(i, j)| (i.as_slice(), j.as_slice()))
+        self.landmark_indices
+            .as_ref()
+            .map(|(i, j)| (i.as_slice(), j.as_slice()))
     }
 }
 

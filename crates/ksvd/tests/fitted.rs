@@ -86,7 +86,10 @@ fn training_samples_reproduce_u_and_v_for_every_kernel_and_solver() {
                 let u = model.extend_rows(&Samples::dense(x.clone()).unwrap()).unwrap();
                 let v = model.extend_cols(&Samples::dense(z.clone()).unwrap()).unwrap();
                 let (eu, ev) = (rel(&u, &f.b_phi().to_owned()), rel(&v, &f.b_psi().to_owned()));
-                assert!(eu < 1e-10 && ev < 1e-10, "{kernel} {name} center={center}: {eu:e} {ev:e}");
+                assert!(
+                    eu < 1e-10 && ev < 1e-10,
+                    "{kernel} {name} center={center}: {eu:e} {ev:e}"
+                );
                 assert_eq!(model.u(), f.b_phi());
                 assert_eq!(model.singular_values(), f.singular_values());
             }
@@ -137,7 +140,11 @@ fn new_row_projections_match_a_direct_dense_computation() {
             let inv_s = f.singular_values().mapv(|s| 1.0 / s);
             let want = k.dot(&f.b_psi()) * &inv_s;
             let tol = f64::EPSILON * ((N * M) as f64).sqrt() * 1e3;
-            assert!(rel(&got, &want) < tol, "{kernel} center={center}: {:e}", rel(&got, &want));
+            assert!(
+                rel(&got, &want) < tol,
+                "{kernel} center={center}: {:e}",
+                rel(&got, &want)
+            );
         }
     }
 }
@@ -172,9 +179,21 @@ fn saved_and_reloaded_models_give_bit_identical_transforms() {
                 let bytes = model.to_bytes().unwrap();
                 let back = KsvdModel::from_bytes(&bytes).unwrap();
                 let s = Samples::dense(new.clone()).unwrap();
-                assert_eq!(model.extend_rows(&s).unwrap(), back.extend_rows(&s).unwrap(), "{kernel} {name}");
-                assert_eq!(model.extend_cols(&s).unwrap(), back.extend_cols(&s).unwrap(), "{kernel} {name}");
-                assert_eq!(back.to_bytes().unwrap(), bytes, "{kernel} {name}: re-serialisation differs");
+                assert_eq!(
+                    model.extend_rows(&s).unwrap(),
+                    back.extend_rows(&s).unwrap(),
+                    "{kernel} {name}"
+                );
+                assert_eq!(
+                    model.extend_cols(&s).unwrap(),
+                    back.extend_cols(&s).unwrap(),
+                    "{kernel} {name}"
+                );
+                assert_eq!(
+                    back.to_bytes().unwrap(),
+                    bytes,
+                    "{kernel} {name}: re-serialisation differs"
+                );
             }
         }
     }
@@ -184,11 +203,15 @@ fn saved_and_reloaded_models_give_bit_identical_transforms() {
 fn nystrom_models_store_only_their_landmarks_when_the_kernel_allows() {
     let (x, z, _) = sets(5);
     let ny = solvers().remove(2).1;
-    let m = fit(Kernel::Rbf { gamma: 2.0 }, ny.clone(), false, &x, &z).to_model().unwrap();
+    let m = fit(Kernel::Rbf { gamma: 2.0 }, ny.clone(), false, &x, &z)
+        .to_model()
+        .unwrap();
     let (sx, sz) = m.stored_samples().unwrap();
     assert_eq!((sx.len(), sz.len()), (25, 20));
     // SNE needs all of Z for the normaliser of a new row; centring needs both sets.
-    let m = fit(Kernel::Sne { gamma: 1.5 }, ny.clone(), false, &x, &z).to_model().unwrap();
+    let m = fit(Kernel::Sne { gamma: 1.5 }, ny.clone(), false, &x, &z)
+        .to_model()
+        .unwrap();
     let (sx, sz) = m.stored_samples().unwrap();
     assert_eq!((sx.len(), sz.len()), (25, M));
     let m = fit(Kernel::Rbf { gamma: 2.0 }, ny, true, &x, &z).to_model().unwrap();
@@ -294,7 +317,9 @@ fn user_landmarks_are_used_and_checked() {
 
 fn model_json() -> String {
     let (x, z, _) = sets(9);
-    let m = fit(Kernel::Rbf { gamma: 2.0 }, Solver::Exact, false, &x, &z).to_model().unwrap();
+    let m = fit(Kernel::Rbf { gamma: 2.0 }, Solver::Exact, false, &x, &z)
+        .to_model()
+        .unwrap();
     String::from_utf8(m.to_bytes().unwrap()).unwrap()
 }
 
@@ -309,15 +334,27 @@ fn corrupt_model_files_give_typed_errors() {
     ));
     // Truncated.
     let cut = &json.as_bytes()[..json.len() / 2];
-    assert!(matches!(KsvdModel::from_bytes(cut), Err(KsvdError::CorruptModel { .. })));
+    assert!(matches!(
+        KsvdModel::from_bytes(cut),
+        Err(KsvdError::CorruptModel { .. })
+    ));
     // Not a model at all.
-    assert!(matches!(KsvdModel::from_bytes(b"{\"a\": 1}"), Err(KsvdError::CorruptModel { .. })));
-    assert!(matches!(KsvdModel::from_bytes(b"\x00\x01"), Err(KsvdError::CorruptModel { .. })));
+    assert!(matches!(
+        KsvdModel::from_bytes(b"{\"a\": 1}"),
+        Err(KsvdError::CorruptModel { .. })
+    ));
+    assert!(matches!(
+        KsvdModel::from_bytes(b"\x00\x01"),
+        Err(KsvdError::CorruptModel { .. })
+    ));
     // A NaN (written as null by JSON writers) in the singular values.
     let i = json.find("\"s\":{").unwrap();
     let j = i + json[i..].find("\"data\":[").unwrap() + 8;
     let nan = format!("{}null{}", &json[..j], &json[j + json[j..].find(',').unwrap()..]);
-    assert!(matches!(KsvdModel::from_bytes(nan.as_bytes()), Err(KsvdError::CorruptModel { .. })));
+    assert!(matches!(
+        KsvdModel::from_bytes(nan.as_bytes()),
+        Err(KsvdError::CorruptModel { .. })
+    ));
     // A wrong shape: the rank no longer matches.
     let bad = json.replacen("\"rank\":3", "\"rank\":2", 1);
     let err = KsvdModel::from_bytes(bad.as_bytes()).unwrap_err();
@@ -364,7 +401,10 @@ fn precomputed_kernel_models_extend_kernel_values() {
             let s_err = (&model.singular_values() - &on_samples.singular_values())
                 .iter()
                 .fold(0.0f64, |a, b| a.max(b.abs()));
-            assert!(s_err < 1e-10 * on_samples.singular_values()[0], "{name} center={center}: {s_err:e}");
+            assert!(
+                s_err < 1e-10 * on_samples.singular_values()[0],
+                "{name} center={center}: {s_err:e}"
+            );
             // Round trips: the training rows (rows of G) give U, the training columns (rows of Gᵀ) V.
             let u = model.extend_kernel_rows(g.view()).unwrap();
             let v = model.extend_kernel_cols(g.t()).unwrap();
@@ -375,7 +415,10 @@ fn precomputed_kernel_models_extend_kernel_values() {
             assert_eq!(back.extend_kernel_cols(g.t()).unwrap(), v);
             // Bad input.
             let err = model.extend_kernel_rows(g.t()).unwrap_err();
-            assert!(err.to_string().contains("40 values per new sample, expected 30"), "{err}");
+            assert!(
+                err.to_string().contains("40 values per new sample, expected 30"),
+                "{err}"
+            );
             let mut nan = g.clone();
             nan[[1, 2]] = f64::NAN;
             assert!(model.extend_kernel_rows(nan.view()).is_err());

@@ -67,7 +67,9 @@ impl MemoryBudget {
                 return b;
             }
         }
-        let bytes = available_memory().map_or(FALLBACK, |a| a / 4).clamp(MIN_BYTES, MAX_BYTES);
+        let bytes = available_memory()
+            .map_or(FALLBACK, |a| a / 4)
+            .clamp(MIN_BYTES, MAX_BYTES);
         MemoryBudget { bytes }
     }
 

@@ -131,7 +131,16 @@ mod tests {
     #[test]
     fn matches_std_exp_to_a_few_ulps() {
         let mut xs: Vec<f64> = (0..200_001).map(|i| -700.0 + 1409.0 * i as f64 / 200_000.0).collect();
-        xs.extend([0.0, -0.0, 1e-300, -1e-300, 0.5 * std::f64::consts::LN_2, 1.0, -1.0, 709.0]);
+        xs.extend([
+            0.0,
+            -0.0,
+            1e-300,
+            -1e-300,
+            0.5 * std::f64::consts::LN_2,
+            1.0,
+            -1.0,
+            709.0,
+        ]);
         let mut v = xs.clone();
         exp_in_place(&mut v);
         for (&x, &y) in xs.iter().zip(&v) {

@@ -8,8 +8,7 @@ use criterion::{criterion_group, criterion_main, Criterion};
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_solvers::{
-    auto_svd, block_krylov_svd, lanczos_svd, randomized_svd, AutoParams, BlockKrylovParams, LanczosParams,
-    RsvdParams,
+    auto_svd, block_krylov_svd, lanczos_svd, randomized_svd, AutoParams, BlockKrylovParams, LanczosParams, RsvdParams,
 };
 use std::hint::black_box;
 

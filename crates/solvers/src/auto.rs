@@ -43,9 +43,8 @@ fn costs(n: usize, m: usize, rank: usize, block: usize) -> (f64, f64) {
     let (big, k) = (n.max(m) as f64, n.min(m) as f64);
     let dense = 4.0 * big * k * k + 22.0 * k * k * k;
     let w = (2 * rank + 3 * block) as f64;
-    let krylov = 10.0 * (rank + block) as f64 * 4.0 * n as f64 * m as f64
-        + 10.0 * (n + m) as f64 * w * w
-        + 20.0 * w * w * w;
+    let krylov =
+        10.0 * (rank + block) as f64 * 4.0 * n as f64 * m as f64 + 10.0 * (n + m) as f64 * w * w + 20.0 * w * w * w;
     (dense, krylov)
 }
 
@@ -54,7 +53,9 @@ pub fn auto_choice(n: usize, m: usize, rank: usize, budget: &MemoryBudget) -> Au
     let k = n.min(m);
     let block = default_block(rank);
     // G, its copy inside the factorisation, and the thin factors.
-    let need = 2usize.saturating_mul(n.saturating_mul(m)).saturating_add((n + m).saturating_mul(k));
+    let need = 2usize
+        .saturating_mul(n.saturating_mul(m))
+        .saturating_add((n + m).saturating_mul(k));
     let fits = budget.fits_f64(need);
     let basis_fills_space = 2 * rank + 3 * block >= k;
     let (dense, krylov) = costs(n, m, rank, block);
@@ -98,12 +99,28 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
             let lp = LanczosParams {
                 tol: params.tol,
                 work_dim: Some((2 * rank + 3 * block).min(k.saturating_sub(1)).max(rank + 1)),
-                max_restarts: 1000,
+                max_restarts: 200,
                 seed: params.seed,
                 block_size: Some(block),
             };
-            let (r, _) = lanczos_svd_with_progress(op, rank, &lp, progress)?;
-            Ok((r, AutoChoice::Lanczos))
+            match lanczos_svd_with_progress(op, rank, &LanczosParams { max_restarts: 60, ..lp }, progress) {
+                Ok((r, _)) => Ok((r, AutoChoice::Lanczos)),
+                // Wide blocks raise the Krylov degree slowly; on flat, clustered spectra (graph
+                // SNE kernels) they can stall. Degree matters more there: retry with blocks of
+                // two vectors (still resolving pairs of repeated values) and a longer basis.
+                Err(SolverError::NotConverged { .. }) => {
+                    let lp = LanczosParams {
+                        tol: params.tol,
+                        work_dim: Some((3 * rank).max(rank + 40).min(k.saturating_sub(3)).max(rank + 2)),
+                        max_restarts: 5000,
+                        seed: params.seed,
+                        block_size: Some(2),
+                    };
+                    let (r, _) = lanczos_svd_with_progress(op, rank, &lp, progress)?;
+                    Ok((r, AutoChoice::Lanczos))
+                }
+                Err(e) => Err(e),
+            }
         }
     }
 }

@@ -129,6 +129,13 @@ fn orth_block(
             }
         }
     }
+    // Directions of `w` with small singular values amplify the rounding left by the
+    // orthogonalisation against `basis` (by ‖w‖ / s_w): orthogonalise once more and
+    // re-orthonormalise (the block form of the DGKS correction).
+    if basis.ncols() > 0 {
+        block_cgs(basis, &mut q)?;
+        q = dense::thin_q(q.view())?;
+    }
     let r = dense::matmul(q.t(), w.view())?;
     Ok((q, r))
 }

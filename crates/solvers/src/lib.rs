@@ -42,8 +42,8 @@ mod rsvd;
 mod svd;
 
 pub use accuracy::{eta, eta_of, subspace_error, EtaWeights};
-pub use error::{Result, SolverError};
 pub use auto::{auto_choice, auto_svd, AutoChoice, AutoParams};
+pub use error::{Result, SolverError};
 pub use lanczos::{
     block_krylov_svd, lanczos_svd, lanczos_svd_with_progress, BlockKrylovParams, LanczosParams, LanczosProgress,
     LanczosStats,

@@ -9,7 +9,7 @@
 use crate::error::{Result, SolverError};
 use crate::svd::{check_rank, SvdResult};
 use ksvd_linalg::{dense, random, LinearOperator};
-use ndarray::{s, Array2};
+use ndarray::{s, Array1, Array2};
 
 /// Parameters of [`randomized_svd`].
 #[derive(Debug, Clone, PartialEq)]
@@ -55,9 +55,25 @@ pub fn randomized_svd<O: LinearOperator + ?Sized>(op: &O, rank: usize, params: &
     let bt = finite(op.apply_transpose(q.view())?)?; // m x l = (Qᵀ G)ᵀ
     let svd = dense::thin_svd(bt.view())?; // Bᵀ = W S Zᵀ  =>  B = Z S Wᵀ
     let u = dense::matmul(q.view(), svd.v.slice(s![.., ..rank]))?;
-    let mut out = SvdResult::new(u, svd.s.slice(s![..rank]).to_owned(), svd.u.slice(s![.., ..rank]).to_owned());
+    let mut out = SvdResult::new(
+        u,
+        svd.s.slice(s![..rank]).to_owned(),
+        svd.u.slice(s![.., ..rank]).to_owned(),
+    );
     out.normalize_signs();
-    // Report, do not assume, the accuracy: one more product G V (the other side, Gᵀ U = V S,
-    // holds by construction and is checked in the same call).
-    out.certify(op)
+    // Report, do not assume, the accuracy. `Gᵀ U = (Gᵀ Q) Ẑ` is known without touching `G`
+    // again; `G V` costs one more product.
+    let gtu = dense::matmul(bt.view(), svd.v.slice(s![.., ..rank]))?;
+    let signs = Array1::from_iter((0..rank).map(|i| {
+        // normalize_signs may have flipped u_i (and v_i): Gᵀ u_i flips with it.
+        if out.u.column(i).dot(&q.dot(&svd.v.column(i))) < 0.0 {
+            -1.0
+        } else {
+            1.0
+        }
+    }));
+    let gtu = &gtu * &signs;
+    let gv = finite(op.apply(out.v.view())?)?;
+    out.residuals = Some(crate::svd::residuals_from_products(&out, &gv, &gtu));
+    Ok(out)
 }

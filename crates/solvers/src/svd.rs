@@ -50,7 +50,12 @@ pub struct SvdResult {
 impl SvdResult {
     /// A result without residuals.
     pub fn new(u: Array2<f64>, s: Array1<f64>, v: Array2<f64>) -> Self {
-        SvdResult { u, s, v, residuals: None }
+        SvdResult {
+            u,
+            s,
+            v,
+            residuals: None,
+        }
     }
 
     /// The largest relative residual, if computed.
@@ -85,23 +90,13 @@ impl SvdResult {
     pub fn compute_residuals<O: LinearOperator + ?Sized>(&self, op: &O) -> Result<Residuals> {
         let gv = op.apply(self.v.view())?;
         let gtu = op.apply_transpose(self.u.view())?;
-        let s1 = self.s.iter().cloned().fold(0.0, f64::max);
-        let scale = if s1 > 0.0 { 1.0 / s1 } else { 1.0 };
-        let col_res = |prod: &Array2<f64>, vecs: &Array2<f64>, i: usize| {
-            let mut acc = 0.0;
-            for (p, x) in prod.column(i).iter().zip(vecs.column(i)) {
-                let d = p - self.s[i] * x;
-                acc += d * d;
-            }
-            acc.sqrt() * scale
-        };
-        let left = Array1::from_iter((0..self.rank()).map(|i| col_res(&gv, &self.u, i)));
-        let right = Array1::from_iter((0..self.rank()).map(|i| col_res(&gtu, &self.v, i)));
-        if left.iter().chain(right.iter()).any(|x| !x.is_finite()) {
+        let r = residuals_from_products(self, &gv, &gtu);
+        if r.left.iter().chain(r.right.iter()).any(|x| !x.is_finite()) {
             return Err(SolverError::NonFinite);
         }
-        Ok(Residuals { left, right })
+        Ok(r)
     }
+
     /// Makes the sign of every pair deterministic: the largest-magnitude entry of each `u_i`
     /// is positive (flipping `v_i` with it).
     pub fn normalize_signs(&mut self) {
@@ -120,6 +115,23 @@ impl SvdResult {
             }
         }
     }
+}
+
+/// Residuals relative to `s_1` from the products `G V` and `Gᵀ U` of a result's vectors.
+pub(crate) fn residuals_from_products(r: &SvdResult, gv: &Array2<f64>, gtu: &Array2<f64>) -> Residuals {
+    let s1 = r.s.iter().cloned().fold(0.0, f64::max);
+    let scale = if s1 > 0.0 { 1.0 / s1 } else { 1.0 };
+    let col_res = |prod: &Array2<f64>, vecs: &Array2<f64>, i: usize| {
+        let mut acc = 0.0;
+        for (p, x) in prod.column(i).iter().zip(vecs.column(i)) {
+            let d = p - r.s[i] * x;
+            acc += d * d;
+        }
+        acc.sqrt() * scale
+    };
+    let left = Array1::from_iter((0..r.rank()).map(|i| col_res(&gv, &r.u, i)));
+    let right = Array1::from_iter((0..r.rank()).map(|i| col_res(&gtu, &r.v, i)));
+    Residuals { left, right }
 }
 
 /// Checks `1 <= rank <= min(n, m)` and a non-empty shape.

@@ -21,12 +21,7 @@ fn explicit_residual(g: &Array2<f64>, r: &SvdResult) -> f64 {
     let s1 = r.s[0].max(f64::MIN_POSITIVE);
     let e1 = &g.dot(&r.v) - &(&r.u * &r.s);
     let e2 = &g.t().dot(&r.u) - &(&r.v * &r.s);
-    let col_max = |e: &Array2<f64>| {
-        e.columns()
-            .into_iter()
-            .map(|c| c.dot(&c).sqrt())
-            .fold(0.0f64, f64::max)
-    };
+    let col_max = |e: &Array2<f64>| e.columns().into_iter().map(|c| c.dot(&c).sqrt()).fold(0.0f64, f64::max);
     col_max(&e1).max(col_max(&e2)) / s1
 }
 
@@ -59,12 +54,18 @@ fn block_lanczos_finds_repeated_and_clustered_values() {
             ..Default::default()
         };
         let (r, stats) = lanczos_svd_with_progress(&g, rank, &p, &mut |_| {}).unwrap();
-        assert!(!stats.dense, "rank {rank}: the engine, not the dense fallback, must run");
+        assert!(
+            !stats.dense,
+            "rank {rank}: the engine, not the dense fallback, must run"
+        );
         let res = r.residuals.as_ref().expect("certified").max();
         assert!(res <= tol, "rank {rank}: reported residual {res:e}");
         let ex = explicit_residual(&g, &r);
         assert!(ex <= 2.0 * tol, "rank {rank}: explicit residual {ex:e}");
-        assert!((ex - res).abs() <= 1e3 * f64::EPSILON, "reported {res:e} vs explicit {ex:e}");
+        assert!(
+            (ex - res).abs() <= 1e3 * f64::EPSILON,
+            "reported {res:e} vs explicit {ex:e}"
+        );
         for i in 0..rank {
             assert!(
                 (r.s[i] - spec[i]).abs() <= 4.0 * tol * spec[0],
@@ -78,7 +79,15 @@ fn block_lanczos_finds_repeated_and_clustered_values() {
     }
     // Where the cut falls between distinct values the subspaces are determined: compare them.
     let d = dense_svd(g.view(), 6).unwrap();
-    let r = lanczos_svd(&g, 6, &LanczosParams { tol: 1e-12, ..Default::default() }).unwrap();
+    let r = lanczos_svd(
+        &g,
+        6,
+        &LanczosParams {
+            tol: 1e-12,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(max_principal_angle_sin(d.u.view(), r.u.view()).unwrap() < 1e-9);
     assert!(max_principal_angle_sin(d.v.view(), r.v.view()).unwrap() < 1e-9);
 }
@@ -105,7 +114,15 @@ fn one_vector_blocks_still_converge_on_simple_values() {
 #[test]
 fn rank_deficient_and_zero_matrices() {
     let g = with_spectrum(300, 200, &[4.0, 2.0, 1.0], 4);
-    let r = lanczos_svd(&g, 6, &LanczosParams { tol: 1e-10, ..Default::default() }).unwrap();
+    let r = lanczos_svd(
+        &g,
+        6,
+        &LanczosParams {
+            tol: 1e-10,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!((r.s[0] - 4.0).abs() < 1e-12 && (r.s[2] - 1.0).abs() < 1e-12);
     assert!(r.s.iter().skip(3).all(|&x| x.abs() < 1e-12), "{:?}", r.s);
     assert!(orthonormality_error(&r.u) <= eps_tol(300, 200));
@@ -122,7 +139,15 @@ fn rank_deficient_and_zero_matrices() {
 fn block_krylov_stops_on_residuals_and_reports_when_it_cannot() {
     let s: Vec<f64> = (0..120).map(|i| 1.0 / (1.0 + i as f64).powf(0.5)).collect();
     let g = with_spectrum(500, 400, &s, 9);
-    let (r, stats) = block_krylov_svd(&g, 8, &BlockKrylovParams { tol: 1e-9, ..Default::default() }).unwrap();
+    let (r, stats) = block_krylov_svd(
+        &g,
+        8,
+        &BlockKrylovParams {
+            tol: 1e-9,
+            ..Default::default()
+        },
+    )
+    .unwrap();
     assert!(stats.converged);
     assert!(r.max_residual().unwrap() <= 1e-9);
     assert!(explicit_residual(&g, &r) <= 2e-9);
@@ -154,7 +179,10 @@ fn randomized_svd_reports_its_residuals() {
     let r = randomized_svd(&g, 5, &RsvdParams::default()).unwrap();
     let res = r.max_residual().unwrap();
     assert!((res - explicit_residual(&g, &r)).abs() <= 1e-12);
-    assert!(res > 1e-6, "two power iterations on a flat spectrum are not accurate: {res:e}");
+    assert!(
+        res > 1e-6,
+        "two power iterations on a flat spectrum are not accurate: {res:e}"
+    );
 }
 
 #[test]
@@ -181,7 +209,10 @@ fn auto_picks_dense_for_small_and_krylov_for_large_and_meets_tol() {
         ..Default::default()
     };
     assert_eq!(auto_choice(600, 500, 300, &tight.budget), AutoChoice::Lanczos);
-    assert_eq!(auto_choice(600, 500, 300, &MemoryBudget::bytes(1 << 30).unwrap()), AutoChoice::Dense);
+    assert_eq!(
+        auto_choice(600, 500, 300, &MemoryBudget::bytes(1 << 30).unwrap()),
+        AutoChoice::Dense
+    );
 }
 
 #[test]
@@ -189,17 +220,47 @@ fn bad_parameters_are_typed_errors() {
     let g = with_spectrum(100, 80, &[1.0, 0.5], 0);
     for tol in [0.0, -1.0, f64::NAN, f64::INFINITY] {
         assert!(matches!(
-            lanczos_svd(&g, 1, &LanczosParams { tol, ..Default::default() }),
+            lanczos_svd(
+                &g,
+                1,
+                &LanczosParams {
+                    tol,
+                    ..Default::default()
+                }
+            ),
             Err(SolverError::InvalidParameter { name: "tol", .. })
         ));
         assert!(matches!(
-            block_krylov_svd(&g, 1, &BlockKrylovParams { tol, ..Default::default() }),
+            block_krylov_svd(
+                &g,
+                1,
+                &BlockKrylovParams {
+                    tol,
+                    ..Default::default()
+                }
+            ),
             Err(SolverError::InvalidParameter { name: "tol", .. })
         ));
-        assert!(auto_svd(&g, 1, &AutoParams { tol, ..Default::default() }, &mut |_| {}).is_err());
+        assert!(auto_svd(
+            &g,
+            1,
+            &AutoParams {
+                tol,
+                ..Default::default()
+            },
+            &mut |_| {}
+        )
+        .is_err());
     }
     assert!(matches!(
-        lanczos_svd(&g, 1, &LanczosParams { block_size: Some(0), ..Default::default() }),
+        lanczos_svd(
+            &g,
+            1,
+            &LanczosParams {
+                block_size: Some(0),
+                ..Default::default()
+            }
+        ),
         Err(SolverError::InvalidParameter { name: "block_size", .. })
     ));
     assert!(matches!(
