@@ -39,6 +39,12 @@ pub enum KernelError {
         /// The row.
         row: usize,
     },
+    /// Saved normalisers or centring means do not fit the samples and kernel.
+    #[error("kernel statistics do not fit the samples: {reason}")]
+    InvalidStats {
+        /// What does not fit.
+        reason: String,
+    },
     /// An error of the linear-algebra layer (shapes, NaN, factorisations).
     #[error(transparent)]
     Linalg(#[from] LinalgError),

@@ -41,5 +41,5 @@ mod samples;
 pub use compat::{Compat, CompatSide, CompatibleSamples};
 pub use error::{KernelError, Result};
 pub use kernel::Kernel;
-pub use matrix::KernelMatrix;
+pub use matrix::{Centering, KernelMatrix, KernelStats};
 pub use samples::Samples;

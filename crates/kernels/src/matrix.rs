@@ -28,11 +28,28 @@ enum Repr {
 }
 
 /// Both-sided centring data: `G̃ = H_n G H_m`, i.e. `G̃_ij = G_ij − r_i − c_j + g`.
-#[derive(Debug, Clone)]
-struct Centering {
-    row_means: Vec<f64>,
-    col_means: Vec<f64>,
-    grand_mean: f64,
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct Centering {
+    /// `r_i`, the mean of row `i` of the un-centred `G`.
+    pub row_means: Vec<f64>,
+    /// `c_j`, the mean of column `j`.
+    pub col_means: Vec<f64>,
+    /// `g`, the mean of all entries.
+    pub grand_mean: f64,
+}
+
+/// Everything a matrix-free `G` holds beyond its samples and kernel: the SNE normalisers and
+/// the centring means, each computed by a pass over `G`. Saved with a fitted model, it lets a
+/// reloaded copy skip those passes and evaluate exactly the same entries (a pass in another
+/// representation sums in another order and differs in the last bits).
+#[derive(Debug, Clone, PartialEq, Default)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct KernelStats {
+    /// `log S_i` of the SNE kernel, `None` for other kernels.
+    pub log_normalizers: Option<Vec<f64>>,
+    /// The centring means, `None` when `G` is not centred.
+    pub centering: Option<Centering>,
 }
 
 /// The kernel matrix `G ∈ R^{n×m}`, `G_ij = k(x_i, z_j)`, as an operator.
@@ -170,21 +187,70 @@ impl KernelMatrix {
     /// The kernel matrix of `kernel` between the rows of `x` (n samples) and of `z` (m samples),
     /// stored when it fits the default [`MemoryBudget::auto`].
     pub fn new(x: Samples, z: Samples, kernel: Kernel) -> Result<Self> {
-        Self::build(x, z, kernel, Some(MemoryBudget::auto()))
+        Self::build(x, z, kernel, Some(MemoryBudget::auto()), true)
     }
 
     /// As [`KernelMatrix::new`], storing `G` only if its `n · m` values fit `budget`.
     pub fn with_budget(x: Samples, z: Samples, kernel: Kernel, budget: MemoryBudget) -> Result<Self> {
-        Self::build(x, z, kernel, Some(budget))
+        Self::build(x, z, kernel, Some(budget), true)
     }
 
     /// As [`KernelMatrix::new`], never storing `G` (always matrix-free; sparse inputs still use
     /// the exact rank-one-plus-sparse form).
     pub fn matrix_free(x: Samples, z: Samples, kernel: Kernel) -> Result<Self> {
-        Self::build(x, z, kernel, None)
+        Self::build(x, z, kernel, None, true)
     }
 
-    fn build(x: Samples, z: Samples, kernel: Kernel, budget: Option<MemoryBudget>) -> Result<Self> {
+    /// A matrix-free `G` with the normalisers and centring of `stats` (from
+    /// [`KernelMatrix::stats`] of the same samples and kernel) instead of passes over `G`.
+    ///
+    /// # Errors
+    /// [`KernelError::InvalidStats`] when `stats` does not fit: normalisers given for a kernel
+    /// other than SNE or missing for SNE, lengths that differ from the sample counts, or
+    /// non-finite values.
+    pub fn matrix_free_with_stats(x: Samples, z: Samples, kernel: Kernel, stats: KernelStats) -> Result<Self> {
+        let (n, m) = (x.len(), z.len());
+        let bad = |reason: String| Err(KernelError::InvalidStats { reason });
+        let finite = |v: &[f64]| v.iter().all(|a| a.is_finite());
+        match (&stats.log_normalizers, kernel) {
+            (Some(l), Kernel::Sne { .. }) => {
+                if l.len() != n || !finite(l) {
+                    return bad(format!("{n} finite SNE normalisers expected, {} given", l.len()));
+                }
+            }
+            (None, Kernel::Sne { .. }) => return bad("the SNE kernel needs its row normalisers".into()),
+            (Some(_), k) => return bad(format!("normalisers given for the {k} kernel (only SNE has them)")),
+            (None, _) => {}
+        }
+        if let Some(c) = &stats.centering {
+            if c.row_means.len() != n || c.col_means.len() != m {
+                return bad(format!(
+                    "centring means for {}x{}, the samples give {n}x{m}",
+                    c.row_means.len(),
+                    c.col_means.len()
+                ));
+            }
+            if !finite(&c.row_means) || !finite(&c.col_means) || !c.grand_mean.is_finite() {
+                return bad("centring means must be finite".into());
+            }
+        }
+        let mut g = Self::build(x, z, kernel, None, false)?;
+        if g.log_norm.is_none() {
+            g.log_norm = stats.log_normalizers;
+        }
+        g.centering = stats.centering;
+        Ok(g)
+    }
+
+    /// The SNE normalisers and centring means (see [`KernelStats`]).
+    pub fn stats(&self) -> KernelStats {
+        KernelStats {
+            log_normalizers: self.log_norm.clone(),
+            centering: self.centering.clone(),
+        }
+    }
+
+    fn build(x: Samples, z: Samples, kernel: Kernel, budget: Option<MemoryBudget>, normalize: bool) -> Result<Self> {
         kernel.validate()?;
         x.check_nonempty("x samples")?;
         z.check_nonempty("z samples")?;
@@ -223,7 +289,7 @@ impl KernelMatrix {
             let (stored, log_norm) = g.evaluate_all()?;
             g.repr = Repr::Stored(stored);
             g.log_norm = log_norm;
-        } else if let (Repr::Blocked, Kernel::Sne { gamma }) = (&g.repr, kernel) {
+        } else if let (Repr::Blocked, Kernel::Sne { gamma }, true) = (&g.repr, kernel, normalize) {
             g.log_norm = Some(g.blocked_log_normalizers(gamma)?);
         }
         Ok(g)

@@ -1,7 +1,7 @@
 //! The portable fitted model: out-of-sample extension (eq. 10) and model files.
 use crate::error::{KsvdError, Result};
 use crate::model::{Ksvd, KsvdValidParams, Solver};
-use ksvd_kernels::{compat::CompatSide, Kernel, KernelMatrix, Samples};
+use ksvd_kernels::{compat::CompatSide, Kernel, KernelMatrix, KernelStats, Samples};
 use ksvd_linalg::{dense, LinearOperator};
 use ksvd_nystrom::{asymmetric_nystrom, NystromParams};
 use ksvd_solvers::{
@@ -30,6 +30,12 @@ pub const MODEL_FORMAT: &str = "ksvd-model";
 ///   "col_landmarks": [..] | null,    // Nyström: sampled columns J (into Z), else null
 ///   "x": Samples | null, "x_is_full": bool, // stored row samples: all of X, or X_I only
 ///   "z": Samples | null, "z_is_full": bool, // stored column samples: all of Z, or Z_J only
+///   "kernel_stats": null | { "log_normalizers": [..] | null, // SNE log S_i over the stored X
+///                            "centering": null | { "row_means": [..], "col_means": [..],
+///                                                  "grand_mean": f64 } },
+///                                    // present when x and z are full: the fitted normalisers
+///                                    // and means, so loading needs no pass over G (absent:
+///                                    // recomputed from the samples)
 ///   "precomputed": null | { "row_means": [..] | null, "col_means": [..] | null,
 ///                           "grand_mean": f64 }, // a precomputed G (then x, z are null and
 ///                                                // params.kernel is not used); means if centred
@@ -93,6 +99,8 @@ struct ModelData {
     x_is_full: bool,
     z: Option<Samples>,
     z_is_full: bool,
+    #[cfg_attr(feature = "serde", serde(default))]
+    kernel_stats: Option<KernelStats>,
     #[cfg_attr(feature = "serde", serde(default))]
     precomputed: Option<PrecomputedMeans>,
     row_coef: Array2<f64>,
@@ -204,6 +212,7 @@ impl Ksvd {
                     x_is_full: true,
                     z: Some(g.z().clone()),
                     z_is_full: true,
+                    kernel_stats: Some(g.stats()),
                     precomputed: None,
                     row_coef,
                     col_coef,
@@ -241,6 +250,7 @@ impl Ksvd {
                     x_is_full,
                     z: Some(z),
                     z_is_full,
+                    kernel_stats: (x_is_full && z_is_full).then(|| g.stats()),
                     precomputed: None,
                     row_coef: ny.row_extension_coefficients(),
                     col_coef: ny.col_extension_coefficients(),
@@ -274,10 +284,18 @@ impl KsvdModel {
             return Err(corrupt("x and z are required unless the kernel is precomputed"));
         };
         // The extension needs samples, normalisers and centring, never the stored entries.
-        let mut g = KernelMatrix::matrix_free(x.clone(), z.clone(), *d.params.kernel())?;
-        if d.params.center() {
-            g = g.centered()?;
-        }
+        let kernel = *d.params.kernel();
+        let g = match &d.kernel_stats {
+            Some(stats) => {
+                if stats.centering.is_some() != d.params.center() {
+                    return Err(corrupt("kernel_stats centring does not match params.center"));
+                }
+                KernelMatrix::matrix_free_with_stats(x.clone(), z.clone(), kernel, stats.clone())
+                    .map_err(|e| corrupt(e.to_string()))?
+            }
+            None if d.params.center() => KernelMatrix::matrix_free(x.clone(), z.clone(), kernel)?.centered()?,
+            None => KernelMatrix::matrix_free(x.clone(), z.clone(), kernel)?,
+        };
         let (row_ext, col_ext) = KsvdModel::ext_indices(d, x.len(), z.len());
         Ok((g, row_ext, col_ext))
     }
@@ -676,6 +694,7 @@ impl KsvdValidParams {
             x_is_full: true,
             z: None,
             z_is_full: true,
+            kernel_stats: None,
             precomputed: Some(means),
             row_coef,
             col_coef,

@@ -426,3 +426,33 @@ fn precomputed_kernel_models_extend_kernel_values() {
         }
     }
 }
+
+#[test]
+fn saved_kernel_statistics_are_checked_and_optional() {
+    let (x, z, new) = sets(10);
+    let model = fit(Kernel::Sne { gamma: 1.5 }, Solver::Exact, true, &x, &z)
+        .to_model()
+        .unwrap();
+    let json = String::from_utf8(model.to_bytes().unwrap()).unwrap();
+    let i = json.find("\"kernel_stats\":").unwrap();
+    let end = i + json[i..].find(",\"precomputed\"").unwrap();
+    // Without the statistics the loader recomputes them from the samples: same transforms up
+    // to the summation order of the passes over G.
+    let without = format!("{}\"kernel_stats\":null{}", &json[..i], &json[end..]);
+    let back = KsvdModel::from_bytes(without.as_bytes()).unwrap();
+    let s = Samples::dense(new).unwrap();
+    let (a, b) = (model.extend_rows(&s).unwrap(), back.extend_rows(&s).unwrap());
+    assert!(rel(&a, &b) < f64::EPSILON * 1e3, "{:e}", rel(&a, &b));
+    // Statistics that do not fit the samples are a corrupt file.
+    let stats = &json[i..end];
+    let k = stats.find("\"col_means\":[").unwrap() + 13;
+    let comma = k + stats[k..].find(',').unwrap();
+    let short = format!("{}{}{}", &json[..i + k], &stats[comma + 1..], &json[end..]);
+    let err = KsvdModel::from_bytes(short.as_bytes()).unwrap_err();
+    assert!(matches!(err, KsvdError::CorruptModel { .. }), "{err}");
+    assert!(err.to_string().contains("centring means"), "{err}");
+    // Normalisers for a kernel that has none.
+    let rbf = json.replacen("\"Sne\"", "\"Rbf\"", 1);
+    let err = KsvdModel::from_bytes(rbf.as_bytes()).unwrap_err();
+    assert!(err.to_string().contains("only SNE"), "{err}");
+}
