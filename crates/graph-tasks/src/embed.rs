@@ -338,6 +338,10 @@ pub struct EmbeddingOutput {
     pub singular_values: Array1<f64>,
     /// Number of components actually used (the requested rank, possibly capped).
     pub rank: usize,
+    /// Largest relative residual `max_i max(‖G v_i − s_i u_i‖, ‖Gᵀ u_i − s_i v_i‖) / s_1` of the
+    /// solve, when the solver computed it (certified solvers always do; a fixed-iteration RSVD
+    /// reports it rather than claim accuracy).
+    pub max_residual: Option<f64>,
 }
 
 /// The bandwidth of the paper's rule `γ = k sqrt(M γ_x)`, `γ_x` the variance of all entries of
@@ -451,6 +455,7 @@ fn scale_columns(mut u: Array2<f64>, w: &Array1<f64>) -> Array2<f64> {
 
 fn assemble(method: Method, svd: SvdResult, scaling: Scaling) -> EmbeddingOutput {
     let rank = svd.rank();
+    let max_residual = svd.max_residual();
     let SvdResult { u, s, v, .. } = svd;
     let embeddings = match (method.is_two_sided(), scaling) {
         (false, Scaling::Vectors) => Embeddings::Single(u),
@@ -473,6 +478,7 @@ fn assemble(method: Method, svd: SvdResult, scaling: Scaling) -> EmbeddingOutput
         embeddings,
         singular_values: s,
         rank,
+        max_residual,
     }
 }
 

@@ -95,32 +95,82 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
         }
         AutoChoice::Lanczos => {
             let k = n.min(m);
-            let block = default_block(rank).min(k.saturating_sub(rank).max(1));
-            let lp = LanczosParams {
+            let first = default_block(rank).min(k.saturating_sub(rank).max(1));
+            let lp = |block: usize, work: usize, max_restarts: usize| LanczosParams {
                 tol: params.tol,
-                work_dim: Some((2 * rank + 3 * block).min(k.saturating_sub(1)).max(rank + 1)),
-                max_restarts: 200,
+                work_dim: Some(work.min(k.saturating_sub(1)).max(rank + 1)),
+                max_restarts,
                 seed: params.seed,
                 block_size: Some(block),
             };
-            match lanczos_svd_with_progress(op, rank, &LanczosParams { max_restarts: 60, ..lp }, progress) {
-                Ok((r, _)) => Ok((r, AutoChoice::Lanczos)),
-                // Wide blocks raise the Krylov degree slowly; on flat, clustered spectra (graph
-                // SNE kernels) they can stall. Degree matters more there: retry with blocks of
-                // two vectors (still resolving pairs of repeated values) and a longer basis.
+            let mut block = first;
+            let mut result = match lanczos_svd_with_progress(op, rank, &lp(block, 2 * rank + 3 * block, 60), progress) {
+                Ok((r, _)) => r,
+                // Wide blocks raise the Krylov degree slowly; on flat, clustered spectra
+                // (graph SNE kernels) they can stall. Retry with narrower blocks and a
+                // longer basis (higher degree per cycle). Not narrower than
+                // FALLBACK_BLOCK: a block of b vectors finds at most b copies of a
+                // repeated singular value (Pubmed's SNE kernel has values of
+                // multiplicity 8 among its top 20), which the guard below checks.
                 Err(SolverError::NotConverged { .. }) => {
-                    let lp = LanczosParams {
-                        tol: params.tol,
-                        work_dim: Some((3 * rank).max(rank + 40).min(k.saturating_sub(3)).max(rank + 2)),
-                        max_restarts: 5000,
-                        seed: params.seed,
-                        block_size: Some(2),
-                    };
-                    let (r, _) = lanczos_svd_with_progress(op, rank, &lp, progress)?;
-                    Ok((r, AutoChoice::Lanczos))
+                    block = FALLBACK_BLOCK.min(first);
+                    let work = fallback_work(rank, block);
+                    lanczos_svd_with_progress(op, rank, &lp(block, work, 5000), progress)?.0
                 }
-                Err(e) => Err(e),
+                Err(e) => return Err(e),
+            };
+            // Multiplicity guard: a cluster of as many equal singular values as vectors per
+            // block may hide further copies (the Krylov space of a block of b vectors holds
+            // at most b directions of one invariant subspace). Rerun with a wider block
+            // until the largest cluster is narrower than the block.
+            for _ in 0..3 {
+                let cluster = largest_cluster(&result.s.to_vec(), params.tol);
+                if cluster < block || block >= k.saturating_sub(rank) {
+                    break;
+                }
+                block = (cluster + cluster.div_ceil(2)).min(k.saturating_sub(rank).max(1));
+                let work = fallback_work(rank, block);
+                result = lanczos_svd_with_progress(op, rank, &lp(block, work, 5000), progress)?.0;
             }
+            Ok((result, AutoChoice::Lanczos))
         }
+    }
+}
+
+/// Narrowest block the default solver's fallback uses.
+const FALLBACK_BLOCK: usize = 12;
+
+/// Basis size of the fallback runs: the usual `2 r + 3 b`, but at least 20 fallback blocks,
+/// since flat spectra need a high Krylov degree per cycle (on Pubmed's SNE kernel at rank 20,
+/// blocks of 8 took 47 restarts with a basis of 240 against 113 with 160).
+fn fallback_work(rank: usize, block: usize) -> usize {
+    (2 * rank + 3 * block).max(20 * FALLBACK_BLOCK)
+}
+
+/// Size of the largest group of consecutive singular values (sorted decreasingly) that agree
+/// to within `10 · tol · s_1`, i.e. that are equal as far as the tolerance resolves them.
+pub(crate) fn largest_cluster(s: &[f64], tol: f64) -> usize {
+    let Some(&s1) = s.first() else { return 0 };
+    let gap = 10.0 * tol * s1;
+    let (mut best, mut run) = (1, 1);
+    for w in s.windows(2) {
+        run = if (w[0] - w[1]).abs() <= gap { run + 1 } else { 1 };
+        best = best.max(run);
+    }
+    best
+}
+
+#[cfg(test)]
+mod tests {
+    use super::largest_cluster;
+
+    #[test]
+    fn clusters_are_runs_of_values_equal_to_the_tolerance() {
+        assert_eq!(largest_cluster(&[], 1e-8), 0);
+        assert_eq!(largest_cluster(&[3.0], 1e-8), 1);
+        assert_eq!(largest_cluster(&[3.0, 2.0, 2.0, 2.0, 1.0, 1.0], 1e-8), 3);
+        // Within 10·tol·s_1 = 3e-7 of each other: one cluster; 1e-6 apart: two.
+        assert_eq!(largest_cluster(&[3.0, 1.0 + 2e-7, 1.0 + 1e-7, 1.0], 1e-8), 3);
+        assert_eq!(largest_cluster(&[3.0, 1.0 + 1e-6, 1.0], 1e-8), 1);
     }
 }

@@ -82,14 +82,28 @@ fn finite(a: Array2<f64>) -> Result<Array2<f64>> {
     Ok(a)
 }
 
-/// `w -= B (Bᵀ w)` twice (block classical Gram–Schmidt with re-orthogonalisation); returns the
-/// accumulated coefficients `Bᵀ w` (`j × b`).
+/// Below this fraction of its norm before orthogonalisation, a direction of a new block is
+/// orthogonalised a third time (rounding left by two passes is amplified by the inverse).
+const AMPLIFICATION: f64 = 1e-3;
+
+/// A column that keeps at least this fraction of its norm through one Gram–Schmidt pass is
+/// orthogonal to the basis to working accuracy (Daniel, Gragg, Kaufman & Stewart, Math. Comp.
+/// 30, 1976: "twice is enough", and once is enough without cancellation).
+const DGKS: f64 = std::f64::consts::FRAC_1_SQRT_2;
+
+/// `w -= B (Bᵀ w)` (block classical Gram–Schmidt), repeated once when some column lost more
+/// than the [`DGKS`] fraction of its norm (cancellation); returns the accumulated coefficients
+/// `Bᵀ w` (`j × b`).
 fn block_cgs(basis: ArrayView2<'_, f64>, w: &mut Array2<f64>) -> Result<Array2<f64>> {
-    let mut coef = Array2::zeros((basis.ncols(), w.ncols()));
     if basis.ncols() == 0 {
-        return Ok(coef);
+        return Ok(Array2::zeros((0, w.ncols())));
     }
-    for _ in 0..2 {
+    let before = column_norms(w);
+    let mut coef = dense::matmul(basis.t(), w.view())?;
+    dense::gemm_into(w.view_mut(), basis, coef.view(), -1.0, true)?;
+    let after = column_norms(w);
+    let cancelled = before.iter().zip(&after).any(|(&b, &a)| a < DGKS * b);
+    if cancelled {
         let c = dense::matmul(basis.t(), w.view())?;
         dense::gemm_into(w.view_mut(), basis, c.view(), -1.0, true)?;
         coef += &c;
@@ -97,16 +111,38 @@ fn block_cgs(basis: ArrayView2<'_, f64>, w: &mut Array2<f64>) -> Result<Array2<f
     Ok(coef)
 }
 
+fn column_norms(w: &Array2<f64>) -> Vec<f64> {
+    w.columns().into_iter().map(|c| c.dot(&c).sqrt()).collect()
+}
+
 /// An orthonormal `Q` (`rows × b`) orthogonal to `basis` with `w = Q R` (`R = Qᵀ w`), for `w`
-/// already orthogonal to `basis`. Directions where `w` is (numerically) rank deficient are
-/// filled with random vectors orthogonal to `basis` and to the rest of `Q`.
+/// already orthogonal to `basis` (by [`block_cgs`]; `before` is `‖w‖_F` before that).
+/// Directions where `w` is (numerically) rank deficient are filled with random vectors
+/// orthogonal to `basis` and to the rest of `Q`.
 fn orth_block(
     w: &Array2<f64>,
     basis: ArrayView2<'_, f64>,
+    before: f64,
     tiny: f64,
     rng: &mut random::SeededRng,
 ) -> Result<(Array2<f64>, Array2<f64>)> {
     let (rows, b) = w.dim();
+    if b == 1 {
+        // One vector: normalise (the SVD of a column), unless it vanished.
+        let nrm = frob(w);
+        if nrm > tiny {
+            let q = w.mapv(|v| v / nrm);
+            if nrm < AMPLIFICATION * before && basis.ncols() > 0 {
+                let mut q = q;
+                block_cgs(basis, &mut q)?;
+                let nq = frob(&q);
+                q.mapv_inplace(|v| v / nq);
+                let r = dense::matmul(q.t(), w.view())?;
+                return Ok((q, r));
+            }
+            return Ok((q, Array2::from_elem((1, 1), nrm)));
+        }
+    }
     let svd = dense::thin_svd(w.view())?;
     let good = svd.s.iter().take_while(|&&x| x > tiny).count();
     let mut q = Array2::<f64>::zeros((rows, b).f());
@@ -130,9 +166,12 @@ fn orth_block(
         }
     }
     // Directions of `w` with small singular values amplify the rounding left by the
-    // orthogonalisation against `basis` (by ‖w‖ / s_w): orthogonalise once more and
-    // re-orthonormalise (the block form of the DGKS correction).
-    if basis.ncols() > 0 {
+    // orthogonalisation against `basis` (by ‖w‖ / s_w, ‖w‖ before it): when that factor is
+    // large, orthogonalise once more and re-orthonormalise (the block form of the DGKS
+    // correction). Otherwise two passes already leave Q orthogonal to working accuracy, and a
+    // third would read the whole basis twice more for nothing.
+    let amplified = good < b || svd.s[good - 1] < AMPLIFICATION * before;
+    if basis.ncols() > 0 && amplified {
         block_cgs(basis, &mut q)?;
         q = dense::thin_q(q.view())?;
     }
@@ -195,25 +234,29 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
             vbasis.slice_mut(s![.., j..j + bc]).assign(&vb);
             let mut w = finite(op.apply(vb.view())?)?;
             matvecs += bc;
+            let before = frob(&w);
             let c = block_cgs(ubasis.slice(s![.., ..j]), &mut w)?;
             anorm = anorm.max(frob(&w)).max(frob(&c));
             let tiny = scale_tiny * anorm.max(f64::MIN_POSITIVE);
-            let (q, r) = orth_block(&w, ubasis.slice(s![.., ..j]), tiny, &mut rng)?;
+            let (q, r) = orth_block(&w, ubasis.slice(s![.., ..j]), before, tiny, &mut rng)?;
             ubasis.slice_mut(s![.., j..j + bc]).assign(&q);
             bmat.slice_mut(s![..j, j..j + bc]).assign(&c);
             bmat.slice_mut(s![j..j + bc, j..j + bc]).assign(&r);
             let mut f = finite(op.apply_transpose(q.view())?)?;
             matvecs += bc;
+            let before = frob(&f);
             block_cgs(vbasis.slice(s![.., ..j + bc]), &mut f)?;
             anorm = anorm.max(frob(&f));
             let tiny = scale_tiny * anorm.max(f64::MIN_POSITIVE);
-            let (vn, rn) = orth_block(&f, vbasis.slice(s![.., ..j + bc]), tiny, &mut rng)?;
+            let (vn, rn) = orth_block(&f, vbasis.slice(s![.., ..j + bc]), before, tiny, &mut rng)?;
             j += bc;
             vnext = vn;
             rnext = rn;
-            // Check after every block while the small SVD is cheap (j ≤ 400), else once per
-            // cycle: its O(j³) cost would dominate the products for large ranks.
-            if j < rank || (j > 400 && j < wmax) {
+            // Check after every block of the first cycle while the small SVD is cheap (j ≤ 400),
+            // so easy problems stop early; after a restart, once per cycle: on hard problems
+            // (flat spectra, many restarts) the O(j³) checks would otherwise cost more than
+            // the products, and a check per cycle wastes at most one cycle.
+            if j < rank || ((restarts > 0 || j > 400) && j < wmax) {
                 continue;
             }
             // Ritz values and residual estimates from the small problem.

@@ -268,3 +268,29 @@ fn bad_parameters_are_typed_errors() {
         Err(SolverError::InvalidRank { .. })
     ));
 }
+
+#[test]
+fn auto_finds_every_copy_of_a_value_repeated_more_often_than_the_block_is_wide() {
+    // 56 copies of 2 at rank 60: the start block (48 vectors) spans only 48 directions of that
+    // singular subspace, so the missing copies must come from later directions (the random
+    // vectors that replace converged, deflated ones, or the multiplicity guard's wider rerun);
+    // certifying 48 copies followed by 1.5, 1.4, ... would pass every residual check and be wrong.
+    let mut s = vec![2.0; 56];
+    s.extend([1.5, 1.4, 1.3, 1.2, 1.1, 1.0]);
+    // A full-rank tail: with an exactly low-rank G the Krylov space would deflate and the
+    // random vectors that replace deflated directions would find the missing copies by luck.
+    s.extend((0..938).map(|i| 0.9 * 0.998f64.powi(i)));
+    let g = with_spectrum(1500, 1000, &s, 11);
+    let params = AutoParams {
+        tol: 1e-9,
+        ..Default::default()
+    };
+    let (r, choice) = auto_svd(&g, 60, &params, &mut |_| {}).unwrap();
+    assert_eq!(choice, AutoChoice::Lanczos);
+    assert!(explicit_residual(&g, &r) <= 2e-9);
+    for i in 0..60 {
+        assert!((r.s[i] - s[i]).abs() <= 1e-8, "s[{i}] = {} instead of {}", r.s[i], s[i]);
+    }
+    let ot = eps_tol(1500, 1000);
+    assert!(orthonormality_error(&r.u) <= ot && orthonormality_error(&r.v) <= ot);
+}
