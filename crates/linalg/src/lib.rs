@@ -43,4 +43,4 @@ pub mod vecmath;
 pub use csr::CsrMatrix;
 pub use error::{check_finite, check_nonempty, LinalgError, Result};
 pub use memory::MemoryBudget;
-pub use operator::{check_indices, materialize, LinearOperator, MatrixBlocks, Transposed};
+pub use operator::{check_indices, materialize, LinearOperator, LowRankUpdate, MatrixBlocks, Transposed};

@@ -5,7 +5,9 @@ use crate::error::Result;
 use crate::lanczos::{check_tol, default_block, lanczos_svd_with_progress, LanczosParams, LanczosProgress};
 use crate::svd::{check_rank, dense_svd_operator, SvdResult};
 use crate::SolverError;
-use ksvd_linalg::{LinearOperator, MemoryBudget};
+use ksvd_linalg::dense;
+use ksvd_linalg::{LinearOperator, LowRankUpdate, MemoryBudget};
+use ndarray::{Array2, Axis};
 
 /// Parameters of [`auto_svd`].
 #[derive(Debug, Clone, PartialEq)]
@@ -119,18 +121,50 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                 }
                 Err(e) => return Err(e),
             };
-            // Multiplicity guard: a cluster of as many equal singular values as vectors per
-            // block may hide further copies (the Krylov space of a block of b vectors holds
-            // at most b directions of one invariant subspace). Rerun with a wider block
-            // until the largest cluster is narrower than the block.
-            for _ in 0..3 {
-                let cluster = largest_cluster(&result.s.to_vec(), params.tol);
-                if cluster < block || block >= k.saturating_sub(rank) {
+            // Multiplicity guard: a block of b vectors reaches at most b directions of one
+            // singular subspace (its Krylov space does), so a cluster of b or more equal values
+            // may hide further copies, whose place a smaller returned value then took. Lock
+            // everything up to and including the cluster and search the rest of the spectrum
+            // of the deflated operator `G − U S Vᵀ`: further copies reappear there as its
+            // largest values. Repeat until a search finds no further copy. (A cluster that runs
+            // to the last returned value cannot hide anything: further copies lie beyond the
+            // rank.)
+            for search in 1..=MAX_DEFLATIONS {
+                let Some((start, len)) = widest_inner_cluster(&result.s.to_vec(), params.tol) else {
+                    break;
+                };
+                if len < block {
                     break;
                 }
-                block = (cluster + cluster.div_ceil(2)).min(k.saturating_sub(rank).max(1));
-                let work = fallback_work(rank, block);
-                result = lanczos_svd_with_progress(op, rank, &lp(block, work, 5000), progress)?.0;
+                let value = result.s[start];
+                let locked = result.truncate(start + len);
+                let deflated = LowRankUpdate::new(op, locked.u.clone(), locked.s.clone(), locked.v.clone())?;
+                let rest = rank - locked.rank();
+                // A new start block: the previous one's component in the cluster's singular
+                // subspace is exactly what was locked, so reusing it would leave the deflated
+                // search blind to the remaining copies.
+                let search_params = LanczosParams {
+                    seed: params
+                        .seed
+                        .wrapping_add(search as u64)
+                        .wrapping_mul(0x9E37_79B9_7F4A_7C15),
+                    ..lp(block, fallback_work(rest, block), 5000)
+                };
+                let found = lanczos_svd_with_progress(&deflated, rest, &search_params, progress)?.0;
+                let gap = cluster_gap(params.tol, result.s[0]);
+                let copies = found.s.iter().filter(|&&x| (x - value).abs() <= gap).count();
+                result = merge(op, &locked, &found)?.certify(op)?;
+                let residual = result.max_residual().unwrap_or(0.0);
+                if residual > params.tol {
+                    return Err(SolverError::NotConverged {
+                        restarts: 0,
+                        residual,
+                        tol: params.tol,
+                    });
+                }
+                if copies == 0 {
+                    break;
+                }
             }
             Ok((result, AutoChoice::Lanczos))
         }
@@ -147,30 +181,78 @@ fn fallback_work(rank: usize, block: usize) -> usize {
     (2 * rank + 3 * block).max(20 * FALLBACK_BLOCK)
 }
 
-/// Size of the largest group of consecutive singular values (sorted decreasingly) that agree
-/// to within `10 · tol · s_1`, i.e. that are equal as far as the tolerance resolves them.
-pub(crate) fn largest_cluster(s: &[f64], tol: f64) -> usize {
-    let Some(&s1) = s.first() else { return 0 };
-    let gap = 10.0 * tol * s1;
-    let (mut best, mut run) = (1, 1);
-    for w in s.windows(2) {
-        run = if (w[0] - w[1]).abs() <= gap { run + 1 } else { 1 };
-        best = best.max(run);
+/// Deflated searches of the multiplicity guard, at most.
+const MAX_DEFLATIONS: usize = 8;
+
+/// Two singular values closer than this are equal as far as the tolerance resolves them.
+fn cluster_gap(tol: f64, s1: f64) -> f64 {
+    10.0 * tol * s1
+}
+
+/// `(start, length)` of the longest group of consecutive singular values (sorted decreasingly)
+/// that are equal to within [`cluster_gap`] and are followed by a smaller value of `s` (a group
+/// that runs to the end of `s` is not counted); `None` when there is no such group.
+pub(crate) fn widest_inner_cluster(s: &[f64], tol: f64) -> Option<(usize, usize)> {
+    let &s1 = s.first()?;
+    let gap = cluster_gap(tol, s1);
+    let mut best: Option<(usize, usize)> = None;
+    let mut start = 0;
+    for i in 1..s.len() {
+        if (s[i - 1] - s[i]).abs() > gap {
+            let len = i - start;
+            if best.is_none_or(|(_, l)| len > l) {
+                best = Some((start, len));
+            }
+            start = i;
+        }
     }
     best
 }
 
+/// The best rank-`k` triplets of `op` in the span of the triplets of `a` and `b` (`k` their
+/// total): Rayleigh–Ritz on orthonormal bases of `[U_a U_b]` and `[V_a V_b]`, which restores
+/// orthonormality to working accuracy (locked and deflated triplets are orthogonal only to
+/// the tolerance). Residuals are computed by the caller.
+fn merge<O: LinearOperator + ?Sized>(op: &O, a: &SvdResult, b: &SvdResult) -> Result<SvdResult> {
+    let cat = |x: &Array2<f64>, y: &Array2<f64>| -> Result<Array2<f64>> {
+        ndarray::concatenate(Axis(1), &[x.view(), y.view()]).map_err(|_| SolverError::InvalidParameter {
+            name: "rank",
+            value: (a.rank() + b.rank()) as f64,
+            reason: "locked and new triplets have different lengths",
+        })
+    };
+    let qu = dense::thin_q(cat(&a.u, &b.u)?.view())?;
+    let qv = dense::thin_q(cat(&a.v, &b.v)?.view())?;
+    let gqv = op.apply(qv.view())?;
+    let small = dense::thin_svd(dense::matmul(qu.t(), gqv.view())?.view())?;
+    let u = dense::matmul(qu.view(), small.u.view())?;
+    let v = dense::matmul(qv.view(), small.v.view())?;
+    Ok(SvdResult::new(u, small.s, v))
+}
+
 #[cfg(test)]
 mod tests {
-    use super::largest_cluster;
+    use super::widest_inner_cluster;
 
     #[test]
-    fn clusters_are_runs_of_values_equal_to_the_tolerance() {
-        assert_eq!(largest_cluster(&[], 1e-8), 0);
-        assert_eq!(largest_cluster(&[3.0], 1e-8), 1);
-        assert_eq!(largest_cluster(&[3.0, 2.0, 2.0, 2.0, 1.0, 1.0], 1e-8), 3);
+    fn inner_clusters_are_runs_of_equal_values_followed_by_a_smaller_one() {
+        assert_eq!(widest_inner_cluster(&[], 1e-8), None);
+        assert_eq!(widest_inner_cluster(&[3.0], 1e-8), None);
+        assert_eq!(
+            widest_inner_cluster(&[3.0, 2.0, 2.0, 2.0, 1.0, 1.0], 1e-8),
+            Some((1, 3))
+        );
+        // The run at the end does not count: its further copies lie beyond the rank.
+        assert_eq!(
+            widest_inner_cluster(&[3.0, 2.0, 1.0, 1.0, 1.0, 1.0], 1e-8),
+            Some((0, 1))
+        );
+        assert_eq!(widest_inner_cluster(&[2.0, 2.0, 2.0], 1e-8), None);
         // Within 10·tol·s_1 = 3e-7 of each other: one cluster; 1e-6 apart: two.
-        assert_eq!(largest_cluster(&[3.0, 1.0 + 2e-7, 1.0 + 1e-7, 1.0], 1e-8), 3);
-        assert_eq!(largest_cluster(&[3.0, 1.0 + 1e-6, 1.0], 1e-8), 1);
+        assert_eq!(
+            widest_inner_cluster(&[3.0, 1.0 + 2e-7, 1.0 + 1e-7, 1.0, 0.5], 1e-8),
+            Some((1, 3))
+        );
+        assert_eq!(widest_inner_cluster(&[3.0, 1.0 + 1e-6, 1.0, 0.5], 1e-8), Some((0, 1)));
     }
 }
