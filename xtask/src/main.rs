@@ -32,7 +32,8 @@ enum Command {
         /// Use each spec's [quick] section (reduced grids; the whole run takes a few minutes).
         #[arg(long)]
         quick: bool,
-        /// Output directory (default: <workspace>/results).
+        /// Output directory (default: <workspace>/results, or <workspace>/results/quick with --quick, so a
+        /// quick run never overwrites the committed full results).
         #[arg(long, value_name = "DIR")]
         out: Option<PathBuf>,
         /// Threads for the experiments (default: all available cores).
@@ -93,7 +94,14 @@ fn run(cli: Cli) -> Result<bool> {
             let opts = reproduce::Options {
                 only,
                 quick,
-                out: out.unwrap_or_else(|| root.join("results")),
+                out: out.unwrap_or_else(|| {
+                    let results = root.join("results");
+                    if quick {
+                        results.join("quick")
+                    } else {
+                        results
+                    }
+                }),
                 threads,
                 no_cache,
                 render_only,

@@ -190,6 +190,22 @@ fn existing_outputs(spec: &Spec, out: &Path) -> render::Outputs {
     o
 }
 
+/// Runs `f`; a panic inside it (a bug in an experiment, not a measurement) becomes an error, so
+/// the other specs still run and `reproduce` exits non-zero after writing everything else.
+fn run_catching_panics<T>(f: impl FnOnce() -> Result<T>) -> Result<T> {
+    match std::panic::catch_unwind(std::panic::AssertUnwindSafe(f)) {
+        Ok(r) => r,
+        Err(payload) => {
+            let msg = payload
+                .downcast_ref::<&str>()
+                .map(|s| s.to_string())
+                .or_else(|| payload.downcast_ref::<String>().cloned())
+                .unwrap_or_else(|| "non-string panic payload".to_string());
+            bail!("panicked: {msg}")
+        }
+    }
+}
+
 /// Runs the selected specs, writes `<out>/<spec>.{csv,parquet,summary.csv,md}`, figures, and `REPORT.md`.
 pub fn run(opts: &Options) -> Result<Outcome> {
     let registry = experiments::registry();
@@ -247,7 +263,7 @@ pub fn run(opts: &Options) -> Result<Outcome> {
         let result = if opts.render_only {
             stored_rows(spec, &opts.out)
         } else {
-            entry.imp.run(&cx)
+            run_catching_panics(|| entry.imp.run(&cx))
         }
         .and_then(|rows| check_rows(spec, &rows).map(|()| rows));
         bar.finish_and_clear();
@@ -315,4 +331,17 @@ pub fn run(opts: &Options) -> Result<Outcome> {
     fsx::write_atomic(&opts.out.join("REPORT.md"), render::report(&entries).as_bytes())?;
     outcome.failed = errors;
     Ok(outcome)
+}
+
+#[cfg(test)]
+mod panic_tests {
+    use super::run_catching_panics;
+
+    #[test]
+    fn a_panicking_experiment_becomes_an_error_naming_the_panic() {
+        let e = run_catching_panics::<()>(|| panic!("cell exploded")).unwrap_err();
+        assert!(format!("{e:#}").contains("panicked: cell exploded"), "{e:#}");
+        assert_eq!(run_catching_panics(|| Ok(3)).unwrap(), 3);
+        assert!(run_catching_panics::<()>(|| anyhow::bail!("measured failure")).is_err());
+    }
 }
