@@ -18,6 +18,14 @@ pub fn root_relative(text: &str) -> String {
     text.replace(&prefix, "")
 }
 
+/// `text` with absolute paths into the committed data folder made relative to it
+/// (`/work/main/data/x/y.mat` becomes `x/y.mat`) and any other path under the workspace made
+/// relative to the workspace: committed results must not depend on where the checkout lives.
+pub fn data_relative(text: &str) -> String {
+    let data = format!("{}/", project_root().join("data").display());
+    root_relative(&text.replace(&data, ""))
+}
+
 /// Writes `path` atomically: `fill` writes into a temporary file in the same directory, which is flushed,
 /// fsynced and renamed over `path` only if `fill` succeeds. Readers see the old file or the new one, never a
 /// partial one; on any error the temporary file is removed and the old file is left untouched.
@@ -95,6 +103,18 @@ mod tests {
             .collect();
         v.sort();
         v
+    }
+
+    #[test]
+    fn paths_become_relative_to_the_data_root() {
+        let root = project_root();
+        let note = format!(
+            "missing file {}/data/bcot/pubmed.mat; see {}/README.md",
+            root.display(),
+            root.display()
+        );
+        assert_eq!(data_relative(&note), "missing file bcot/pubmed.mat; see README.md");
+        assert_eq!(data_relative("no path here"), "no path here");
     }
 
     #[test]

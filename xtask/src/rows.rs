@@ -213,7 +213,10 @@ pub fn tidy(spec: &Spec, rows: Vec<Row>) -> Vec<TidyRow> {
     let mut seen = std::collections::BTreeSet::new();
     let mut out: Vec<TidyRow> = rows
         .into_iter()
-        .map(|row| {
+        .map(|mut row| {
+            // Paths in committed results are relative to the data root (error messages of the
+            // loaders name absolute paths).
+            row.note = row.note.map(|n| crate::fsx::data_relative(&n));
             let key = row.key();
             let p = paper.get(&key).map(|p| p.value);
             seen.insert(key);

@@ -2,6 +2,7 @@
 //! block Lanczos otherwise. Either way the result meets the tolerance (explicit residuals) or
 //! the call fails.
 use crate::error::Result;
+use crate::krylov::{orthogonality, ORTHOGONALITY_TOL};
 use crate::lanczos::{check_tol, default_block, lanczos_svd_with_progress, LanczosParams, LanczosProgress};
 use crate::svd::{check_rank, dense_svd_operator, SvdResult};
 use crate::SolverError;
@@ -160,6 +161,13 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                         restarts: 0,
                         residual,
                         tol: params.tol,
+                    });
+                }
+                let orth = orthogonality(&result);
+                if orth > ORTHOGONALITY_TOL {
+                    return Err(SolverError::LostOrthogonality {
+                        orthogonality: orth,
+                        limit: ORTHOGONALITY_TOL,
                     });
                 }
                 if copies == 0 {

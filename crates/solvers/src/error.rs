@@ -46,6 +46,15 @@ pub enum SolverError {
         /// Requested tolerance.
         tol: f64,
     },
+    /// The returned singular vectors are not orthonormal (every residual met the tolerance, but
+    /// a vector may have been returned twice).
+    #[error("the singular vectors lost orthonormality ({orthogonality:.3e} > {limit:.1e}) although every residual met the tolerance")]
+    LostOrthogonality {
+        /// `max(‖UᵀU − I‖_max, ‖VᵀV − I‖_max)`.
+        orthogonality: f64,
+        /// The largest loss accepted.
+        limit: f64,
+    },
     /// Two results being compared have incompatible shapes.
     #[error("shape mismatch: {what}")]
     ShapeMismatch {

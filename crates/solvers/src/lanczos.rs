@@ -3,7 +3,7 @@
 //! [`crate::krylov`]: blocks of vectors (GEMM products with the operator), full
 //! re-orthogonalisation, thick restarts, explicit residuals at the end.
 use crate::error::{Result, SolverError};
-use crate::krylov::{run, EngineConfig};
+use crate::krylov::{run, EngineConfig, ORTHOGONALITY_TOL};
 pub use crate::krylov::{LanczosProgress, LanczosStats};
 use crate::svd::{check_rank, SvdResult};
 use ksvd_linalg::LinearOperator;
@@ -89,6 +89,12 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
         seed: params.seed,
     };
     let (res, stats) = run(op, &cfg, progress)?;
+    if !stats.converged && stats.residual <= params.tol {
+        return Err(SolverError::LostOrthogonality {
+            orthogonality: stats.orthogonality,
+            limit: ORTHOGONALITY_TOL,
+        });
+    }
     if !stats.converged {
         return Err(SolverError::NotConverged {
             restarts: stats.restarts,

@@ -294,3 +294,24 @@ fn auto_finds_every_copy_of_a_value_repeated_more_often_than_the_block_is_wide()
     let ot = eps_tol(1500, 1000);
     assert!(orthonormality_error(&r.u) <= ot && orthonormality_error(&r.v) <= ot);
 }
+
+#[test]
+fn the_certificate_includes_orthonormality() {
+    // Repeated values are where a Krylov method could return one vector twice; the statistics
+    // carry the measured loss of orthonormality, which must match an independent computation.
+    let mut s = vec![3.0; 6];
+    s.extend((0..400).map(|i| 2.0 * 0.99f64.powi(i)));
+    let g = with_spectrum(900, 700, &s, 5);
+    let p = LanczosParams {
+        tol: 1e-10,
+        block_size: Some(4),
+        ..Default::default()
+    };
+    let (r, stats) = lanczos_svd_with_progress(&g, 8, &p, &mut |_| {}).unwrap();
+    let independent = orthonormality_error(&r.u).max(orthonormality_error(&r.v));
+    assert!((stats.orthogonality - independent).abs() <= 1e-15);
+    assert!(stats.orthogonality <= eps_tol(900, 700), "{:e}", stats.orthogonality);
+    for i in 0..6 {
+        assert!((r.s[i] - 3.0).abs() <= 1e-9, "s[{i}] = {}", r.s[i]);
+    }
+}
