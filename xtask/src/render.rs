@@ -186,6 +186,19 @@ const LEGEND: &str = "Cells: `ours / paper (ours − paper)`; ✓ within the spe
 `±` is the standard deviation over seeds or trials. `n/i` = not implemented, `no data` = input data missing, \
 `—` = not run.";
 
+/// The spec's `changes` as a bulleted paragraph (empty when there are none).
+fn changes(f: &crate::spec::SpecFile) -> String {
+    if f.changes.is_empty() {
+        return String::new();
+    }
+    let mut out = String::from("**Changes since earlier runs:**\n\n");
+    for c in &f.changes {
+        let _ = writeln!(out, "- {c}");
+    }
+    out.push('\n');
+    out
+}
+
 /// The page `results/<spec>.md`.
 pub fn spec_page(spec: &Spec, summary: &[Summary], outputs: &Outputs) -> String {
     let f = &spec.file;
@@ -206,6 +219,7 @@ pub fn spec_page(spec: &Spec, summary: &[Summary], outputs: &Outputs) -> String 
             let _ = writeln!(out, "Quick variant: {note}\n");
         }
     }
+    out.push_str(&changes(f));
     let _ = writeln!(out, "{LEGEND}\n");
     let _ = writeln!(out, "{}\n", tolerance_line(spec));
     if f.tables.is_empty() && f.figures.is_empty() {
@@ -554,6 +568,7 @@ pub fn report(entries: &[ReportEntry<'_>]) -> String {
             f.kind,
             if e.implemented { "" } else { " (not implemented yet)" }
         );
+        out.push_str(&changes(f));
         if let Some(err) = &e.error {
             let _ = writeln!(
                 out,

@@ -57,6 +57,10 @@ pub struct SpecFile {
     /// Qualitative claims of the paper (for figures, whose numbers are not in the .tex).
     #[serde(default)]
     pub claims: Vec<String>,
+    /// What changed in this spec's results since earlier versions and why (shown on its page
+    /// and in REPORT.md), so that moved numbers are explained where they are read.
+    #[serde(default)]
+    pub changes: Vec<String>,
     /// Ranking claims checked against our numbers and the paper's ("does KSVD beat SVD?").
     #[serde(default)]
     pub comparisons: Vec<Comparison>,
