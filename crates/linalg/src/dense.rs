@@ -166,9 +166,8 @@ pub fn singular_values(a: ArrayView2<'_, f64>) -> Result<Array1<f64>> {
     Ok(Array1::from_iter(s.into_iter().map(|x| x.max(0.0))))
 }
 
-/// An orthonormal basis of the column space of `a` (`n x k`, `n >= k`): the thin `Q` of a
-/// Householder QR factorisation.
-pub fn thin_q(a: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+/// Thin QR needs at least as many rows as columns.
+fn check_tall(a: ArrayView2<'_, f64>) -> Result<()> {
     if a.nrows() < a.ncols() {
         return Err(LinalgError::ShapeMismatch {
             op: "thin QR (needs rows >= cols)",
@@ -176,10 +175,80 @@ pub fn thin_q(a: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
             right: a.dim(),
         });
     }
+    Ok(())
+}
+
+/// An orthonormal basis of the column space of `a` (`n x k`, `n >= k`): the thin `Q` of a
+/// Householder QR factorisation.
+pub fn thin_q(a: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    check_tall(a)?;
     if a.is_empty() {
         return Ok(Array2::zeros(a.dim()));
     }
     Ok(from_mat(as_faer(a).qr().compute_thin_Q()))
+}
+
+/// The thin Householder QR factorisation `A = Q R` of `a` (`n x k`, `n >= k`): `Q` is `n x k`
+/// with orthonormal columns, `R` is `k x k` upper triangular.
+pub fn thin_qr(a: ArrayView2<'_, f64>) -> Result<(Array2<f64>, Array2<f64>)> {
+    check_tall(a)?;
+    if a.is_empty() {
+        return Ok((Array2::zeros(a.dim()), Array2::zeros((a.ncols(), a.ncols()))));
+    }
+    crate::error::check_finite("matrix", a)?;
+    let qr = as_faer(a).qr();
+    Ok((from_mat(qr.compute_thin_Q()), to_ndarray(qr.thin_R())))
+}
+
+/// The `R` factor (`k x k`, upper triangular) of the thin Householder QR of `a` (`n x k`,
+/// `n >= k`), without forming `Q`: half the work of [`thin_qr`].
+pub fn thin_r(a: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    check_tall(a)?;
+    if a.is_empty() {
+        return Ok(Array2::zeros((a.ncols(), a.ncols())));
+    }
+    crate::error::check_finite("matrix", a)?;
+    Ok(to_ndarray(as_faer(a).qr().thin_R()))
+}
+
+/// The first `k` pivot columns of a column-pivoted Householder QR of `a` (Businger–Golub: each
+/// pivot is the column of largest norm after projecting out the previous ones), in pivot order.
+/// The square block `a[:, pivots]` is then as well conditioned as greedy selection allows, and
+/// `a[:, pivots]⁻¹ a` has bounded entries: the block form of partial pivoting.
+pub fn pivot_columns(a: ArrayView2<'_, f64>, k: usize) -> Result<Vec<usize>> {
+    let k = k.min(a.ncols());
+    if a.is_empty() || k == 0 {
+        return Ok(Vec::new());
+    }
+    crate::error::check_finite("matrix", a)?;
+    let qr = as_faer(a).col_piv_qr();
+    let (forward, _) = qr.P().arrays();
+    Ok(forward.iter().take(k).copied().collect())
+}
+
+/// Solves `R X = B` for upper-triangular `R` (`k x k`; only the upper triangle is read) and
+/// `B` (`k x c`). A zero on the diagonal of `R` yields an error.
+pub fn solve_upper_triangular(r: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    if r.nrows() != r.ncols() || r.nrows() != b.nrows() {
+        return Err(LinalgError::ShapeMismatch {
+            op: "triangular solve",
+            left: r.dim(),
+            right: b.dim(),
+        });
+    }
+    if (0..r.nrows()).any(|i| r[[i, i]] == 0.0 || !r[[i, i]].is_finite()) {
+        return Err(LinalgError::Factorization {
+            op: "triangular solve",
+            reason: "zero or non-finite diagonal entry (singular R)".into(),
+        });
+    }
+    let mut x = b.to_owned();
+    faer::linalg::triangular_solve::solve_upper_triangular_in_place(
+        as_faer(r),
+        as_faer_mut(x.view_mut()),
+        parallelism(),
+    );
+    Ok(x)
 }
 
 /// Eigen-decomposition of a symmetric matrix: eigenvalues in **descending** order and the
@@ -293,6 +362,57 @@ mod tests {
             assert!((&utu - &Array2::<f64>::eye(k)).iter().all(|e| e.abs() < tol(n)));
             assert!(s.windows(2).into_iter().all(|w| w[0] >= w[1]));
         }
+    }
+
+    #[test]
+    fn thin_qr_reconstructs_with_orthonormal_q_and_triangular_r() {
+        let mut rng = rng_from_seed(11);
+        for &(n, k) in &[(9, 4), (5, 5), (40, 1)] {
+            let a = gaussian_matrix(&mut rng, n, k);
+            let (q, r) = thin_qr(a.view()).unwrap();
+            assert_eq!((q.dim(), r.dim()), ((n, k), (k, k)));
+            let scale = a.iter().fold(0.0f64, |m, x| m.max(x.abs()));
+            let rec = matmul(q.view(), r.view()).unwrap();
+            assert!((&rec - &a).iter().all(|e| e.abs() < tol(n) * scale * k as f64));
+            let qtq = matmul(q.t(), q.view()).unwrap();
+            assert!((&qtq - &Array2::<f64>::eye(k)).iter().all(|e| e.abs() < tol(n)));
+            for i in 0..k {
+                for j in 0..i {
+                    assert_eq!(r[[i, j]], 0.0, "R is upper triangular");
+                }
+            }
+        }
+        assert!(thin_qr(gaussian_matrix(&mut rng, 2, 3).view()).is_err());
+        // R alone, and the triangular solve that inverts it: A R⁻¹ = Q.
+        let a = gaussian_matrix(&mut rng, 12, 5);
+        let (q, r) = thin_qr(a.view()).unwrap();
+        assert_eq!(thin_r(a.view()).unwrap(), r);
+        let wrong = solve_upper_triangular(r.view(), a.view()).unwrap_err();
+        assert!(matches!(wrong, LinalgError::ShapeMismatch { .. }));
+        let eye = Array2::<f64>::eye(5);
+        let rinv = solve_upper_triangular(r.view(), eye.view()).unwrap();
+        let q2 = matmul(a.view(), rinv.view()).unwrap();
+        assert!((&q2 - &q).iter().all(|e| e.abs() < tol(12) * 10.0));
+        assert!(solve_upper_triangular(Array2::<f64>::zeros((2, 2)).view(), eye.slice(ndarray::s![..2, ..2])).is_err());
+    }
+
+    #[test]
+    fn pivot_columns_start_with_the_largest_and_skip_dependent_columns() {
+        let mut rng = rng_from_seed(12);
+        let mut a = gaussian_matrix(&mut rng, 4, 9);
+        a.column_mut(6).mapv_inplace(|x| 10.0 * x);
+        // Column 2 is parallel to column 6 (and shorter): after 6 is taken, 2 has nothing left.
+        let c6 = a.column(6).to_owned();
+        a.column_mut(2).assign(&(&c6 * 0.5));
+        let p = pivot_columns(a.view(), 4).unwrap();
+        assert_eq!(p.len(), 4);
+        assert_eq!(p[0], 6);
+        assert!(!p.contains(&2));
+        let mut sorted = p.clone();
+        sorted.sort_unstable();
+        sorted.dedup();
+        assert_eq!(sorted.len(), 4, "distinct");
+        assert!(pivot_columns(a.view(), 20).unwrap().len() == 9);
     }
 
     #[test]

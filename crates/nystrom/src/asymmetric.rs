@@ -1,5 +1,6 @@
 //! The asymmetric Nyström method (section 4 of the paper, eqs. 10–11).
-use crate::error::{NystromError, Result};
+use crate::cross::{cross_approximation, cross_svd, Pivoting};
+use crate::error::{require_rank, NystromError, Result};
 use crate::sampling::{uniform_indices, weighted_indices, Sampling};
 use ksvd_kernels::{KernelMatrix, Samples};
 use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
@@ -133,12 +134,19 @@ pub struct AsymmetricNystrom {
     pub rows: Vec<usize>,
     /// Sampled column indices `J` (sorted).
     pub cols: Vec<usize>,
-    /// SVD of the (importance-scaled) sampled block `D_r G[I, J] D_c`.
+    /// The small SVD the result comes from: of the (importance-scaled) sampled block
+    /// `D_r G[I, J] D_c` for uniform and squared-norm sampling; of the `k × k` core `T_A T_Bᵀ`
+    /// of the cross approximation `A Bᵀ = Q_A T_A T_Bᵀ Q_Bᵀ` for the adaptive schemes (same
+    /// singular values as the result).
     pub sub: SvdResult,
-    row_scale: Array1<f64>,
-    col_scale: Array1<f64>,
-    u_norm: Array1<f64>,
-    v_norm: Array1<f64>,
+    /// Wall-clock seconds spent choosing the landmarks (drawing indices; the norm pass of
+    /// squared-norm sampling; the whole cross approximation of the adaptive schemes), the rest of
+    /// the fit being the solve and the extension. A diagnostic for cost ablations.
+    pub selection_seconds: f64,
+    /// `m × r`, rows following `cols`: `Ũ = G[:, J] row_coef`.
+    row_coef: Array2<f64>,
+    /// `n × r`, rows following `rows`: `Ṽ = G[I, :]ᵀ col_coef`.
+    col_coef: Array2<f64>,
 }
 
 fn inverse_sqrt_probabilities(total: usize, idx: &[usize], weights: Option<&[f64]>) -> Array1<f64> {
@@ -188,6 +196,10 @@ where
     ksvd_solvers::check_rank(nn, mm, r)?;
     check_sizes("rows", params.rows, nn, r)?;
     check_sizes("cols", params.cols, mm, r)?;
+    if params.sampling.is_cross() {
+        return cross_nystrom(g, params);
+    }
+    let started = std::time::Instant::now();
     let (rows, cols, rw, cw) = match params.sampling {
         Sampling::Uniform => (
             uniform_indices(nn, params.rows, params.seed),
@@ -204,12 +216,14 @@ where
                 Some(cw),
             )
         }
+        Sampling::AdaptiveCross | Sampling::GreedyCross => unreachable!("handled by cross_nystrom"),
     };
     let (cols, cw) = if params.shared_samples && nn == mm && params.rows == params.cols {
         (rows.clone(), rw.clone())
     } else {
         (cols, cw)
     };
+    let selection_seconds = started.elapsed().as_secs_f64();
     let row_scale = inverse_sqrt_probabilities(nn, &rows, rw.as_deref());
     let col_scale = inverse_sqrt_probabilities(mm, &cols, cw.as_deref());
     let mut block = g.block(&rows, &cols)?;
@@ -232,16 +246,13 @@ where
             },
         )?,
     };
-    let tiny = f64::EPSILON * (params.rows.max(params.cols) as f64) * sub.s[0];
-    let numerical_rank = sub.s.iter().filter(|&&s| s > tiny && s > 0.0).count();
-    if numerical_rank < r {
-        return Err(NystromError::RankDeficientSample {
-            rows: params.rows,
-            cols: params.cols,
-            numerical_rank,
-            rank: r,
-        });
-    }
+    require_rank(
+        &sub.s.to_vec(),
+        params.rows.max(params.cols),
+        params.rows,
+        params.cols,
+        r,
+    )?;
     let inv_s = sub.s.mapv(|s| 1.0 / s);
     // Ũ = G[:, J] D_c V S⁻¹ ;  Ṽ = G[I, :]ᵀ D_r U S⁻¹.
     let right = &(&sub.v * &col_scale.view().insert_axis(Axis(1))) * &inv_s;
@@ -267,15 +278,66 @@ where
     let u_norm = &u_norm * &signs;
     let v_norm = &v_norm * &signs;
     let svd = SvdResult::new(u, sub.s.clone(), v);
+    let row_coef = &right / &u_norm;
+    let col_coef = &left / &v_norm;
     Ok(AsymmetricNystrom {
         svd,
         rows,
         cols,
         sub,
-        row_scale,
-        col_scale,
-        u_norm,
-        v_norm,
+        selection_seconds,
+        row_coef,
+        col_coef,
+    })
+}
+
+/// The adaptive schemes: a pivoted cross approximation `Ĝ = C W⁺ R` on `min(rows, cols)`
+/// landmark pairs and its exact truncated SVD (see [`Sampling::AdaptiveCross`]).
+fn cross_nystrom<G>(g: &G, params: &NystromParams) -> Result<AsymmetricNystrom>
+where
+    G: MatrixBlocks + ?Sized,
+{
+    let pivoting = match params.sampling {
+        Sampling::GreedyCross => Pivoting::Greedy,
+        _ => Pivoting::Random,
+    };
+    let pivots = params.rows.min(params.cols);
+    let started = std::time::Instant::now();
+    let cross = cross_approximation(g, pivots, pivoting, params.seed)?;
+    let selection_seconds = started.elapsed().as_secs_f64();
+    let fit = cross_svd(&cross, params.rank, pivots)?;
+    let (mut u, mut v) = (fit.u, fit.v);
+    let (mut row_coef, mut col_coef) = (fit.row_coef, fit.col_coef);
+    // Deterministic signs, as for the sampled methods.
+    for s in 0..params.rank {
+        let c = u.column(s);
+        let big = c.iter().fold(0.0f64, |a, &x| if x.abs() > a.abs() { x } else { a });
+        if big < 0.0 {
+            u.column_mut(s).mapv_inplace(|x| -x);
+            v.column_mut(s).mapv_inplace(|x| -x);
+            row_coef.column_mut(s).mapv_inplace(|x| -x);
+            col_coef.column_mut(s).mapv_inplace(|x| -x);
+        }
+    }
+    // Landmarks sorted, coefficient rows permuted alike.
+    let sorted = |idx: &[usize], coef: &Array2<f64>| {
+        let mut order: Vec<usize> = (0..idx.len()).collect();
+        order.sort_by_key(|&p| idx[p]);
+        let idx_sorted: Vec<usize> = order.iter().map(|&p| idx[p]).collect();
+        (idx_sorted, coef.select(Axis(0), &order))
+    };
+    let (cols, row_coef) = sorted(&cross.cols, &row_coef);
+    let (rows, col_coef) = sorted(&cross.rows, &col_coef);
+    let core = fit.core;
+    let sub = SvdResult::new(core.u, core.s, core.v);
+    Ok(AsymmetricNystrom {
+        svd: SvdResult::new(u, fit.s, v),
+        rows,
+        cols,
+        sub,
+        selection_seconds,
+        row_coef,
+        col_coef,
     })
 }
 
@@ -296,38 +358,30 @@ impl AsymmetricNystrom {
     /// evaluating it at the training rows reproduces `Ũ`.
     pub fn extend_rows(&self, g: &KernelMatrix, new_x: &Samples) -> Result<Array2<f64>> {
         let k = g.cross_rows(new_x, &self.cols)?;
-        let inv_s = self.sub.s.mapv(|s| 1.0 / s);
-        let right = &(&self.sub.v * &self.col_scale.view().insert_axis(Axis(1))) * &inv_s;
-        let out = dense::matmul(k.view(), right.view())?;
-        Ok(out / &self.u_norm)
+        Ok(dense::matmul(k.view(), self.row_coef.view())?)
     }
 
     /// The out-of-sample extension for new column samples `z'`:
     /// `ṽ_s(z') ∝ Σ_{i∈I} κ(x_i, z') U_{is} / λ_s`.
     pub fn extend_cols(&self, g: &KernelMatrix, new_z: &Samples) -> Result<Array2<f64>> {
         let k = g.cross_cols(&self.rows, new_z)?; // |I| x new
-        let inv_s = self.sub.s.mapv(|s| 1.0 / s);
-        let left = &(&self.sub.u * &self.row_scale.view().insert_axis(Axis(1))) * &inv_s;
-        let out = dense::matmul(k.t(), left.view())?;
-        Ok(out / &self.v_norm)
+        Ok(dense::matmul(k.t(), self.col_coef.view())?)
     }
 }
 
 impl AsymmetricNystrom {
     /// The coefficients `R` (`m × r`) of the row extension: [`AsymmetricNystrom::extend_rows`]
-    /// is `ũ(x') = k(x', Z_J) R` with `R = D_c V S⁻¹` divided column-wise by the (signed)
-    /// normalisers of `Ũ`; rows follow the sampled columns `J` in order. Models that store only
-    /// the landmarks (for example `ksvd`'s model files) extend with it.
+    /// is `ũ(x') = k(x', Z_J) R`; rows follow the sampled columns `J` in order. For uniform and
+    /// squared-norm sampling `R = D_c V S⁻¹` divided column-wise by the (signed) normalisers of
+    /// `Ũ`; for the adaptive schemes `R = X_A (Bᵀ Ṽ) S̃⁻¹` with `A = G[:, J] X_A`. Models that
+    /// store only the landmarks (for example `ksvd`'s model files) extend with it.
     pub fn row_extension_coefficients(&self) -> Array2<f64> {
-        let inv_s = self.sub.s.mapv(|s| 1.0 / s);
-        &(&(&self.sub.v * &self.col_scale.view().insert_axis(Axis(1))) * &inv_s) / &self.u_norm
+        self.row_coef.clone()
     }
 
-    /// The coefficients `L` (`n × r`) of the column extension: `ṽ(z') = k(X_I, z')ᵀ L` with
-    /// `L = D_r U S⁻¹` divided column-wise by the (signed) normalisers of `Ṽ`; rows follow the
-    /// sampled rows `I` in order.
+    /// The coefficients `L` (`n × r`) of the column extension: `ṽ(z') = k(X_I, z')ᵀ L`; rows
+    /// follow the sampled rows `I` in order.
     pub fn col_extension_coefficients(&self) -> Array2<f64> {
-        let inv_s = self.sub.s.mapv(|s| 1.0 / s);
-        &(&(&self.sub.u * &self.row_scale.view().insert_axis(Axis(1))) * &inv_s) / &self.v_norm
+        self.col_coef.clone()
     }
 }

@@ -9,8 +9,15 @@
 //! or to new samples with the out-of-sample extension eq. 10. Only `G_{N,m}` and `G_{n,M}` are
 //! ever evaluated, so memory is `O((N + M)(m + r))`, never `O(N M)`.
 //!
-//! * [`asymmetric_nystrom`] with [`NystromParams`] (uniform or squared-norm [`Sampling`]);
-//!   [`AsymmetricNystrom::extend_rows`] / [`AsymmetricNystrom::extend_cols`] for new data.
+//! * [`asymmetric_nystrom`] with [`NystromParams`] and a landmark [`Sampling`]: uniform (the
+//!   paper's), squared norms, or adaptive — [`Sampling::AdaptiveCross`] (randomly pivoted
+//!   block cross approximation, rows drawn by sketched residual norms) and
+//!   [`Sampling::GreedyCross`] (partial pivoting) — whose result is the exact truncated SVD of
+//!   the cross approximation `G[:, J] G[I, J]⁺ G[I, :]`, built in `O((N + M) m²)` without
+//!   forming `G`; [`AsymmetricNystrom::extend_rows`] / [`AsymmetricNystrom::extend_cols`] for
+//!   new data (every scheme extends through landmark kernel values only).
+//! * Accuracy as a whole: `ksvd_solvers::low_rank_error` (`‖G − Ũ S̃ Ṽᵀ‖_F`, matrix-free)
+//!   against `ksvd_solvers::optimal_low_rank_error` (`‖G − G_r‖_F`).
 //! * [`symmetric_nystrom`] (Williams & Seeger) and [`symmetric_nystrom_svd`], the baseline
 //!   on `G Gᵀ` and `Gᵀ G`.
 //! * [`grow_until`]: the timing protocol, growing `m` until `η ≤ ε` against a reference.
@@ -36,6 +43,7 @@
 
 mod adaptive;
 mod asymmetric;
+mod cross;
 mod error;
 mod sampling;
 mod symmetric;

@@ -1,4 +1,5 @@
-//! Landmark sampling: uniform, or proportional to squared row/column norms of `G`.
+//! Landmark sampling: uniform, proportional to squared row/column norms of `G`, or adaptive
+//! (pivoted cross approximation, see [`Sampling::AdaptiveCross`]).
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
 use rand::Rng;
 
@@ -14,6 +15,31 @@ pub enum Sampling {
     /// Mahoney's length-squared sampling). The sampled block is rescaled by `1/sqrt(n p_i)`
     /// on each side, the usual importance weighting.
     SquaredNorm,
+    /// Adaptive, randomly pivoted block cross approximation: landmark rows are drawn in
+    /// proportion to the squared norms of the current residual's rows `‖(G − Ĝ)_{i,:}‖²`
+    /// (estimated for every row at once from a Gaussian sketch `(G − Ĝ) Ω` that is updated
+    /// through the chosen rows and columns, never by forming `G`), and landmark columns are the
+    /// pivots of a column-pivoted QR of the chosen residual rows (bounded multipliers, hence a
+    /// stable approximation). `Ĝ = C W⁺ R` interpolates every chosen row and column.
+    /// `n = m = min(rows, cols)` pivots; `O((N + M) m²)` work plus one product of `G` with a
+    /// 10-column sketch. The result is the truncated SVD of `Ĝ` (orthonormal `Ũ`, `Ṽ`, singular
+    /// values of `Ĝ`), not the paper's eq. 11 rescaling, which holds only for uniform samples.
+    AdaptiveCross,
+    /// Greedy cross approximation (deterministic after a seeded first block of rows): adaptive
+    /// cross approximation with partial pivoting in blocks (Bebendorf's ACA), each block of rows
+    /// the pivots of the last residual columns, each block of columns the pivots of the chosen
+    /// residual rows. No product with `G`; it only reaches rows and columns coupled to the
+    /// landmarks it already has, so it can miss isolated structure that
+    /// [`Sampling::AdaptiveCross`] finds. Same result form.
+    GreedyCross,
+}
+
+impl Sampling {
+    /// Whether the scheme picks landmarks adaptively by cross approximation (the result is then
+    /// the SVD of the cross approximation `C W⁺ R` of `G`).
+    pub fn is_cross(&self) -> bool {
+        matches!(self, Sampling::AdaptiveCross | Sampling::GreedyCross)
+    }
 }
 
 impl std::str::FromStr for Sampling {
@@ -22,7 +48,11 @@ impl std::str::FromStr for Sampling {
         match s {
             "uniform" => Ok(Sampling::Uniform),
             "norm" | "squared-norm" | "squared_norm" => Ok(Sampling::SquaredNorm),
-            other => Err(format!("unknown sampling `{other}` (expected uniform or squared-norm)")),
+            "adaptive" | "adaptive-cross" | "adaptive_cross" => Ok(Sampling::AdaptiveCross),
+            "greedy" | "greedy-cross" | "greedy_cross" => Ok(Sampling::GreedyCross),
+            other => Err(format!(
+                "unknown sampling `{other}` (expected uniform, squared-norm, adaptive or greedy)"
+            )),
         }
     }
 }

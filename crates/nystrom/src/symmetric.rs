@@ -1,6 +1,6 @@
 //! The symmetric Nyström method (Williams & Seeger, NIPS 2000), the paper's "Sym. Nys."
 //! baseline: applied to `G Gᵀ` for the left and to `Gᵀ G` for the right singular vectors.
-use crate::error::{NystromError, Result};
+use crate::error::{require_rank, NystromError, Result};
 use crate::sampling::uniform_indices;
 use ksvd_linalg::{dense, MatrixBlocks};
 use ksvd_solvers::SvdResult;
@@ -76,16 +76,7 @@ pub fn symmetric_nystrom<G: MatrixBlocks + ?Sized>(
     let knn = c.select(Axis(0), &idx);
     let knn = (&knn + &knn.t()) * 0.5;
     let (w, q) = dense::symmetric_eigen(knn.view())?;
-    let tiny = f64::EPSILON * landmarks as f64 * w[0].abs();
-    let numerical_rank = w.iter().filter(|&&l| l > tiny && l > 0.0).count();
-    if numerical_rank < rank {
-        return Err(NystromError::RankDeficientSample {
-            rows: landmarks,
-            cols: landmarks,
-            numerical_rank,
-            rank,
-        });
-    }
+    require_rank(&w.to_vec(), landmarks, landmarks, landmarks, rank)?;
     let qr = q.slice(ndarray::s![.., ..rank]).to_owned();
     let inv = w.slice(ndarray::s![..rank]).mapv(|l| 1.0 / l);
     let mut vecs = dense::matmul(c.view(), (&qr * &inv).view())?;

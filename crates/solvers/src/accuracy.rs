@@ -14,10 +14,15 @@
 //! with the sine of the largest principal angle between the left (and right) subspaces, which
 //! is insensitive to the ill-determined individual vectors inside clusters of nearly equal
 //! singular values.
+//!
+//! [`low_rank_error`] measures an approximation as a whole, `‖G − Ũ S̃ Ṽᵀ‖_F`, and
+//! [`optimal_low_rank_error`] the best any rank-`r` approximation can do, `‖G − G_r‖_F`
+//! (Eckart–Young): their ratio is meaningful however the singular values cluster, because it
+//! compares matrices, not individual vectors.
 use crate::error::{Result, SolverError};
 use crate::svd::SvdResult;
-use ksvd_linalg::dense;
-use ndarray::{s, ArrayView2};
+use ksvd_linalg::{dense, LinearOperator};
+use ndarray::{s, ArrayView1, ArrayView2};
 
 /// Weights of the `η` accuracy measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
@@ -125,4 +130,61 @@ pub fn subspace_error(
     let l = max_principal_angle_sin(reference.u.view(), approx_u)?;
     let r = max_principal_angle_sin(reference.v.view(), approx_v)?;
     Ok(l.max(r))
+}
+
+/// `‖G − U diag(s) Vᵀ‖_F`, matrix-free, from `‖G‖_F²` and one product `G V`:
+///
+/// `‖G − U S Vᵀ‖_F² = ‖G‖_F² − 2 Σ_i s_i u_iᵀ G v_i + tr(S UᵀU S VᵀV)`.
+///
+/// `U` (`n × r`) and `V` (`m × r`) need not be orthonormal (the paper's Nyström vectors are
+/// only unit-norm). The squared error is exact up to rounding of order `ε ‖G‖_F²`, so errors
+/// below about `sqrt(ε) ‖G‖_F` are not resolved (they come out as that floor or as 0).
+pub fn low_rank_error<O: LinearOperator + ?Sized>(
+    op: &O,
+    g_fro_sq: f64,
+    u: ArrayView2<'_, f64>,
+    s: ArrayView1<'_, f64>,
+    v: ArrayView2<'_, f64>,
+) -> Result<f64> {
+    let r = s.len();
+    if u.nrows() != op.nrows() || v.nrows() != op.ncols() || u.ncols() < r || v.ncols() < r {
+        return Err(SolverError::ShapeMismatch {
+            what: format!(
+                "G is {} x {}, U is {} x {}, V is {} x {}, s has {r} values",
+                op.nrows(),
+                op.ncols(),
+                u.nrows(),
+                u.ncols(),
+                v.nrows(),
+                v.ncols()
+            ),
+        });
+    }
+    if !(g_fro_sq.is_finite() && g_fro_sq >= 0.0) {
+        return Err(SolverError::InvalidParameter {
+            name: "g_fro_sq",
+            value: g_fro_sq,
+            reason: "must be a finite, non-negative squared norm",
+        });
+    }
+    let (u, v) = (u.slice(s![.., ..r]), v.slice(s![.., ..r]));
+    let gv = op.apply(v)?;
+    let cross: f64 = (0..r).map(|i| s[i] * u.column(i).dot(&gv.column(i))).sum();
+    let utu = dense::matmul(u.t(), u)?;
+    let vtv = dense::matmul(v.t(), v)?;
+    let mut approx_sq = 0.0;
+    for i in 0..r {
+        for j in 0..r {
+            approx_sq += s[i] * utu[[i, j]] * s[j] * vtv[[j, i]];
+        }
+    }
+    Ok((g_fro_sq - 2.0 * cross + approx_sq).max(0.0).sqrt())
+}
+
+/// `‖G − G_r‖_F = sqrt(‖G‖_F² − Σ_{i≤r} σ_i²)`, the smallest error of any rank-`r`
+/// approximation (Eckart–Young), from the top singular values `σ` of `G` (take them from a
+/// certified solver: their error enters squared). Same rounding floor as [`low_rank_error`].
+pub fn optimal_low_rank_error(g_fro_sq: f64, sigma: ArrayView1<'_, f64>) -> f64 {
+    let top: f64 = sigma.iter().map(|x| x * x).sum();
+    (g_fro_sq - top).max(0.0).sqrt()
 }

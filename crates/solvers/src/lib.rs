@@ -41,7 +41,7 @@ mod lanczos;
 mod rsvd;
 mod svd;
 
-pub use accuracy::{eta, eta_of, subspace_error, EtaWeights};
+pub use accuracy::{eta, eta_of, low_rank_error, optimal_low_rank_error, subspace_error, EtaWeights};
 pub use auto::{auto_choice, auto_svd, AutoChoice, AutoParams};
 pub use error::{Result, SolverError};
 pub use lanczos::{
