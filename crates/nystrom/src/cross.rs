@@ -117,6 +117,19 @@ fn uniform_untaken(taken: &[bool], k: usize, rng: &mut SeededRng) -> Vec<usize> 
     pick.into_iter().map(|p| free[p]).collect()
 }
 
+/// `Q Y` for the thin QR `A = Q T`, as `A (T⁻¹ Y)` without forming `Q` when that is accurate:
+/// `A T⁻¹` loses orthogonality in proportion to `cond(T)` (and fails for a singular `T`, as
+/// when `G` has exactly repeated rows), so the explicit `Q` is formed then.
+fn basis_times(a: ArrayView2<'_, f64>, t: ArrayView2<'_, f64>, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    if let Ok(ty) = dense::solve_upper_triangular(t, y) {
+        let q = dense::matmul(a, ty.view())?;
+        if orthonormality_loss(&q)? <= 1e-10 {
+            return Ok(q);
+        }
+    }
+    Ok(dense::matmul(dense::thin_qr(a)?.0.view(), y)?)
+}
+
 /// `max |QᵀQ − I|` of a basis.
 fn orthonormality_loss(q: &Array2<f64>) -> Result<f64> {
     let g = dense::matmul(q.t(), q.view())?;
@@ -315,15 +328,8 @@ pub(crate) fn cross_svd(cross: &Cross, rank: usize, pivots: usize) -> Result<Cro
     require_rank(&svd.s.to_vec(), k, pivots, pivots, rank)?;
     let y = svd.u.slice(s![.., ..rank]);
     let z = svd.v.slice(s![.., ..rank]);
-    let mut u = dense::matmul(cross.a.view(), dense::solve_upper_triangular(ta.view(), y)?.view())?;
-    let mut v = dense::matmul(cross.b.view(), dense::solve_upper_triangular(tb.view(), z)?.view())?;
-    // A T⁻¹ loses orthogonality in proportion to cond(T): fall back to the explicit Q then.
-    if orthonormality_loss(&u)? > 1e-10 {
-        u = dense::matmul(dense::thin_qr(cross.a.view())?.0.view(), y)?;
-    }
-    if orthonormality_loss(&v)? > 1e-10 {
-        v = dense::matmul(dense::thin_qr(cross.b.view())?.0.view(), z)?;
-    }
+    let u = basis_times(cross.a.view(), ta.view(), y)?;
+    let v = basis_times(cross.b.view(), tb.view(), z)?;
     let sr = svd.s.slice(s![..rank]).to_owned();
     let inv_s = sr.mapv(|x| 1.0 / x);
     let btv = dense::matmul(cross.b.t(), v.view())?;

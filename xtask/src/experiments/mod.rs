@@ -70,6 +70,7 @@ mod biclustering;
 mod datasets;
 mod general;
 mod graph;
+mod landmarks;
 mod large_scale;
 pub mod race;
 mod spectrum;
@@ -255,6 +256,7 @@ pub fn registry() -> Vec<Entry> {
         entry("ablation", general::Ablation),
         entry("large-scale", large_scale::LargeScale),
         entry("scaling", large_scale::Scaling),
+        entry("landmarks", landmarks::Landmarks),
     ]
 }
 
@@ -286,6 +288,7 @@ mod tests {
             for expected in [
                 "ablation",
                 "datasets",
+                "landmarks",
                 "large-scale",
                 "nystrom-f1",
                 "scaling",

@@ -1,0 +1,326 @@
+//! `kind = "landmarks"`: landmark schemes for the asymmetric Nyström method (not in the paper,
+//! which samples uniformly). For every input and landmark count `m`, each scheme's rank-`r`
+//! approximation error `‖G − Ũ S̃ Ṽᵀ‖_F` relative to the optimal `‖G − G_r‖_F` (both
+//! matrix-free: `ksvd_solvers::low_rank_error` and `optimal_low_rank_error` with certified
+//! singular values), its wall time end to end (selection included) and the selection's share.
+//! A derived table gives the landmarks and time each scheme needs to reach an error ratio.
+use std::collections::BTreeMap;
+use std::time::Instant;
+
+use anyhow::{bail, Context as _, Result};
+use ksvd_datasets::{DataRoot, DatasetName};
+use ksvd_kernels::graph::{bandwidth_rule, graph_samples};
+use ksvd_kernels::{Kernel, KernelMatrix, Samples};
+use ksvd_linalg::random::{rng_from_seed, sample_indices};
+use ksvd_linalg::LinearOperator;
+use ksvd_nystrom::{asymmetric_nystrom, InnerSolver, NystromError, NystromParams, Sampling};
+use ksvd_solvers::{auto_svd, low_rank_error, optimal_low_rank_error, AutoParams};
+use ndarray::{Array2, Axis};
+use serde::{Deserialize, Serialize};
+
+use super::race::graph_input;
+use super::timing::adjacency;
+use super::{Context, Experiment};
+use crate::rows::{Row, Status};
+
+/// What one dataset id of the spec is.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Input {
+    /// `cora`, `citeseer`, `pubmed` (graphs: SNE kernel of the adjacency rows and columns) or
+    /// `protein` (CASP features: dense SNE kernel between two disjoint random row sets).
+    pub source: String,
+    /// Graphs: the input transform (`raw`, `row-normalised-self-loops`, ...). Dense: `standardised`.
+    pub transform: String,
+    /// Graphs: `k` of the bandwidth rule for this input (default: `[params] gamma_k`).
+    #[serde(default)]
+    pub gamma_k: Option<f64>,
+}
+
+/// `[params]` of `kind = "landmarks"`.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct Params {
+    /// Rank r.
+    pub rank: usize,
+    /// Landmark counts (`n = m`).
+    pub m_grid: Vec<usize>,
+    /// Per dataset id of the spec: what it is.
+    pub inputs: BTreeMap<String, Input>,
+    /// Graphs: `k` of the bandwidth rule `γ = k sqrt(M γ_x)`.
+    pub gamma_k: f64,
+    /// Dense: rows of X and of Z (disjoint, seeded draw of CASP rows).
+    pub dense_n: usize,
+    /// Dense: SNE bandwidth γ.
+    pub dense_gamma: f64,
+    /// Relative residual tolerance of the certified reference (top-r singular values).
+    pub reference_tol: f64,
+    /// Error ratios for the "landmarks needed" table.
+    pub targets: Vec<f64>,
+}
+
+/// The experiment.
+pub struct Landmarks;
+
+/// A method id of the spec and its sampling scheme.
+fn sampling(method: &str) -> Result<Sampling> {
+    Ok(match method {
+        "uniform" => Sampling::Uniform,
+        "squared_norm" => Sampling::SquaredNorm,
+        "adaptive" => Sampling::AdaptiveCross,
+        "greedy" => Sampling::GreedyCross,
+        other => bail!("landmarks: unknown method `{other}` (uniform, squared_norm, adaptive, greedy)"),
+    })
+}
+
+/// The kernel matrix of an input (the Nyström runs and the reference use the same one; dense
+/// kernels are matrix-free, as a user's large `G` would be) and a description.
+fn build(root: &DataRoot, input: &Input, p: &Params, seed: u64) -> Result<(KernelMatrix, String)> {
+    if input.source == "protein" {
+        anyhow::ensure!(
+            input.transform == "standardised",
+            "protein: transform must be `standardised`"
+        );
+        let data = root.tabular(DatasetName::Protein)?;
+        let mut f = data.features;
+        for mut c in f.axis_iter_mut(Axis(1)) {
+            let n = c.len() as f64;
+            let mean = c.sum() / n;
+            let sd = (c.iter().map(|v| (v - mean) * (v - mean)).sum::<f64>() / n).sqrt();
+            c.mapv_inplace(|v| if sd > 0.0 { (v - mean) / sd } else { 0.0 });
+        }
+        anyhow::ensure!(
+            2 * p.dense_n <= f.nrows(),
+            "dense_n = {} needs {} CASP rows",
+            p.dense_n,
+            2 * p.dense_n
+        );
+        // 2n distinct random rows, alternately to X and Z: two disjoint uniform draws.
+        let idx = sample_indices(&mut rng_from_seed(seed), f.nrows(), 2 * p.dense_n);
+        let xi: Vec<usize> = idx.iter().step_by(2).copied().collect();
+        let zi: Vec<usize> = idx.iter().skip(1).step_by(2).copied().collect();
+        let x: Array2<f64> = f.select(Axis(0), &xi);
+        let z: Array2<f64> = f.select(Axis(0), &zi);
+        let kernel = Kernel::Sne { gamma: p.dense_gamma };
+        let g = KernelMatrix::matrix_free(Samples::dense(x)?, Samples::dense(z)?, kernel)?;
+        let what = format!(
+            "CASP standardised, N = M = {}, SNE gamma = {}",
+            p.dense_n, p.dense_gamma
+        );
+        return Ok((g, what));
+    }
+    let adj = adjacency(root, &input.source, false)?;
+    let (x, z) = graph_samples(&adj, graph_input(&input.transform)?)?;
+    let k = input.gamma_k.unwrap_or(p.gamma_k);
+    let gamma = bandwidth_rule(&x, k);
+    let what = format!(
+        "{} {}, N = {}, M = {}, SNE gamma = {gamma:.4} (rule, k = {k})",
+        input.source,
+        input.transform,
+        x.len(),
+        z.len(),
+    );
+    Ok((KernelMatrix::new(x, z, Kernel::Sne { gamma })?, what))
+}
+
+impl Experiment for Landmarks {
+    type Params = Params;
+
+    fn run(&self, cx: &Context<'_>, p: &Params) -> Result<Vec<Row>> {
+        let root = DataRoot::committed()?;
+        let seeds = cx.spec.file.seeds.clone();
+        // `optimal` is the reference (the truncated SVD), not a landmark scheme.
+        let methods: Vec<String> = cx
+            .spec
+            .run_methods
+            .iter()
+            .filter(|m| *m != "optimal")
+            .cloned()
+            .collect();
+        for m in &methods {
+            sampling(m)?;
+        }
+        let cells = cx.spec.run_datasets.len() * (1 + methods.len() * p.m_grid.len() * seeds.len());
+        cx.progress.set_length(cells as u64);
+        let threads = cx.threads as u32;
+        let mut rows = Vec::new();
+        for id in &cx.spec.run_datasets {
+            let input = p
+                .inputs
+                .get(id)
+                .with_context(|| format!("landmarks: dataset `{id}` has no entry in [params.inputs]"))?;
+            // The dense input is drawn once (seed 0) so that every scheme and seed sees one G.
+            let (g, what) = build(&root, input, p, 0)?;
+            let key = (
+                "landmarks-reference",
+                id,
+                input,
+                p.rank,
+                p.reference_tol,
+                p.gamma_k,
+                p.dense_n,
+                p.dense_gamma.to_bits(),
+            );
+            cx.progress.set_message(format!("landmarks {id}: reference"));
+            let reference = cx.cell(&key, || {
+                let t = Instant::now();
+                let fro_sq: f64 = g.row_sq_norms().iter().sum();
+                let params = AutoParams {
+                    tol: p.reference_tol,
+                    ..AutoParams::default()
+                };
+                let (svd, _) = auto_svd(&g, p.rank, &params, &mut |_| {})?;
+                let opt = optimal_low_rank_error(fro_sq, svd.s.view());
+                let note = format!(
+                    "{what}; ||G||_F = {:.6e}, s_1 = {:.6e}, s_r = {:.6e}, largest residual {:.1e} (certified)",
+                    fro_sq.sqrt(),
+                    svd.s[0],
+                    svd.s[p.rank - 1],
+                    svd.max_residual().unwrap_or(f64::NAN)
+                );
+                Ok(vec![
+                    Row::ok(id, "optimal", "optimal_error", opt)
+                        .note(note.clone())
+                        .seconds(t.elapsed().as_secs_f64()),
+                    Row::ok(id, "optimal", "fro_sq", fro_sq).note(note),
+                ])
+            })?;
+            let opt = reference
+                .iter()
+                .find(|r| r.metric == "optimal_error")
+                .and_then(|r| r.value);
+            let fro_sq = reference.iter().find(|r| r.metric == "fro_sq").and_then(|r| r.value);
+            let (Some(opt), Some(fro_sq)) = (opt, fro_sq) else {
+                bail!("landmarks {id}: the reference cell has no optimal error");
+            };
+            rows.extend(reference.into_iter().filter(|r| r.metric == "optimal_error"));
+            for method in &methods {
+                let scheme = sampling(method)?;
+                for &m in &p.m_grid {
+                    for &seed in &seeds {
+                        cx.progress
+                            .set_message(format!("landmarks {id} {method} m={m} seed {seed}"));
+                        let key = (
+                            "landmarks",
+                            id,
+                            input,
+                            method,
+                            m,
+                            seed,
+                            p.rank,
+                            p.gamma_k,
+                            p.dense_n,
+                            p.dense_gamma.to_bits(),
+                            threads,
+                        );
+                        rows.extend(cx.cell(&key, || {
+                            Ok(one_run(&g, id, method, scheme, m, seed, p.rank, opt, fro_sq)?
+                                .into_iter()
+                                .map(|r| r.setting(format!("m={m}")).seed(seed).threads(threads))
+                                .collect())
+                        })?);
+                    }
+                }
+            }
+        }
+        rows.extend(needed(&rows, &methods, p));
+        Ok(rows)
+    }
+}
+
+/// One scheme at one `m` and seed: error ratio, time, selection time.
+fn one_run(
+    g: &KernelMatrix,
+    id: &str,
+    method: &str,
+    scheme: Sampling,
+    m: usize,
+    seed: u64,
+    rank: usize,
+    opt: f64,
+    fro_sq: f64,
+) -> Result<Vec<Row>> {
+    let m = m.min(g.nrows()).min(g.ncols());
+    let params = NystromParams::new(rank, m)
+        .sampling(scheme)
+        .seed(seed)
+        .inner(InnerSolver::Dense);
+    let t = Instant::now();
+    let ny = match asymmetric_nystrom(g, &params) {
+        Ok(ny) => ny,
+        Err(e @ NystromError::RankDeficientSample { .. }) => {
+            // A measured outcome: these landmarks see fewer than r directions.
+            return Ok(vec![Row::status(
+                id,
+                method,
+                "error_ratio",
+                Status::Failed,
+                Some(e.to_string()),
+            )]);
+        }
+        Err(e) => return Err(e.into()),
+    };
+    let seconds = t.elapsed().as_secs_f64();
+    let err = low_rank_error(g, fro_sq, ny.svd.u.view(), ny.svd.s.view(), ny.svd.v.view())?;
+    let ratio = if opt > 0.0 { err / opt } else { f64::NAN };
+    Ok(vec![
+        Row::ok(id, method, "error_ratio", ratio).seconds(seconds),
+        Row::ok(id, method, "seconds", seconds),
+        Row::ok(id, method, "selection_seconds", ny.selection_seconds),
+    ])
+}
+
+/// Per scheme and target ratio: the smallest `m` of the grid whose median ratio over seeds meets
+/// it, and the median time there (rows with setting `ratio<=T`; absent when no `m` does).
+fn needed(rows: &[Row], methods: &[String], p: &Params) -> Vec<Row> {
+    let median = |mut v: Vec<f64>| {
+        v.sort_by(f64::total_cmp);
+        (!v.is_empty()).then(|| v[v.len() / 2])
+    };
+    let mut out = Vec::new();
+    let datasets: Vec<&str> = {
+        let mut d: Vec<&str> = rows.iter().map(|r| r.dataset.as_str()).collect();
+        d.dedup();
+        d
+    };
+    for d in datasets {
+        for method in methods {
+            for &target in &p.targets {
+                let hit = p.m_grid.iter().find_map(|&m| {
+                    let setting = format!("m={m}");
+                    let pick = |metric: &str| {
+                        median(
+                            rows.iter()
+                                .filter(|r| r.dataset == d && &r.method == method && r.metric == metric)
+                                .filter(|r| r.setting == setting && r.status == Status::Ok)
+                                .filter_map(|r| r.value)
+                                .collect(),
+                        )
+                    };
+                    let ratio = pick("error_ratio")?;
+                    (ratio <= target).then(|| (m, pick("seconds")))
+                });
+                let setting = format!("ratio<={target}");
+                match hit {
+                    Some((m, secs)) => {
+                        out.push(Row::ok(d, method, "m_needed", m as f64).setting(setting.clone()));
+                        if let Some(s) = secs {
+                            out.push(Row::ok(d, method, "seconds_needed", s).setting(setting));
+                        }
+                    }
+                    None => out.push(
+                        Row::status(
+                            d,
+                            method,
+                            "m_needed",
+                            Status::Failed,
+                            Some(format!("no m up to {} reaches it", p.m_grid.iter().max().unwrap_or(&0))),
+                        )
+                        .setting(setting),
+                    ),
+                }
+            }
+        }
+    }
+    out
+}
