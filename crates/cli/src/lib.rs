@@ -127,6 +127,31 @@ pub enum KernelArg {
     Precomputed,
 }
 
+/// Nyström landmark scheme (`--sampling`).
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum SamplingArg {
+    /// Uniformly at random (the paper's choice).
+    Uniform,
+    /// Proportionally to squared row/column norms of G.
+    SquaredNorm,
+    /// Adaptive: randomly pivoted cross approximation (rows by residual norms, columns by
+    /// pivoted QR); the result is the SVD of G[:, J] G[I, J]^+ G[I, :].
+    Adaptive,
+    /// Greedy cross approximation (partial pivoting, no pass over G).
+    Greedy,
+}
+
+impl From<SamplingArg> for Sampling {
+    fn from(s: SamplingArg) -> Self {
+        match s {
+            SamplingArg::Uniform => Sampling::Uniform,
+            SamplingArg::SquaredNorm => Sampling::SquaredNorm,
+            SamplingArg::Adaptive => Sampling::AdaptiveCross,
+            SamplingArg::Greedy => Sampling::GreedyCross,
+        }
+    }
+}
+
 /// Solver choice.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SolverArg {
@@ -220,8 +245,12 @@ pub struct FitArgs {
     /// Nyström: sampled columns if different from --landmarks.
     #[arg(long)]
     col_landmarks: Option<usize>,
-    /// Nyström: sample proportionally to squared row/column norms instead of uniformly.
-    #[arg(long)]
+    /// Nyström: how landmarks are chosen. `adaptive` finds the rows and columns that matter
+    /// (coherent kernels, sparse graphs) where uniform samples miss them.
+    #[arg(long, value_enum, default_value = "uniform")]
+    sampling: SamplingArg,
+    /// Nyström: same as `--sampling squared-norm` (kept for older scripts).
+    #[arg(long, conflicts_with = "sampling")]
     norm_sampling: bool,
     /// Nyström with user-chosen landmark rows: 0-based indices into X (.npy or text).
     #[arg(long, requires = "landmark_cols")]
@@ -470,7 +499,7 @@ fn build_solver(args: &FitArgs, n: usize, m: usize, user: Option<(usize, usize)>
                 sampling: if args.norm_sampling {
                     Sampling::SquaredNorm
                 } else {
-                    Sampling::Uniform
+                    args.sampling.into()
                 },
                 inner: inner_for(rows, cols),
             }

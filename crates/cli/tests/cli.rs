@@ -85,6 +85,31 @@ fn full_landmark_nystrom_reproduces_the_exact_solution() {
     for (a, b) in ue.iter().flatten().zip(un.iter().flatten()) {
         assert!((a - b).abs() < 1e-9);
     }
+    // Adaptive landmarks: with min(N, M) = 20 pivots the cross approximation is G itself.
+    let ad = dir.path().join("adaptive");
+    let args = [
+        "--solver",
+        "nystrom",
+        "--landmarks",
+        "30",
+        "--sampling",
+        "adaptive",
+        "--out",
+    ];
+    let (ok, err) = ksvd(&[&base[..], &args[..], &[ad.to_str().unwrap()]].concat());
+    assert!(ok, "{err}");
+    let sa = read_csv(&ad.join("s.csv"));
+    for (a, b) in se.iter().zip(&sa) {
+        assert!((a[0] - b[0]).abs() < 1e-10 * se[0][0], "adaptive {a:?} {b:?}");
+    }
+    let (_, err) = ksvd(
+        &[
+            &base[..],
+            &["--solver", "nystrom", "--landmarks", "5", "--sampling", "sideways"],
+        ]
+        .concat(),
+    );
+    assert!(err.contains("sideways"), "{err}");
     // Lanczos and RSVD paths run too.
     for solver in ["lanczos", "rsvd"] {
         let out = dir.path().join(solver);

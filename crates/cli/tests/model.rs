@@ -56,10 +56,11 @@ fn transform_of_training_samples_reproduces_u_and_v() {
     let (xp, zp) = (dir.path().join("x.npy"), dir.path().join("z.npy"));
     write_npy(&xp, &x_data()).unwrap();
     write_npy(&zp, &z_data()).unwrap();
-    let solvers: [&[&str]; 3] = [
+    let solvers: [&[&str]; 4] = [
         &["--solver", "exact"],
         &["--solver", "lanczos", "--tol", "1e-14"],
         &["--solver", "nystrom", "--landmarks", "20", "--col-landmarks", "15"],
+        &["--solver", "nystrom", "--landmarks", "12", "--sampling", "adaptive"],
     ];
     for kernel in [
         &["--kernel", "linear"][..],
