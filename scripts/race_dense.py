@@ -44,11 +44,13 @@ def parse_args():
     p.add_argument("--rank", type=int, default=20)
     p.add_argument("--gamma", type=float, default=3.0)
     p.add_argument("--landmarks", type=int, default=1000)
+    p.add_argument("--adaptive-landmarks", type=int, default=200,
+                   help="landmarks of ours with --sampling adaptive (raced against the uniform numpy Nystrom)")
     p.add_argument("--threads", type=int, default=2)
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ksvd", default=None, help="path of the ksvd binary (default target/release/ksvd)")
-    p.add_argument("--only", default=None, help="comma-separated subset of: lanczos,rsvd,nystrom,auto")
+    p.add_argument("--only", default=None, help="comma-separated subset of: lanczos,rsvd,nystrom,adaptive,auto")
     p.add_argument("--json", default=None, help="also write the raw measurements to this file")
     return p.parse_args()
 
@@ -140,7 +142,7 @@ def main():
     binary = ARGS.ksvd or os.path.join(ROOT, "target", "release", "ksvd")
     if not os.path.exists(binary):
         sys.exit(f"{binary} not found: run `cargo build --release -p ksvd-cli` first (or pass --ksvd)")
-    only = set(ARGS.only.split(",")) if ARGS.only else {"lanczos", "rsvd", "nystrom", "auto"}
+    only = set(ARGS.only.split(",")) if ARGS.only else {"lanczos", "rsvd", "nystrom", "adaptive", "auto"}
     feats = load_casp()
     x, z = split(feats, ARGS.n, ARGS.seed)
     r = ARGS.rank
@@ -168,7 +170,7 @@ def main():
                 _, s2, _ = randomized_svd(g, r, n_oversamples=10, n_iter=2, random_state=ARGS.seed)
                 record("peer: randomized_svd p=10 q=2", t_build + time.perf_counter() - t0, s2)
             del g
-            if "nystrom" in only:
+            if "nystrom" in only or "adaptive" in only:
                 t0 = time.perf_counter()
                 _, s3, _ = nystrom_numpy(x, z, ARGS.gamma, r, ARGS.landmarks, ARGS.seed)
                 record(f"peer: numpy Nystrom m={ARGS.landmarks}", time.perf_counter() - t0, s3)
@@ -182,6 +184,10 @@ def main():
             if "nystrom" in only:
                 record(f"ours: nystrom m={ARGS.landmarks}",
                        *run_ours(binary, ["--solver", "nystrom", "--landmarks", str(ARGS.landmarks)], xpath, zpath))
+            if "adaptive" in only:
+                record(f"ours: nystrom adaptive m={ARGS.adaptive_landmarks}",
+                       *run_ours(binary, ["--solver", "nystrom", "--landmarks", str(ARGS.adaptive_landmarks),
+                                          "--sampling", "adaptive"], xpath, zpath))
             print(f"repeat {rep + 1}/{ARGS.repeats} done", file=sys.stderr)
 
     ref = meas["peer: svds (ARPACK) tol 1e-8"]["s"]
@@ -198,6 +204,7 @@ def main():
         ("auto", "ours: auto tol 1e-8", "peer: svds (ARPACK) tol 1e-8"),
         ("rsvd", "ours: rsvd p=10 q=2", "peer: randomized_svd p=10 q=2"),
         ("nystrom", f"ours: nystrom m={ARGS.landmarks}", f"peer: numpy Nystrom m={ARGS.landmarks}"),
+        ("adaptive", f"ours: nystrom adaptive m={ARGS.adaptive_landmarks}", f"peer: numpy Nystrom m={ARGS.landmarks}"),
     ]
     print(f"\nSNE kernel, CASP {ARGS.n} x {ARGS.n}, gamma = {ARGS.gamma}, rank {r}, {ARGS.threads} threads, "
           f"medians of {ARGS.repeats}; numpy builds G in {med('numpy builds G'):.2f} s (included in peer times "

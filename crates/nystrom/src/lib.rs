@@ -28,8 +28,8 @@
 //! ```
 //! use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 //! use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
-//! use ksvd_nystrom::{asymmetric_nystrom, NystromParams};
-//! use ksvd_solvers::{dense_svd_operator, eta_of, EtaWeights};
+//! use ksvd_nystrom::{asymmetric_nystrom, NystromParams, Sampling};
+//! use ksvd_solvers::{dense_svd_operator, eta_of, low_rank_error, optimal_low_rank_error, EtaWeights};
 //!
 //! let mut rng = rng_from_seed(7);
 //! let x = Samples::dense(gaussian_matrix(&mut rng, 300, 1))?;
@@ -38,6 +38,13 @@
 //! let exact = dense_svd_operator(&g, 4)?;
 //! let approx = asymmetric_nystrom(&g, &NystromParams::new(4, 100).seed(1))?;
 //! assert!(eta_of(&exact, &approx.svd, EtaWeights::Normalized)? < 0.01);
+//!
+//! // Adaptive landmarks: 20 pivots, error within 1% of the best rank-4 approximation.
+//! let fro_sq: f64 = g.row_sq_norms().iter().sum();
+//! let best = optimal_low_rank_error(fro_sq, exact.s.view());
+//! let params = NystromParams::new(4, 20).sampling(Sampling::AdaptiveCross).seed(1);
+//! let ad = asymmetric_nystrom(&g, &params)?.svd;
+//! assert!(low_rank_error(&g, fro_sq, ad.u.view(), ad.s.view(), ad.v.view())? <= 1.01 * best);
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 
