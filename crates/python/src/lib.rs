@@ -19,6 +19,8 @@
 //! `z_j = e_j` (a sparse identity), so `k(x_i, z_j) = G_ij` exactly, and the extension to a new
 //! kernel block `K(x', Z)` is `K(x', Z) V S⁻¹` (centred like `G` when `center=True`).
 
+mod streaming;
+
 use ksvd::{InnerSolver, Ksvd, KsvdError, KsvdModel, LanczosParams, RsvdParams, Sampling, Solver};
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
 use ksvd_kernels::{Kernel, Samples};
@@ -411,6 +413,7 @@ fn _ksvd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit_graph, m)?)?;
     m.add_function(wrap_pyfunction!(bandwidth_rule_py, m)?)?;
+    streaming::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }
