@@ -88,9 +88,11 @@ def main() -> None:
         if args.no_single:
             diff = float("nan")
         else:
+            t1 = time.perf_counter()
             single = kd.fit_local(train, test, n_features=n_features, **opts)
             emb_single = single.embeddings.compute(scheduler="synchronous")
-            print(f"single process: AUROC {single.auroc:.6f}")
+            print(f"single process: AUROC {single.auroc:.6f}, wall {time.perf_counter() - t1:.2f} s, "
+                  f"peak RSS {_peak_rss_bytes() / 2**20:.0f} MB")
             diff = max(
                 float(np.max(np.abs(emb_dist - emb_single))),
                 float(np.max(np.abs(dist.model.singular_values() - single.model.singular_values()))),
