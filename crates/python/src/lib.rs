@@ -14,6 +14,9 @@
 //! other Python thread can mutate a buffer under the computation), everything after them runs
 //! detached from the interpreter.
 //!
+//! [`streaming`] binds the mergeable partial states of `ksvd_streaming`'s out-of-core passes
+//! (pickled through their versioned bytes), which `ksvd.dask` schedules on a Dask cluster.
+//!
 //! `kernel="precomputed"` is expressed with the core's own types: a precomputed `G` (`n × m`)
 //! is the linear kernel between the row samples `x_i = G[i, :]` and the unit column samples
 //! `z_j = e_j` (a sparse identity), so `k(x_i, z_j) = G_ij` exactly, and the extension to a new
