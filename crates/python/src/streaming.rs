@@ -31,6 +31,17 @@ fn reduce<'py, T: pyo3::type_object::PyTypeInfo>(py: Python<'py>, bytes: Vec<u8>
 
 /// Declares a frozen state class with `to_bytes`, `from_bytes`, pickling and the given methods.
 macro_rules! state_class {
+    ($py:ident, $rust:ty, $name:literal, $doc:literal, merge, { $($methods:tt)* }) => {
+        state_class!($py, $rust, $name, $doc, {
+            /// The merge with the state of a disjoint set of files (a new state).
+            fn merge(&self, py: Python<'_>, other: &$py) -> PyResult<Self> {
+                let mut inner = self.inner.clone();
+                run(py, || inner.merge(&other.inner))?;
+                Ok($py { inner })
+            }
+            $($methods)*
+        });
+    };
     ($py:ident, $rust:ty, $name:literal, $doc:literal, { $($methods:tt)* }) => {
         #[doc = $doc]
         #[pyclass(module = "ksvd._ksvd", name = $name, frozen)]
@@ -128,6 +139,7 @@ state_class!(
     ScanPartial,
     "ScanPartial",
     "Pass 1: counts, labels, column norms and the bottom-n key sketch of landmark rows.",
+    merge,
     {
         /// Scans training file number `file` (its position in the global list) at `path`.
         #[staticmethod]
@@ -142,12 +154,6 @@ state_class!(
         ) -> PyResult<Self> {
             let src = source(path, n_features, zero_based);
             let inner = run(py, || ScanPartial::scan_file(&params.params, file, &src))?;
-            Ok(PyScanPartial { inner })
-        }
-        /// The merge with the state of a disjoint set of files (a new state).
-        fn merge(&self, py: Python<'_>, other: &PyScanPartial) -> PyResult<Self> {
-            let mut inner = self.inner.clone();
-            run(py, || inner.merge(&other.inner))?;
             Ok(PyScanPartial { inner })
         }
         /// Rows scanned.
@@ -216,14 +222,8 @@ state_class!(
     ColumnsPartial,
     "ColumnsPartial",
     "Pass 2: partial landmark columns P (M x m), merged by addition.",
-    {
-        /// The merge with the state of a disjoint set of files (a new state).
-        fn merge(&self, py: Python<'_>, other: &PyColumnsPartial) -> PyResult<Self> {
-            let mut inner = self.inner.clone();
-            run(py, || inner.merge(&other.inner))?;
-            Ok(PyColumnsPartial { inner })
-        }
-    }
+    merge,
+    {}
 );
 
 fn labels(fitted: &FittedKsvd, positive: Option<f64>) -> Result<LabelRule, StreamingError> {
@@ -284,13 +284,8 @@ state_class!(
     TrainPartial,
     "TrainPartial",
     "Pass 3: column norms and (r+1)^2 ridge statistics, merged by addition.",
+    merge,
     {
-        /// The merge with the state of a disjoint set of files (a new state).
-        fn merge(&self, py: Python<'_>, other: &PyTrainPartial) -> PyResult<Self> {
-            let mut inner = self.inner.clone();
-            run(py, || inner.merge(&other.inner))?;
-            Ok(PyTrainPartial { inner })
-        }
         /// Training rows accumulated.
         #[getter]
         fn rows(&self) -> usize {
@@ -357,13 +352,8 @@ state_class!(
     ScorePartial,
     "ScorePartial",
     "Pass 4: test scores sorted per class; merged exactly.",
+    merge,
     {
-        /// The merge with the state of a disjoint set of files (a new state).
-        fn merge(&self, py: Python<'_>, other: &PyScorePartial) -> PyResult<Self> {
-            let mut inner = self.inner.clone();
-            run(py, || inner.merge(&other.inner))?;
-            Ok(PyScorePartial { inner })
-        }
         /// AUROC of the merged scores (ties count one half).
         fn auroc(&self, py: Python<'_>) -> PyResult<f64> {
             run(py, || self.inner.auroc())

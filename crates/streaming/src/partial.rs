@@ -22,9 +22,11 @@
 //! **Exactness.** Integer parts (counts, labels, the sketch, the files seen, the column-norm
 //! signs, the sorted score lists) merge exactly: associative and commutative. Floating-point
 //! sums (`P`, `‖X[:, j]‖²`, the ridge statistics, the column norms) are associative only up to
-//! rounding: the relative difference between two merge orders of `k` partial sums is at most
-//! about `k ε` per entry (`ε = 2⁻⁵²`), so results agree with the single-pass fit to rounding level
-//! (the tests bound it by `64 ε √N` relative to the entry scale). With a fixed reduction tree
+//! rounding: regrouping a sum of `N` terms changes it by at most `N ε Σ|terms|` (`ε = 2⁻⁵²`),
+//! so results agree with the single-pass fit to rounding level. The tests bound the sums by
+//! `8 N ε` relative to their scale, and what lies behind the landmark SVD (embeddings, scores) by
+//! `√ε`, since a perturbation `δ` of the block moves singular vectors by about `δ / gap`. With a
+//! fixed reduction tree
 //! (e.g. files merged pairwise in index order) the results are bit-for-bit reproducible.
 //!
 //! Every state serialises to one versioned JSON document ([`PartialState::to_bytes`],
