@@ -62,6 +62,14 @@ def test_partition_count_and_order_do_not_matter(data, single, npartitions, orde
     assert 0.5 < fit.auroc <= 1.0  # the planted signal is found
 
 
+def test_a_bag_of_paths_gives_the_same_fit(data, single):
+    import dask.bag as db
+
+    train, test = data
+    fit = kd.fit(db.from_sequence(train, npartitions=3), test, scheduler="threads", **OPTS)
+    assert_same(fit, fit.embeddings.compute(scheduler="threads"), *single)
+
+
 def test_states_pickle_and_bad_bytes_raise(data):
     train, _ = data
     params = _ksvd.StreamParams(6, 60, 60, None, 1.0, 300, 3)

@@ -2,7 +2,8 @@
 
 Runs the four passes of ``ksvd-stream`` (Tao, Tonin et al., ICML 2024, the large-scale table:
 RBF kernel, compatibility a2 by a very sparse random projection, ridge / LS-SVM classifier on the
-embeddings, AUROC) over a list of LIBSVM files (plain or ``.bz2``) as Dask tasks. File ``f`` is
+embeddings, AUROC) over a list (or a ``dask.bag``) of LIBSVM files (plain or ``.bz2``) as Dask
+tasks. File ``f`` is
 one unit of work; a partition is a group of consecutive files. Every pass maps each partition to
 a small mergeable state (Rust, pickled through versioned bytes) and merges them along a fixed
 binary tree of ``dask.delayed`` tasks; the driver does the small solves in between:
@@ -51,6 +52,13 @@ class DaskFit:
     embeddings: object
     plan: object
     state_bytes: dict = field(default_factory=dict)
+
+
+def _paths(files):
+    """A list of paths, or a ``dask.bag`` of paths (then also its partition count)."""
+    if hasattr(files, "to_delayed") and hasattr(files, "npartitions"):
+        return [os.fspath(p) for p in files.compute(scheduler="synchronous")], files.npartitions
+    return [os.fspath(p) for p in files], None
 
 
 def _groups(n_files: int, npartitions: Optional[int]) -> list:
@@ -207,8 +215,9 @@ def fit(
     scores the ``test`` files, all as Dask tasks.
 
     ``bandwidth``: a fixed γ of ``exp(-||a - b||^2 / γ^2)``, or ``None`` for the median heuristic on
-    the landmark pairs times ``bandwidth_factor``. ``npartitions``: groups of consecutive files
-    per task (default: one file per task). ``order_seed``: shuffles the order in which the
+    the landmark pairs times ``bandwidth_factor``. ``train`` and ``test`` are lists of paths or
+    bags (``dask.bag``) of paths. ``npartitions``: groups of consecutive files per task (default: the
+    bag's partition count, else one file per task). ``order_seed``: shuffles the order in which the
     partitions are merged (the result changes only by rounding). ``client``: a
     ``dask.distributed.Client`` (default: the current one, else ``scheduler``). ``out_dir``: when
     given, the trained model's bytes are written there atomically as ``model.ksvd-trained``
@@ -217,8 +226,9 @@ def fit(
     """
     import dask
 
-    train = [os.fspath(p) for p in train]
-    test = [os.fspath(p) for p in test]
+    (train, bag_parts), (test, _) = _paths(train), _paths(test)
+    if npartitions is None:
+        npartitions = bag_parts
     if not train or not test:
         raise ValueError("need at least one training file and one test file")
 
