@@ -62,11 +62,17 @@ def test_partition_count_and_order_do_not_matter(data, single, npartitions, orde
     assert 0.5 < fit.auroc <= 1.0  # the planted signal is found
 
 
-def test_a_bag_of_paths_gives_the_same_fit(data, single):
+def test_a_bag_of_paths_with_bz2_gives_the_same_fit(data, single, tmp_path):
+    import bz2
+
     import dask.bag as db
 
     train, test = data
-    fit = kd.fit(db.from_sequence(train, npartitions=3), test, scheduler="threads", **OPTS)
+    packed = str(tmp_path / "train-0.svm.bz2")
+    with open(train[0], "rb") as src, bz2.open(packed, "wb") as dst:
+        dst.write(src.read())
+    files = [packed] + train[1:]
+    fit = kd.fit(db.from_sequence(files, npartitions=3), test, scheduler="threads", **OPTS)
     assert_same(fit, fit.embeddings.compute(scheduler="threads"), *single)
 
 

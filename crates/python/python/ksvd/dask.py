@@ -3,8 +3,7 @@
 Runs the four passes of ``ksvd-stream`` (Tao, Tonin et al., ICML 2024, the large-scale table:
 RBF kernel, compatibility a2 by a very sparse random projection, ridge / LS-SVM classifier on the
 embeddings, AUROC) over a list (or a ``dask.bag``) of LIBSVM files (plain or ``.bz2``) as Dask
-tasks. File ``f`` is
-one unit of work; a partition is a group of consecutive files. Every pass maps each partition to
+tasks. File ``f`` is one unit of work; a partition is a group of consecutive files. Every pass maps each partition to
 a small mergeable state (Rust, pickled through versioned bytes) and merges them along a fixed
 binary tree of ``dask.delayed`` tasks; the driver does the small solves in between:
 
