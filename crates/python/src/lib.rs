@@ -14,10 +14,15 @@
 //! other Python thread can mutate a buffer under the computation), everything after them runs
 //! detached from the interpreter.
 //!
+//! [`streaming`] binds the mergeable partial states of `ksvd_streaming`'s out-of-core passes
+//! (pickled through their versioned bytes), which `ksvd.dask` schedules on a Dask cluster.
+//!
 //! `kernel="precomputed"` is expressed with the core's own types: a precomputed `G` (`n × m`)
 //! is the linear kernel between the row samples `x_i = G[i, :]` and the unit column samples
 //! `z_j = e_j` (a sparse identity), so `k(x_i, z_j) = G_ij` exactly, and the extension to a new
 //! kernel block `K(x', Z)` is `K(x', Z) V S⁻¹` (centred like `G` when `center=True`).
+
+mod streaming;
 
 use ksvd::{InnerSolver, Ksvd, KsvdError, KsvdModel, LanczosParams, RsvdParams, Sampling, Solver};
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
@@ -411,6 +416,7 @@ fn _ksvd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit_graph, m)?)?;
     m.add_function(wrap_pyfunction!(bandwidth_rule_py, m)?)?;
+    streaming::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

@@ -20,7 +20,7 @@ const REDUCE_ROWS: usize = 4096;
 ///
 /// Features are shifted by the column means of the first chunk before accumulating, which keeps
 /// `Σ f fᵀ − n μ μᵀ` accurate when the means are large compared with the spreads.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub struct RidgeAccumulator {
     dim: usize,
     count: usize,
@@ -32,7 +32,7 @@ pub struct RidgeAccumulator {
 }
 
 /// `score(f) = w · f + b`, a linear decision function on the embeddings.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct LinearClassifier {
     /// Weights `w` (one per embedding dimension).
     pub weights: Array1<f64>,
@@ -68,6 +68,39 @@ impl RidgeAccumulator {
             sy: 0.0,
             sfy: Array1::zeros(dim),
         }
+    }
+
+    /// An empty accumulator whose features are shifted by a fixed `shift` (the same for every
+    /// partition of a distributed pass, so that partial accumulators merge by plain addition).
+    pub fn with_shift(shift: Array1<f64>) -> Self {
+        let mut acc = RidgeAccumulator::new(shift.len());
+        acc.shift = Some(shift);
+        acc
+    }
+
+    /// Adds the statistics of `other`, accumulated on other rows with the same shift: the result
+    /// is that of one accumulator over both sets of rows (up to the order of the floating-point
+    /// additions). Associative and commutative up to rounding.
+    pub fn merge(&mut self, other: &RidgeAccumulator) -> Result<()> {
+        if other.dim != self.dim || (other.count > 0 && self.count > 0 && other.shift != self.shift) {
+            return Err(StreamingError::invalid(
+                "ridge statistics",
+                format!("dimension {} (shift {:?})", other.dim, other.shift),
+                format!(
+                    "cannot merge with dimension {} (shift {:?}): partial statistics need the same dimension and shift",
+                    self.dim, self.shift
+                ),
+            ));
+        }
+        if self.shift.is_none() {
+            self.shift.clone_from(&other.shift);
+        }
+        self.count += other.count;
+        self.s1 += &other.s1;
+        self.s2 += &other.s2;
+        self.sy += other.sy;
+        self.sfy += &other.sfy;
+        Ok(())
     }
 
     /// Rows accumulated so far.

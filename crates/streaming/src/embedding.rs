@@ -13,7 +13,7 @@ pub(crate) const BLOCK_ROWS: usize = 256;
 /// The column scaling that turns raw Nyström extensions into unit-norm vectors over the
 /// training rows, with the sign convention of `ksvd_nystrom` (the largest-magnitude entry of
 /// every column is positive; ties go to the first row).
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ColumnNormalization {
     /// Euclidean norm of every raw column over the training rows.
     pub norms: Array1<f64>,
@@ -39,11 +39,18 @@ impl ColumnNormalization {
     }
 }
 
-/// Accumulates [`ColumnNormalization`] over chunks in row order.
-#[derive(Debug, Clone)]
+/// Accumulates [`ColumnNormalization`] over chunks. Rows carry their (global) index so that
+/// accumulators of disjoint row sets merge ([`NormAccumulator::merge`]) to the same signs as one
+/// pass in row order: the sign of a column is that of its largest-magnitude entry, the one of
+/// the smallest row index among ties.
+#[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct NormAccumulator {
     sumsq: Array1<f64>,
     best: Array1<f64>,
+    /// Row index of `best` (`usize::MAX` while the column is all zeros).
+    best_row: Vec<usize>,
+    /// Rows added by [`NormAccumulator::add`] (the next implicit row index).
+    seen: usize,
 }
 
 impl NormAccumulator {
@@ -51,18 +58,57 @@ impl NormAccumulator {
         NormAccumulator {
             sumsq: Array1::zeros(rank),
             best: Array1::zeros(rank),
+            best_row: vec![usize::MAX; rank],
+            seen: 0,
         }
     }
 
+    /// Adds the next rows in row order.
     pub(crate) fn add(&mut self, e: ArrayView2<'_, f64>) {
-        for row in e.outer_iter() {
+        self.add_from(e, self.seen);
+    }
+
+    /// Adds rows whose first one has index `first`.
+    pub(crate) fn add_from(&mut self, e: ArrayView2<'_, f64>, first: usize) {
+        for (a, row) in e.outer_iter().enumerate() {
             for (k, &x) in row.iter().enumerate() {
                 self.sumsq[k] += x * x;
-                if x.abs() > self.best[k].abs() {
-                    self.best[k] = x;
-                }
+                self.offer(k, x, first + a);
             }
         }
+        self.seen = self.seen.max(first + e.nrows());
+    }
+
+    fn offer(&mut self, k: usize, x: f64, row: usize) {
+        let (b, r) = (self.best[k].abs(), self.best_row[k]);
+        if x.abs() > b || (x.abs() == b && x != 0.0 && row < r) {
+            self.best[k] = x;
+            self.best_row[k] = row;
+        }
+    }
+
+    /// The rank `r` (number of columns).
+    pub(crate) fn rank(&self) -> usize {
+        self.sumsq.len()
+    }
+
+    /// Adds an accumulator of a disjoint set of rows (sums up to rounding, signs exactly).
+    pub(crate) fn merge(&mut self, other: &NormAccumulator) -> Result<()> {
+        if other.rank() != self.rank() {
+            return Err(StreamingError::invalid(
+                "column norms",
+                other.rank(),
+                format!("cannot merge with rank {}", self.rank()),
+            ));
+        }
+        self.sumsq += &other.sumsq;
+        for k in 0..self.rank() {
+            if other.best_row[k] != usize::MAX {
+                self.offer(k, other.best[k], other.best_row[k]);
+            }
+        }
+        self.seen = self.seen.max(other.seen);
+        Ok(())
     }
 
     pub(crate) fn finish(&self) -> ColumnNormalization {

@@ -116,6 +116,15 @@ pub enum StreamingError {
         /// The file.
         path: PathBuf,
     },
+    /// A partial state of the distributed passes is corrupt, of another kind or version, or does
+    /// not fit the states it is merged with.
+    #[error("partial state ({kind}): {reason}")]
+    PartialState {
+        /// The kind of state (`"scan"`, `"columns"`, ...).
+        kind: &'static str,
+        /// What is wrong.
+        reason: String,
+    },
     /// An error of the dataset readers.
     #[error(transparent)]
     Dataset(#[from] ksvd_datasets::DatasetError),

@@ -50,7 +50,7 @@ impl std::fmt::Display for CompatSide {
 /// `D_c = √(M/m)`, as in `ksvd_nystrom`) and `f` the [`ColumnNormalization`].
 /// The inner products `a(x) · b_j` are `xᵀ P[:, j]` with `P = R_ᵀ X[:, J] ∈ R^{M×m}` held in
 /// memory (see the crate docs for the shapes).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamingKsvd {
     side: CompatSide,
     summary: ScanSummary,
@@ -143,39 +143,11 @@ pub fn fit_ksvd(
 ) -> Result<StreamingKsvd> {
     let sc = scan(source, params, progress, "ksvd: pass 1/2 (scan, reservoir)")?;
     let (nn, mm) = (sc.summary.rows, sc.summary.features);
-    let cols: Vec<usize> = match &params.cols {
-        ColLandmarks::Uniform => sample_indices(
-            &mut rng_from_seed(params.seed.wrapping_add(0x9e37_79b9)),
-            mm,
-            params.col_landmarks.min(mm),
-        ),
-        ColLandmarks::Explicit(v) => {
-            if let Some(&bad) = v.iter().find(|&&j| j >= mm) {
-                return Err(StreamingError::LandmarkOutOfRange {
-                    what: "column",
-                    index: bad,
-                    len: mm,
-                });
-            }
-            v.clone()
-        }
-    };
+    let cols = choose_cols(params, mm)?;
     let m = cols.len();
-    let side = match nn.cmp(&mm) {
-        Ordering::Greater => CompatSide::Cols,
-        Ordering::Less => CompatSide::Rows,
-        Ordering::Equal => CompatSide::Square,
-    };
-    let (density, scaling, seed) = (params.projection_density, params.projection_scaling, params.seed);
-    let projection = match side {
-        CompatSide::Cols => Some(SparseProjection::new(nn, mm, density, scaling, seed)?),
-        CompatSide::Rows => Some(SparseProjection::new(mm, nn, density, scaling, seed)?),
-        CompatSide::Square => None,
-    };
-    let mut pos = vec![u32::MAX; mm];
-    for (b, &j) in cols.iter().enumerate() {
-        pos[j] = b as u32;
-    }
+    let side = CompatSide::of(nn, mm);
+    let projection = make_projection(side, nn, mm, params)?;
+    let acc = ColumnAccumulator::new(&cols, mm);
     let mut p = Array2::<f64>::zeros((mm, m));
     let stage = "ksvd: pass 2/2 (landmark columns)";
     let changed = |got: usize| StreamingError::SourceChanged {
@@ -185,41 +157,22 @@ pub fn fit_ksvd(
     };
     match side {
         CompatSide::Cols | CompatSide::Square => {
-            let (mut rc, mut rv) = (Vec::new(), Vec::new());
+            let mut buf = (Vec::new(), Vec::new());
             for_each_chunk(source, params.chunk_rows, Some(mm), |c| {
                 let end = c.first + c.x.nrows();
                 if end > nn {
                     return Err(changed(end));
                 }
                 for a in 0..c.x.nrows() {
-                    let i = c.first + a;
                     let (idx, val) = c.x.row(a);
-                    let mut generated = false;
-                    for (&k, &v) in idx.iter().zip(val) {
-                        let b = pos[k];
-                        if b == u32::MAX {
-                            continue;
-                        }
-                        match &projection {
-                            // Square: P = X[:, J], row i of P is row i of X.
-                            None => p[[i, b as usize]] += v,
-                            Some(pr) => {
-                                if !generated {
-                                    pr.row_into(i, &mut rc, &mut rv);
-                                    generated = true;
-                                }
-                                for (&l, &r) in rc.iter().zip(&rv) {
-                                    p[[l, b as usize]] += v * r;
-                                }
-                            }
-                        }
-                    }
+                    acc.add_row(&mut p, projection.as_ref(), c.first + a, idx, val, &mut buf);
                 }
                 report(progress, stage, end, nn);
                 Ok(())
             })?;
         }
         CompatSide::Rows => {
+            let pos = &acc.pos;
             let mut indptr = vec![0usize];
             let (mut ind, mut dat) = (Vec::new(), Vec::new());
             for_each_chunk(source, params.chunk_rows, Some(mm), |c| {
@@ -261,12 +214,149 @@ pub fn fit_ksvd(
             }
         }
     }
+    solve_landmarks(
+        LandmarkInputs {
+            side,
+            summary: sc.summary,
+            projection,
+            row_landmarks: sc.landmark_rows,
+            landmark_x: &sc.landmark_x,
+            col_landmarks: cols,
+            p,
+            col_sq_norms: &sc.col_sq_norms,
+        },
+        params,
+    )
+}
+
+impl CompatSide {
+    /// The side Algorithm 1 maps for an `N × M` data matrix.
+    pub fn of(rows: usize, features: usize) -> CompatSide {
+        match rows.cmp(&features) {
+            Ordering::Greater => CompatSide::Cols,
+            Ordering::Less => CompatSide::Rows,
+            Ordering::Equal => CompatSide::Square,
+        }
+    }
+}
+
+/// The landmark columns `J` of an `N × M` fit (uniform from the seed, or explicit and checked).
+pub(crate) fn choose_cols(params: &ValidStreamingParams, mm: usize) -> Result<Vec<usize>> {
+    match &params.cols {
+        ColLandmarks::Uniform => Ok(sample_indices(
+            &mut rng_from_seed(params.seed.wrapping_add(0x9e37_79b9)),
+            mm,
+            params.col_landmarks.min(mm),
+        )),
+        ColLandmarks::Explicit(v) => {
+            if let Some(&bad) = v.iter().find(|&&j| j >= mm) {
+                return Err(StreamingError::LandmarkOutOfRange {
+                    what: "column",
+                    index: bad,
+                    len: mm,
+                });
+            }
+            Ok(v.clone())
+        }
+    }
+}
+
+/// The sparse projection of the a2 compatibility for `side` (`None` when `N = M`).
+pub(crate) fn make_projection(
+    side: CompatSide,
+    nn: usize,
+    mm: usize,
+    params: &ValidStreamingParams,
+) -> Result<Option<SparseProjection>> {
+    let (density, scaling, seed) = (params.projection_density, params.projection_scaling, params.seed);
+    Ok(match side {
+        CompatSide::Cols => Some(SparseProjection::new(nn, mm, density, scaling, seed)?),
+        CompatSide::Rows => Some(SparseProjection::new(mm, nn, density, scaling, seed)?),
+        CompatSide::Square => None,
+    })
+}
+
+/// Accumulates `P = C_zᵀ X[:, J]` (columns mapped) or `P = X[:, J]` (square) row by row.
+pub(crate) struct ColumnAccumulator {
+    /// Position of feature `k` in `J`, or `u32::MAX`.
+    pos: Vec<u32>,
+}
+
+impl ColumnAccumulator {
+    pub(crate) fn new(cols: &[usize], mm: usize) -> Self {
+        let mut pos = vec![u32::MAX; mm];
+        for (b, &j) in cols.iter().enumerate() {
+            pos[j] = b as u32;
+        }
+        ColumnAccumulator { pos }
+    }
+
+    /// Adds training row `i` (entries `idx`, `val`) to `P` (`M × m`): for every landmark
+    /// feature `j = J[b]` of the row, `P[:, b] += X[i, j] · C_z[i, :]` (square: `P[i, b] += X[i, j]`).
+    pub(crate) fn add_row(
+        &self,
+        p: &mut Array2<f64>,
+        projection: Option<&SparseProjection>,
+        i: usize,
+        idx: &[usize],
+        val: &[f64],
+        buf: &mut (Vec<usize>, Vec<f64>),
+    ) {
+        let mut generated = false;
+        for (&k, &v) in idx.iter().zip(val) {
+            let b = self.pos[k];
+            if b == u32::MAX {
+                continue;
+            }
+            match projection {
+                // Square: P = X[:, J], row i of P is row i of X.
+                None => p[[i, b as usize]] += v,
+                Some(pr) => {
+                    if !generated {
+                        pr.row_into(i, &mut buf.0, &mut buf.1);
+                        generated = true;
+                    }
+                    for (&l, &r) in buf.0.iter().zip(&buf.1) {
+                        p[[l, b as usize]] += v * r;
+                    }
+                }
+            }
+        }
+    }
+}
+
+/// What the landmark solve needs once `P` is complete.
+pub(crate) struct LandmarkInputs<'a> {
+    pub side: CompatSide,
+    pub summary: ScanSummary,
+    pub projection: Option<SparseProjection>,
+    pub row_landmarks: Vec<usize>,
+    pub landmark_x: &'a CsrMatrix,
+    pub col_landmarks: Vec<usize>,
+    pub p: Array2<f64>,
+    pub col_sq_norms: &'a [f64],
+}
+
+/// The landmark solve: `‖b_j‖²`, the `n × m` block, `γ`, its rank-`r` SVD and `D_c V S⁻¹`.
+pub(crate) fn solve_landmarks(inputs: LandmarkInputs<'_>, params: &ValidStreamingParams) -> Result<StreamingKsvd> {
+    let LandmarkInputs {
+        side,
+        summary,
+        projection,
+        row_landmarks,
+        landmark_x,
+        col_landmarks: cols,
+        p,
+        col_sq_norms,
+    } = inputs;
+    let (nn, mm) = (summary.rows, summary.features);
+    let m = cols.len();
     let b_sq: Array1<f64> = match side {
         CompatSide::Cols | CompatSide::Square => p.axis_iter(Axis(1)).map(|c| c.dot(&c)).collect(),
-        CompatSide::Rows => cols.iter().map(|&j| sc.col_sq_norms[j]).collect(),
+        CompatSide::Rows => cols.iter().map(|&j| col_sq_norms[j]).collect(),
     };
     // The landmark block.
-    let n = sc.landmark_rows.len();
+    let n = row_landmarks.len();
     let geo = Geometry {
         side,
         projection: projection.as_ref(),
@@ -274,7 +364,7 @@ pub fn fit_ksvd(
         b_sq: &b_sq,
     };
     let mut d2 = Array2::<f64>::zeros((n, m));
-    geo.sq_dists(&sc.landmark_x, 0..n, d2.view_mut(), &mut ProjectionWorkspace::default());
+    geo.sq_dists(landmark_x, 0..n, d2.view_mut(), &mut ProjectionWorkspace::default());
     let gamma = match params.bandwidth {
         Bandwidth::Fixed(g) => g,
         Bandwidth::Median(c) => c * median(d2.iter().copied().collect()).unwrap_or(0.0).sqrt(),
@@ -306,9 +396,9 @@ pub fn fit_ksvd(
     let right = &sub.v * &inv_s;
     Ok(StreamingKsvd {
         side,
-        summary: sc.summary,
+        summary,
         projection,
-        row_landmarks: sc.landmark_rows,
+        row_landmarks,
         col_landmarks: cols,
         p,
         b_sq,

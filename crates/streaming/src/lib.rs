@@ -137,6 +137,12 @@
 //! `f32` or sharding it by feature ranges and joining partitions' nonzeros against the shards;
 //! (d) rows mapped (`M > N`) needs `X[:, J]` gathered by a shuffle on `j` instead of collected.
 //! Nothing else in the algebra changes: every quantity above is a sum over rows.
+//!
+//! These passes exist as mergeable, serialisable states over a list of LIBSVM files:
+//! [`ScanPartial`] (the bottom-`n` sketch), [`LandmarkPlan`] and [`ColumnsPartial`] (`P`),
+//! [`FittedKsvd`] and [`TrainPartial`] (the ridge statistics), [`TrainedKsvd`] and
+//! [`ScorePartial`] (AUROC from sorted per-class scores); the Python package's `ksvd.dask`
+//! runs them on Dask.
 
 mod classifier;
 mod embedding;
@@ -145,6 +151,7 @@ mod kpca;
 mod ksvd;
 mod memory;
 mod params;
+mod partial;
 mod pipeline;
 mod progress;
 mod projection;
@@ -163,6 +170,10 @@ pub use kpca::{fit_kpca, StreamingKpca};
 pub use ksvd::{fit_ksvd, CompatSide, StreamingKsvd};
 pub use memory::{cpu_seconds, current_rss_bytes, peak_rss_bytes, reset_peak_rss};
 pub use params::{Bandwidth, ColLandmarks, RowLandmarks, StreamingParams, ValidStreamingParams};
+pub use partial::{
+    ColumnsPartial, FittedKsvd, LandmarkPlan, PartialState, ScanPartial, ScorePartial, TrainPartial, TrainedKsvd,
+    PARTIAL_FORMAT, PARTIAL_FORMAT_VERSION,
+};
 pub use pipeline::{
     normalize, run_pipeline, score_pass, train_pass, Method, PipelineOutcome, PipelineParams, TrainOutcome,
 };

@@ -29,7 +29,7 @@ pub enum ProjectionScaling {
 /// Row `k` is generated from its own stream `(seed, k)` by geometric skipping, in
 /// `O(nnz)` time and independently of every other row: the matrix is the same whichever rows
 /// are generated, in whichever order or on whichever thread.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct SparseProjection {
     input_dim: usize,
     output_dim: usize,

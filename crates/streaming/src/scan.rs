@@ -12,7 +12,7 @@ use crate::source::{for_each_chunk, LibsvmSource};
 const MAX_LABELS: usize = 1000;
 
 /// What the first pass learned about a training source.
-#[derive(Debug, Clone, PartialEq)]
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
 pub struct ScanSummary {
     /// Number of (selected) rows `N`.
     pub rows: usize,
@@ -38,6 +38,57 @@ pub(crate) struct Scan {
 
 type SparseRow = (Vec<usize>, Vec<f64>);
 
+/// The additive part of a scan: stored entries, label counts and squared column norms. Partial
+/// counts of disjoint row sets merge by addition ([`ScanCounts::merge`]): exactly for the
+/// integers, up to the order of the floating-point additions for the norms.
+#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+pub(crate) struct ScanCounts {
+    /// Stored entries.
+    pub nnz: usize,
+    /// `(label, count)` sorted by label (at most [`MAX_LABELS`] distinct labels).
+    pub labels: Vec<(f64, usize)>,
+    /// `‖X[:, j]‖²` of the columns seen so far.
+    pub col_sq: Vec<f64>,
+}
+
+impl ScanCounts {
+    /// Adds a chunk of rows and their labels.
+    pub(crate) fn add_chunk(&mut self, x: &CsrMatrix, labels: &[f64]) {
+        if self.col_sq.len() < x.ncols() {
+            self.col_sq.resize(x.ncols(), 0.0);
+        }
+        for (&j, &v) in x.indices().iter().zip(x.data()) {
+            self.col_sq[j] += v * v;
+        }
+        self.nnz += x.nnz();
+        for &label in labels {
+            self.add_label(label, 1);
+        }
+    }
+
+    fn add_label(&mut self, label: f64, count: usize) {
+        match self.labels.binary_search_by(|(l, _)| l.total_cmp(&label)) {
+            Ok(p) => self.labels[p].1 += count,
+            Err(p) if self.labels.len() < MAX_LABELS => self.labels.insert(p, (label, count)),
+            Err(_) => {}
+        }
+    }
+
+    /// Adds the counts of a disjoint set of rows.
+    pub(crate) fn merge(&mut self, other: &ScanCounts) {
+        if self.col_sq.len() < other.col_sq.len() {
+            self.col_sq.resize(other.col_sq.len(), 0.0);
+        }
+        for (a, b) in self.col_sq.iter_mut().zip(&other.col_sq) {
+            *a += b;
+        }
+        self.nnz += other.nnz;
+        for &(label, count) in &other.labels {
+            self.add_label(label, count);
+        }
+    }
+}
+
 /// Pass 1: counts rows, entries and labels, accumulates squared column norms, and keeps the
 /// landmark rows (reservoir sample or explicit indices).
 pub(crate) fn scan(
@@ -53,24 +104,11 @@ pub(crate) fn scan(
         RowLandmarks::Explicit(v) => Some(v),
     };
     let mut explicit_found: Vec<(usize, SparseRow)> = Vec::new();
-    let mut col_sq: Vec<f64> = Vec::new();
-    let mut nnz = 0usize;
-    let mut labels: Vec<(f64, usize)> = Vec::new();
+    let mut counts = ScanCounts::default();
     let (rows, width) = for_each_chunk(source, params.chunk_rows, None, |c| {
-        if col_sq.len() != c.x.ncols() {
-            col_sq = vec![0.0; c.x.ncols()];
-        }
-        for (&j, &v) in c.x.indices().iter().zip(c.x.data()) {
-            col_sq[j] += v * v;
-        }
-        nnz += c.x.nnz();
-        for (a, &label) in c.labels.iter().enumerate() {
+        counts.add_chunk(&c.x, &c.labels);
+        for a in 0..c.x.nrows() {
             let i = c.first + a;
-            match labels.binary_search_by(|(l, _)| l.total_cmp(&label)) {
-                Ok(p) => labels[p].1 += 1,
-                Err(p) if labels.len() < MAX_LABELS => labels.insert(p, (label, 1)),
-                Err(_) => {}
-            }
             let row = || {
                 let (idx, val) = c.x.row(a);
                 (idx.to_vec(), val.to_vec())
@@ -99,9 +137,7 @@ pub(crate) fn scan(
             format!("{} has no feature columns", source.path.display()),
         ));
     }
-    if col_sq.len() != width {
-        col_sq = vec![0.0; width];
-    }
+    counts.col_sq.resize(width, 0.0);
     let items = match explicit {
         None => reservoir.into_sorted(),
         Some(list) => {
@@ -131,11 +167,11 @@ pub(crate) fn scan(
         summary: ScanSummary {
             rows,
             features: width,
-            nnz,
-            label_counts: labels,
+            nnz: counts.nnz,
+            label_counts: counts.labels,
         },
         landmark_rows,
         landmark_x,
-        col_sq_norms: col_sq,
+        col_sq_norms: counts.col_sq,
     })
 }

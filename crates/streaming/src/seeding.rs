@@ -42,4 +42,6 @@ pub(crate) mod domain {
     pub const SYNTH_WEIGHTS: u64 = 5;
     /// Reservoir sampling of landmark rows.
     pub const RESERVOIR: u64 = 6;
+    /// Keys of the bottom-`n` landmark sketch of the distributed passes.
+    pub const SKETCH: u64 = 7;
 }

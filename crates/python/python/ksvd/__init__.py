@@ -8,6 +8,8 @@ asymmetric Nystrom method of Tao, Tonin et al. (ICML 2024), with scikit-learn co
 * :class:`KPCA`: the symmetric case (``Z = X``, symmetric kernel, centred).
 * :func:`ksvd.graph.embed`: source and target embeddings of a directed graph.
 * :func:`bandwidth_rule`: the paper's default bandwidth ``gamma = k sqrt(M gamma_x)``.
+* :mod:`ksvd.dask` (``pip install "ksvd[dask]"``): the out-of-core asymmetric Nystrom fit of
+  LIBSVM files on a Dask cluster, from mergeable partial states (not imported by default).
 
 Example
 -------

@@ -1,0 +1,106 @@
+"""The out-of-core asymmetric Nystrom KSVD on a local Dask cluster, against the single-process fit.
+
+Generates seeded LIBSVM data (``ksvd-stream``'s synthetic generator, planted nonlinear signal)
+split into ``--files`` files, or takes ``--data TRAIN... --test TEST...``; starts a
+``dask.distributed.LocalCluster`` of ``--workers`` worker processes (one thread each); runs
+``ksvd.dask.fit`` on it and ``ksvd.dask.fit_local`` (one process) on the same files; prints both
+fits, the wall time and peak RSS per worker, the bytes of each pass's state, and as its last line
+
+    max |distributed - single| = <value>; partitions per worker = [<count>, ...]
+
+(the largest difference over the test embeddings, the singular values and the AUROC; the
+number of partition tasks of all passes each worker ran).
+
+    python crates/python/examples/dask_streaming.py --workers 2
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import tempfile
+import time
+from collections import Counter
+
+import numpy as np
+
+from ksvd import _ksvd
+from ksvd import dask as kd
+
+
+def _peak_rss_bytes() -> int:
+    import resource
+    import sys
+
+    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
+    return peak if sys.platform == "darwin" else peak * 1024
+
+
+def main() -> None:
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--workers", type=int, default=2)
+    ap.add_argument("--rows", type=int, default=20_000, help="training rows to generate")
+    ap.add_argument("--test-rows", type=int, default=5_000)
+    ap.add_argument("--files", type=int, default=8, help="training files to split the generated data into")
+    ap.add_argument("--features", type=int, default=500)
+    ap.add_argument("--nnz", type=int, default=16, help="stored entries per generated row")
+    ap.add_argument("--data", nargs="+", help="training LIBSVM files (plain or .bz2) instead of generated data")
+    ap.add_argument("--test", nargs="+", help="test LIBSVM files (with --data)")
+    ap.add_argument("--rank", type=int, default=10)
+    ap.add_argument("--landmarks", type=int, default=200)
+    ap.add_argument("--chunk-rows", type=int, default=10_000)
+    ap.add_argument("--seed", type=int, default=0)
+    ap.add_argument("--no-single", action="store_true", help="skip the single-process fit (scale runs)")
+    args = ap.parse_args()
+
+    from dask.distributed import Client, LocalCluster, get_task_stream
+
+    with tempfile.TemporaryDirectory(prefix="ksvd-dask-") as tmp:
+        if args.data:
+            if not args.test:
+                ap.error("--data needs --test")
+            train, test = args.data, args.test
+        else:
+            whole = os.path.join(tmp, "train.svm")
+            _ksvd.write_synthetic(whole, args.rows, features=args.features, nnz_per_row=args.nnz, part="train", seed=args.seed)
+            train = kd.split_file(whole, args.files, tmp, prefix="train")
+            os.unlink(whole)
+            t = os.path.join(tmp, "test.svm")
+            _ksvd.write_synthetic(t, args.test_rows, features=args.features, nnz_per_row=args.nnz, part="test", seed=args.seed)
+            test = kd.split_file(t, max(1, min(args.files, 4)), tmp, prefix="test")
+        opts = dict(rank=args.rank, landmarks=args.landmarks, chunk_rows=args.chunk_rows, seed=args.seed)
+        n_features = None if args.data else args.features
+
+        with LocalCluster(n_workers=args.workers, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
+            workers = sorted(client.scheduler_info()["workers"])
+            t0 = time.perf_counter()
+            with get_task_stream(client) as ts:
+                dist = kd.fit(train, test, client=client, n_features=n_features, **opts)
+                emb_dist = dist.embeddings.compute(scheduler=client)
+            wall = time.perf_counter() - t0
+            rss = client.run(_peak_rss_bytes)
+            counts = Counter(rec["worker"] for rec in ts.data if "-part-" in str(rec["key"]))
+        print(f"distributed: {args.workers} workers, {len(train)} training files, wall {wall:.2f} s, "
+              f"load average {os.getloadavg()[0]:.2f}")
+        print(f"  AUROC {dist.auroc:.6f}, gamma {dist.model.gamma:.6g}, singular values {np.round(dist.model.singular_values()[:4], 6)}")
+        print("  peak RSS per worker (MB): " + ", ".join(f"{rss[w] / 2**20:.0f}" for w in workers))
+        print("  bytes per pass state: " + ", ".join(f"{k} {v}" for k, v in dist.state_bytes.items()))
+        if args.no_single:
+            diff = float("nan")
+        else:
+            t1 = time.perf_counter()
+            single = kd.fit_local(train, test, n_features=n_features, **opts)
+            emb_single = single.embeddings.compute(scheduler="synchronous")
+            print(f"single process: AUROC {single.auroc:.6f}, wall {time.perf_counter() - t1:.2f} s, "
+                  f"peak RSS {_peak_rss_bytes() / 2**20:.0f} MB")
+            diff = max(
+                float(np.max(np.abs(emb_dist - emb_single))),
+                float(np.max(np.abs(dist.model.singular_values() - single.model.singular_values()))),
+                abs(dist.auroc - single.auroc),
+            )
+        per_worker = ", ".join(str(counts.get(w, 0)) for w in workers)
+        print(f"max |distributed - single| = {diff:.3e}; partitions per worker = [{per_worker}]")
+
+
+if __name__ == "__main__":
+    main()

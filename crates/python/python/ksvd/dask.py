@@ -1,0 +1,274 @@
+"""The out-of-core asymmetric Nystrom KSVD on Dask (``pip install "ksvd[dask]"``).
+
+Runs the four passes of ``ksvd-stream`` (Tao, Tonin et al., ICML 2024, the large-scale table:
+RBF kernel, compatibility a2 by a very sparse random projection, ridge / LS-SVM classifier on the
+embeddings, AUROC) over a list (or a ``dask.bag``) of LIBSVM files (plain or ``.bz2``) as Dask
+tasks. File ``f`` is one unit of work; a partition is a group of consecutive files. Every pass maps each partition to
+a small mergeable state (Rust, pickled through versioned bytes) and merges them along a fixed
+binary tree of ``dask.delayed`` tasks; the driver does the small solves in between:
+
+1. scan: counts, labels, ``||X[:, j]||^2`` and the bottom-n key sketch of landmark rows
+   (``key = hash(seed, file, row)``: an exact uniform sample, the same for every partitioning);
+2. landmark columns ``P = C_z^T X[:, J]`` (``M x m``), summed; driver: the landmark SVD;
+3. embeddings + ``(r+1)^2`` ridge statistics and column norms, summed; driver: the classifier;
+4. test scores sorted per class, merged; driver: AUROC.
+
+Results do not depend on the number of workers, and on the partitioning only through the
+order of floating-point additions: sums agree to ``8 N eps`` relative, embeddings and scores
+(behind an SVD) to ``sqrt(eps)`` relative; the sketch, counts and sorted scores merge exactly.
+With a fixed partitioning the reduction tree is fixed, so results are bit-for-bit reproducible
+(also when a worker dies and Dask recomputes its partitions).
+"""
+
+from __future__ import annotations
+
+import os
+import tempfile
+import uuid
+from dataclasses import dataclass, field
+from typing import Callable, Optional, Sequence
+
+import numpy as np
+
+from . import _ksvd
+
+__all__ = ["DaskFit", "fit", "fit_local", "embeddings", "split_file"]
+
+
+@dataclass
+class DaskFit:
+    """What :func:`fit` returns.
+
+    ``model``: the trained model (``_ksvd.TrainedKsvd``: the landmark solve, the column
+    normalisation and the classifier); ``auroc``: the classifier's AUROC on the test files;
+    ``embeddings``: normalised embeddings of the test rows as a lazy ``dask.array``
+    (``rows x r``, files in order); ``plan``: the landmark plan (landmark rows and columns);
+    ``state_bytes``: size in bytes of each pass's merged state (what one message carries).
+    """
+
+    model: object
+    auroc: float
+    embeddings: object
+    plan: object
+    state_bytes: dict = field(default_factory=dict)
+
+
+def _paths(files):
+    """A list of paths, or a ``dask.bag`` of paths (then also its partition count)."""
+    if hasattr(files, "to_delayed") and hasattr(files, "npartitions"):
+        return [os.fspath(p) for p in files.compute(scheduler="synchronous")], files.npartitions
+    return [os.fspath(p) for p in files], None
+
+
+def _groups(n_files: int, npartitions: Optional[int]) -> list:
+    k = n_files if npartitions is None else max(1, min(int(npartitions), n_files))
+    return [list(map(int, g)) for g in np.array_split(np.arange(n_files), k) if len(g)]
+
+
+def _merge_all(states):
+    acc = states[0]
+    for s in states[1:]:
+        acc = acc.merge(s)
+    return acc
+
+
+def _merge2(a, b):
+    return a.merge(b)
+
+
+def _scan_part(params, files, n_features, zero_based, hook):
+    if hook is not None:
+        hook()
+    return _merge_all([_ksvd.ScanPartial.scan_file(params, f, p, n_features, zero_based) for f, p in files])
+
+
+def _columns_part(plan, files, zero_based, hook):
+    if hook is not None:
+        hook()
+    return _merge_all([plan.columns_file(f, p, zero_based) for f, p in files])
+
+
+def _train_part(fitted, files, zero_based, positive_label, hook):
+    if hook is not None:
+        hook()
+    return _merge_all([fitted.train_file(f, p, zero_based, positive_label) for f, p in files])
+
+
+def _score_part(trained, files, zero_based, hook):
+    if hook is not None:
+        hook()
+    return _merge_all([trained.score_file(f, p, zero_based, False)[0] for f, p in files])
+
+
+def _tree(parts, name):
+    """Merges delayed states pairwise in list order: a fixed binary tree of depth log2(k)."""
+    from dask import delayed
+
+    level = 0
+    while len(parts) > 1:
+        nxt = []
+        for i in range(0, len(parts) - 1, 2):
+            key = f"{name}-merge-{level}-{i // 2}"
+            nxt.append(delayed(_merge2)(parts[i], parts[i + 1], dask_key_name=key))
+        if len(parts) % 2:
+            nxt.append(parts[-1])
+        parts, level = nxt, level + 1
+    return parts[0]
+
+
+def _pass(fn, groups, paths, args, name, order, client):
+    """One pass: ``fn(state, files, *rest)`` per partition, then the merge tree. The first argument
+    (the driver's broadcast state) is scattered to every worker once (with a client), or one key
+    of the graph, so that the scheduler places partitions by load, not by where the state is."""
+    from dask import delayed
+
+    if client is not None:
+        bcast = client.scatter(args[0], broadcast=True, hash=False)
+    else:
+        bcast = delayed(args[0], name=f"{name}-input")
+    parts = [
+        delayed(fn)(bcast, [(f, paths[f]) for f in groups[k]], *args[1:], dask_key_name=f"{name}-part-{k}")
+        for k in order
+    ]
+    return _tree(parts, name)
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
+
+
+def _embed_file(trained, path, zero_based):
+    return trained.embed_file(path, zero_based)
+
+
+def split_file(path: str, parts: int, out_dir: str, *, prefix: str = "part") -> list:
+    """Splits the lines of a LIBSVM file into ``parts`` consecutive files of (nearly) equal row
+    counts in ``out_dir`` (``<prefix>-<k>.svm``, each written atomically); the concatenation of
+    the parts in order is the input. Returns their paths."""
+    with open(path, "rb") as f:
+        total = sum(1 for _ in f)
+    sizes = [len(g) for g in np.array_split(np.arange(total), parts)]
+    out = []
+    with open(path, "rb") as f:
+        for k, n in enumerate(sizes):
+            dest = os.path.join(out_dir, f"{prefix}-{k}.svm")
+            _write_atomic(dest, b"".join(f.readline() for _ in range(n)))
+            out.append(dest)
+    return out
+
+
+def embeddings(trained, paths: Sequence[str], *, zero_based: bool = False):
+    """Normalised embeddings of the rows of ``paths`` as a lazy ``dask.array`` (one block per
+    file, ``rows x r``; row counts are unknown until computed)."""
+    import dask.array as da
+    from dask import delayed
+
+    r = len(trained.singular_values())
+    name = f"ksvd-embed-{uuid.uuid4().hex[:8]}"
+    bcast = delayed(trained, name=f"{name}-input")
+    blocks = [
+        da.from_delayed(
+            delayed(_embed_file)(bcast, str(p), zero_based, dask_key_name=f"{name}-part-{k}"),
+            shape=(np.nan, r),
+            dtype=np.float64,
+        )
+        for k, p in enumerate(paths)
+    ]
+    return da.concatenate(blocks, axis=0)
+
+
+def fit(
+    train: Sequence[str],
+    test: Sequence[str],
+    *,
+    rank: int = 10,
+    landmarks: int = 1000,
+    col_landmarks: Optional[int] = None,
+    bandwidth: Optional[float] = None,
+    bandwidth_factor: float = 1.0,
+    ridge: float = 1e-3,
+    positive_label: Optional[float] = None,
+    n_features: Optional[int] = None,
+    zero_based: bool = False,
+    chunk_rows: int = 10_000,
+    seed: int = 0,
+    npartitions: Optional[int] = None,
+    order_seed: Optional[int] = None,
+    client=None,
+    scheduler=None,
+    out_dir: Optional[str] = None,
+    partition_hook: Optional[Callable[[], None]] = None,
+) -> DaskFit:
+    """Fits KSVD (asymmetric Nystrom, ``rank`` r, ``landmarks`` n rows and ``col_landmarks`` m
+    columns, default n) on the ``train`` LIBSVM files, trains the ridge classifier (``ridge`` λ on
+    standardised features, ``±1`` targets; ``positive_label`` or the larger of two labels) and
+    scores the ``test`` files, all as Dask tasks.
+
+    ``bandwidth``: a fixed γ of ``exp(-||a - b||^2 / γ^2)``, or ``None`` for the median heuristic on
+    the landmark pairs times ``bandwidth_factor``. ``train`` and ``test`` are lists of paths or
+    bags (``dask.bag``) of paths. ``npartitions``: groups of consecutive files per task (default: the
+    bag's partition count, else one file per task). ``order_seed``: shuffles the order in which the
+    partitions are merged (the result changes only by rounding). ``client``: a
+    ``dask.distributed.Client`` (default: the current one, else ``scheduler``). ``out_dir``: when
+    given, the trained model's bytes are written there atomically as ``model.ksvd-trained``
+    after every pass has succeeded (nothing is written on failure). ``partition_hook``: a
+    picklable callable run at the start of every partition task (for tests).
+    """
+    import dask
+
+    (train, bag_parts), (test, _) = _paths(train), _paths(test)
+    if npartitions is None:
+        npartitions = bag_parts
+    if not train or not test:
+        raise ValueError("need at least one training file and one test file")
+
+    def compute(x):
+        if client is not None:
+            return client.compute(x).result()
+        return dask.compute(x, scheduler=scheduler)[0]
+
+    params = _ksvd.StreamParams(
+        rank, landmarks, landmarks if col_landmarks is None else col_landmarks, bandwidth, bandwidth_factor, chunk_rows, seed
+    )
+    groups, tgroups = _groups(len(train), npartitions), _groups(len(test), npartitions)
+
+    def order(k):
+        idx = list(range(k))
+        if order_seed is not None:
+            np.random.default_rng(order_seed).shuffle(idx)
+        return idx
+
+    o, to = order(len(groups)), order(len(tgroups))
+    sizes = {}
+    tag = uuid.uuid4().hex[:8]  # unique task keys per call
+    scan = compute(_pass(_scan_part, groups, train, (params, n_features, zero_based, partition_hook), f"ksvd-scan-{tag}", o, client))
+    plan = _ksvd.LandmarkPlan(scan, params)
+    cols = compute(_pass(_columns_part, groups, train, (plan, zero_based, partition_hook), f"ksvd-columns-{tag}", o, client))
+    fitted = plan.solve(cols)
+    tr = compute(
+        _pass(_train_part, groups, train, (fitted, zero_based, positive_label, partition_hook), f"ksvd-train-{tag}", o, client)
+    )
+    trained = fitted.finish(tr, ridge, positive_label)
+    scores = compute(_pass(_score_part, tgroups, test, (trained, zero_based, partition_hook), f"ksvd-score-{tag}", to, client))
+    auc = scores.auroc()
+    for name, state in [("scan", scan), ("plan", plan), ("columns", cols), ("fitted", fitted), ("train", tr), ("trained", trained), ("score", scores)]:
+        sizes[name] = len(state.to_bytes())
+    if out_dir is not None:
+        _write_atomic(os.path.join(out_dir, "model.ksvd-trained"), trained.to_bytes())
+    return DaskFit(trained, auc, embeddings(trained, test, zero_based=zero_based), plan, sizes)
+
+
+def fit_local(train: Sequence[str], test: Sequence[str], **kwargs) -> DaskFit:
+    """The single-process reference of :func:`fit`: the same passes with every file in one
+    partition, on Dask's synchronous scheduler (no workers, no serialisation)."""
+    kwargs = {**kwargs, "npartitions": 1, "client": None, "scheduler": "synchronous", "order_seed": None}
+    return fit(train, test, **kwargs)

@@ -1,0 +1,415 @@
+//! Bindings of the out-of-core passes' partial states (`ksvd_streaming::partial`): the building
+//! blocks `ksvd.dask` schedules. Each state is a frozen Python object with a functional `merge`
+//! (returns a new state), pickled through its versioned serde bytes
+//! ([`ksvd_streaming::PartialState::to_bytes`]); a wrong kind or version or corrupt bytes raise
+//! `ValueError` naming the problem. Every pass runs with the GIL released.
+use ksvd_streaming::{
+    Bandwidth, ColumnsPartial, FittedKsvd, LabelRule, LandmarkPlan, LibsvmSource, PartialState, ScanPartial,
+    ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec, TrainPartial, TrainedKsvd,
+    ValidStreamingParams,
+};
+use numpy::{IntoPyArray, PyArray1, PyArray2};
+use pyo3::prelude::*;
+use pyo3::types::{PyBytes, PyTuple};
+
+use crate::value_error;
+
+fn source(path: &str, n_features: Option<usize>, zero_based: bool) -> LibsvmSource {
+    let s = LibsvmSource::new(path).zero_based(zero_based);
+    match n_features {
+        Some(m) => s.n_features(m),
+        None => s,
+    }
+}
+
+/// Pickle support shared by every state: `(Type.from_bytes, (bytes,))`.
+fn reduce<'py, T: pyo3::type_object::PyTypeInfo>(py: Python<'py>, bytes: Vec<u8>) -> PyResult<Bound<'py, PyTuple>> {
+    let ctor = py.get_type::<T>().getattr("from_bytes")?;
+    let args = (PyBytes::new(py, &bytes),).into_pyobject(py)?;
+    PyTuple::new(py, [ctor.into_any(), args.into_any()])
+}
+
+/// Declares a frozen state class with `to_bytes`, `from_bytes`, pickling and the given methods.
+macro_rules! state_class {
+    ($py:ident, $rust:ty, $name:literal, $doc:literal, merge, { $($methods:tt)* }) => {
+        state_class!($py, $rust, $name, $doc, {
+            /// The merge with the state of a disjoint set of files (a new state).
+            fn merge(&self, py: Python<'_>, other: &$py) -> PyResult<Self> {
+                let mut inner = self.inner.clone();
+                run(py, || inner.merge(&other.inner))?;
+                Ok($py { inner })
+            }
+            $($methods)*
+        });
+    };
+    ($py:ident, $rust:ty, $name:literal, $doc:literal, { $($methods:tt)* }) => {
+        #[doc = $doc]
+        #[pyclass(module = "ksvd._ksvd", name = $name, frozen)]
+        pub(crate) struct $py {
+            inner: $rust,
+        }
+
+        #[pymethods]
+        impl $py {
+            /// The versioned serde form (one JSON document).
+            fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
+                let bytes = py.detach(|| self.inner.to_bytes()).map_err(value_error)?;
+                Ok(PyBytes::new(py, &bytes))
+            }
+
+            /// Reads `to_bytes`' output, checking format, kind, version and invariants.
+            #[staticmethod]
+            fn from_bytes(py: Python<'_>, bytes: &[u8]) -> PyResult<Self> {
+                let inner = py.detach(|| <$rust>::from_bytes(bytes)).map_err(value_error)?;
+                Ok($py { inner })
+            }
+
+            fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+                let py = slf.py();
+                let inner = &slf.get().inner;
+                let bytes = py.detach(|| inner.to_bytes()).map_err(value_error)?;
+                reduce::<$py>(py, bytes)
+            }
+
+            $($methods)*
+        }
+    };
+}
+
+/// Validated parameters of the streaming fit (`ksvd_streaming::StreamingParams`).
+#[pyclass(module = "ksvd._ksvd", name = "StreamParams", frozen)]
+pub(crate) struct PyStreamParams {
+    params: ValidStreamingParams,
+    args: (usize, usize, usize, Option<f64>, f64, usize, u64),
+}
+
+#[pymethods]
+impl PyStreamParams {
+    /// Rank `r`, `n` landmark rows, `m` landmark columns, a fixed bandwidth `γ` or (`None`) the
+    /// median heuristic times `bandwidth_factor`, rows per chunk, seed.
+    #[new]
+    #[pyo3(signature = (rank, row_landmarks, col_landmarks, bandwidth, bandwidth_factor, chunk_rows, seed))]
+    fn new(
+        rank: usize,
+        row_landmarks: usize,
+        col_landmarks: usize,
+        bandwidth: Option<f64>,
+        bandwidth_factor: f64,
+        chunk_rows: usize,
+        seed: u64,
+    ) -> PyResult<Self> {
+        let bw = match bandwidth {
+            Some(g) => Bandwidth::Fixed(g),
+            None => Bandwidth::Median(bandwidth_factor),
+        };
+        let params = StreamingParams::new(rank, row_landmarks)
+            .col_landmarks(col_landmarks)
+            .bandwidth(bw)
+            .chunk_rows(chunk_rows)
+            .seed(seed)
+            .check()
+            .map_err(value_error)?;
+        Ok(PyStreamParams {
+            params,
+            args: (
+                rank,
+                row_landmarks,
+                col_landmarks,
+                bandwidth,
+                bandwidth_factor,
+                chunk_rows,
+                seed,
+            ),
+        })
+    }
+
+    fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
+        let py = slf.py();
+        let args = slf.get().args.into_pyobject(py)?;
+        PyTuple::new(py, [py.get_type::<PyStreamParams>().into_any(), args.into_any()])
+    }
+}
+
+fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, StreamingError> + Send) -> PyResult<T> {
+    py.detach(f).map_err(value_error)
+}
+
+state_class!(
+    PyScanPartial,
+    ScanPartial,
+    "ScanPartial",
+    "Pass 1: counts, labels, column norms and the bottom-n key sketch of landmark rows.",
+    merge,
+    {
+        /// Scans training file number `file` (its position in the global list) at `path`.
+        #[staticmethod]
+        #[pyo3(signature = (params, file, path, n_features=None, zero_based=false))]
+        fn scan_file(
+            py: Python<'_>,
+            params: &PyStreamParams,
+            file: usize,
+            path: &str,
+            n_features: Option<usize>,
+            zero_based: bool,
+        ) -> PyResult<Self> {
+            let src = source(path, n_features, zero_based);
+            let inner = run(py, || ScanPartial::scan_file(&params.params, file, &src))?;
+            Ok(PyScanPartial { inner })
+        }
+        /// Rows scanned.
+        #[getter]
+        fn rows(&self) -> usize {
+            self.inner.rows()
+        }
+        /// Feature columns `M`.
+        #[getter]
+        fn features(&self) -> usize {
+            self.inner.features()
+        }
+    }
+);
+
+state_class!(
+    PyLandmarkPlan,
+    LandmarkPlan,
+    "LandmarkPlan",
+    "The driver's plan after pass 1: row offsets, landmark rows and columns, the projection.",
+    {
+        /// The plan from the merged scan of every training file.
+        #[new]
+        fn new(py: Python<'_>, scan: &PyScanPartial, params: &PyStreamParams) -> PyResult<Self> {
+            let inner = run(py, || LandmarkPlan::new(&scan.inner, &params.params))?;
+            Ok(PyLandmarkPlan { inner })
+        }
+        /// Pass 2 over training file `file`: its partial landmark columns `P_f`.
+        #[pyo3(signature = (file, path, zero_based=false))]
+        fn columns_file(
+            &self,
+            py: Python<'_>,
+            file: usize,
+            path: &str,
+            zero_based: bool,
+        ) -> PyResult<PyColumnsPartial> {
+            let src = source(path, None, zero_based);
+            let inner = run(py, || ColumnsPartial::from_file(&self.inner, file, &src))?;
+            Ok(PyColumnsPartial { inner })
+        }
+        /// The landmark solve on the merged columns of every training file.
+        fn solve(&self, py: Python<'_>, columns: &PyColumnsPartial) -> PyResult<PyFittedKsvd> {
+            let inner = run(py, || self.inner.solve(&columns.inner))?;
+            Ok(PyFittedKsvd { inner })
+        }
+        /// Global ids of the landmark rows (increasing).
+        #[getter]
+        fn row_landmarks(&self) -> Vec<usize> {
+            self.inner.row_landmarks().to_vec()
+        }
+        /// Landmark columns.
+        #[getter]
+        fn col_landmarks(&self) -> Vec<usize> {
+            self.inner.col_landmarks().to_vec()
+        }
+        /// `(N, M)`.
+        #[getter]
+        fn shape(&self) -> (usize, usize) {
+            (self.inner.summary().rows, self.inner.summary().features)
+        }
+    }
+);
+
+state_class!(
+    PyColumnsPartial,
+    ColumnsPartial,
+    "ColumnsPartial",
+    "Pass 2: partial landmark columns P (M x m), merged by addition.",
+    merge,
+    {}
+);
+
+fn labels(fitted: &FittedKsvd, positive: Option<f64>) -> Result<LabelRule, StreamingError> {
+    fitted.label_rule(positive)
+}
+
+state_class!(
+    PyFittedKsvd,
+    FittedKsvd,
+    "FittedKsvd",
+    "The landmark solve, broadcast to pass 3.",
+    {
+        /// Pass 3 over training file `file`: column norms and ridge statistics of its embeddings.
+        #[pyo3(signature = (file, path, zero_based=false, positive_label=None))]
+        fn train_file(
+            &self,
+            py: Python<'_>,
+            file: usize,
+            path: &str,
+            zero_based: bool,
+            positive_label: Option<f64>,
+        ) -> PyResult<PyTrainPartial> {
+            let src = source(path, None, zero_based);
+            let inner = run(py, || {
+                self.inner.train_file(file, &src, labels(&self.inner, positive_label)?)
+            })?;
+            Ok(PyTrainPartial { inner })
+        }
+        /// The classifier solve (ridge `λ`) on the merged pass-3 state of every training file.
+        #[pyo3(signature = (train, ridge, positive_label=None))]
+        fn finish(
+            &self,
+            py: Python<'_>,
+            train: &PyTrainPartial,
+            ridge: f64,
+            positive_label: Option<f64>,
+        ) -> PyResult<PyTrainedKsvd> {
+            let inner = run(py, || {
+                self.inner
+                    .finish(&train.inner, ridge, labels(&self.inner, positive_label)?)
+            })?;
+            Ok(PyTrainedKsvd { inner })
+        }
+        /// Approximate singular values, descending.
+        fn singular_values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+            self.inner.model().singular_values().to_owned().into_pyarray(py)
+        }
+        /// The bandwidth `γ`.
+        #[getter]
+        fn gamma(&self) -> f64 {
+            self.inner.model().gamma()
+        }
+    }
+);
+
+state_class!(
+    PyTrainPartial,
+    TrainPartial,
+    "TrainPartial",
+    "Pass 3: column norms and (r+1)^2 ridge statistics, merged by addition.",
+    merge,
+    {
+        /// Training rows accumulated.
+        #[getter]
+        fn rows(&self) -> usize {
+            self.inner.rows()
+        }
+    }
+);
+
+state_class!(
+    PyTrainedKsvd,
+    TrainedKsvd,
+    "TrainedKsvd",
+    "Normalised KSVD embeddings and the linear classifier on them.",
+    {
+        /// Pass 4 over test file `file`: its scores sorted per class and (`keep_embeddings`) its
+        /// normalised embeddings (`rows x r`, else `None`).
+        #[pyo3(signature = (file, path, zero_based=false, keep_embeddings=false))]
+        fn score_file<'py>(
+            &self,
+            py: Python<'py>,
+            file: usize,
+            path: &str,
+            zero_based: bool,
+            keep_embeddings: bool,
+        ) -> PyResult<(PyScorePartial, Option<Bound<'py, PyArray2<f64>>>)> {
+            let src = source(path, None, zero_based);
+            let (inner, emb) = run(py, || self.inner.score_file(file, &src, keep_embeddings))?;
+            Ok((PyScorePartial { inner }, emb.map(|e| e.into_pyarray(py))))
+        }
+        /// Normalised embeddings of every row of `path` (`rows x r`).
+        #[pyo3(signature = (path, zero_based=false))]
+        fn embed_file<'py>(
+            &self,
+            py: Python<'py>,
+            path: &str,
+            zero_based: bool,
+        ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+            let src = source(path, None, zero_based);
+            Ok(run(py, || self.inner.embed_file(&src))?.into_pyarray(py))
+        }
+        /// Approximate singular values, descending.
+        fn singular_values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+            self.inner.model().singular_values().to_owned().into_pyarray(py)
+        }
+        /// Classifier weights on normalised embeddings.
+        fn weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+            self.inner.classifier().weights.clone().into_pyarray(py)
+        }
+        /// Classifier intercept.
+        #[getter]
+        fn bias(&self) -> f64 {
+            self.inner.classifier().bias
+        }
+        /// The bandwidth `γ`.
+        #[getter]
+        fn gamma(&self) -> f64 {
+            self.inner.model().gamma()
+        }
+    }
+);
+
+state_class!(
+    PyScorePartial,
+    ScorePartial,
+    "ScorePartial",
+    "Pass 4: test scores sorted per class; merged exactly.",
+    merge,
+    {
+        /// AUROC of the merged scores (ties count one half).
+        fn auroc(&self, py: Python<'_>) -> PyResult<f64> {
+            run(py, || self.inner.auroc())
+        }
+        /// Test rows scored.
+        #[getter]
+        fn rows(&self) -> usize {
+            self.inner.rows()
+        }
+    }
+);
+
+/// Writes `rows` seeded synthetic LIBSVM rows with a planted nonlinear signal to `path`
+/// (`ksvd_streaming::write_synthetic`; `part` is `"train"` or `"test"`, drawn from the same
+/// distribution with disjoint row streams). Returns `(rows, positives)`.
+#[pyfunction]
+#[pyo3(signature = (path, rows, *, features, nnz_per_row, part, seed))]
+fn write_synthetic(
+    py: Python<'_>,
+    path: &str,
+    rows: usize,
+    features: usize,
+    nnz_per_row: usize,
+    part: &str,
+    seed: u64,
+) -> PyResult<(usize, usize)> {
+    let part = match part {
+        "train" => SyntheticPart::Train,
+        "test" => SyntheticPart::Test,
+        other => {
+            return Err(value_error(format!(
+                "unknown part {other:?} (expected 'train' or 'test')"
+            )))
+        }
+    };
+    let spec = SyntheticSpec {
+        features,
+        nnz_per_row,
+        seed,
+        ..SyntheticSpec::default()
+    };
+    let path = std::path::PathBuf::from(path);
+    let s = run(py, || ksvd_streaming::write_synthetic(&path, &spec, part, rows))?;
+    Ok((s.rows, s.positives))
+}
+
+/// Registers the classes in the native module.
+pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
+    m.add_class::<PyStreamParams>()?;
+    m.add_class::<PyScanPartial>()?;
+    m.add_class::<PyLandmarkPlan>()?;
+    m.add_class::<PyColumnsPartial>()?;
+    m.add_class::<PyFittedKsvd>()?;
+    m.add_class::<PyTrainPartial>()?;
+    m.add_class::<PyTrainedKsvd>()?;
+    m.add_class::<PyScorePartial>()?;
+    m.add_function(wrap_pyfunction!(write_synthetic, m)?)?;
+    Ok(())
+}

@@ -1,0 +1,147 @@
+"""ksvd.dask: the distributed out-of-core fit equals the single-process one for any partitioning
+and merge order, survives a killed worker, and fails cleanly on a malformed line.
+
+Tolerances (see ksvd/dask.py): sums regrouped differently change by at most N eps relative;
+quantities behind the landmark SVD (singular values, embeddings, scores) are compared at
+sqrt(eps) relative to their scale; AUROC is a ranking and changes only if two scores swap.
+"""
+
+import functools
+import os
+import pickle
+import signal
+import threading
+import time
+
+import numpy as np
+import pytest
+
+pytest.importorskip("dask.distributed")
+
+from ksvd import _ksvd  # noqa: E402
+from ksvd import dask as kd  # noqa: E402
+
+EPS = np.finfo(float).eps
+OPTS = dict(rank=6, landmarks=60, chunk_rows=300, seed=3, n_features=80)
+
+
+@pytest.fixture(scope="module")
+def data(tmp_path_factory):
+    d = tmp_path_factory.mktemp("dask-data")
+    whole = str(d / "train.svm")
+    _ksvd.write_synthetic(whole, 3000, features=80, nnz_per_row=8, part="train", seed=1)
+    train = kd.split_file(whole, 7, str(d), prefix="train")
+    t = str(d / "test.svm")
+    _ksvd.write_synthetic(t, 800, features=80, nnz_per_row=8, part="test", seed=1)
+    test = kd.split_file(t, 3, str(d), prefix="test")
+    return train, test
+
+
+@pytest.fixture(scope="module")
+def single(data):
+    train, test = data
+    fit = kd.fit_local(train, test, **OPTS)
+    return fit, fit.embeddings.compute(scheduler="synchronous")
+
+
+def assert_same(fit, emb, ref, ref_emb):
+    s, s_ref = fit.model.singular_values(), ref.model.singular_values()
+    assert s.shape == s_ref.shape
+    assert np.max(np.abs(s - s_ref)) <= np.sqrt(EPS) * s_ref[0]
+    assert fit.plan.row_landmarks == ref.plan.row_landmarks
+    assert emb.shape == ref_emb.shape
+    assert np.max(np.abs(emb - ref_emb)) <= np.sqrt(EPS) * np.max(np.abs(ref_emb))
+    assert abs(fit.auroc - ref.auroc) <= 1e-9
+
+
+@pytest.mark.parametrize("npartitions,order_seed", [(2, None), (3, 5), (7, 11)])
+def test_partition_count_and_order_do_not_matter(data, single, npartitions, order_seed):
+    train, test = data
+    fit = kd.fit(train, test, npartitions=npartitions, order_seed=order_seed, scheduler="threads", **OPTS)
+    assert_same(fit, fit.embeddings.compute(scheduler="threads"), *single)
+    assert 0.5 < fit.auroc <= 1.0  # the planted signal is found
+
+
+def test_a_bag_of_paths_with_bz2_gives_the_same_fit(data, single, tmp_path):
+    import bz2
+
+    import dask.bag as db
+
+    train, test = data
+    packed = str(tmp_path / "train-0.svm.bz2")
+    with open(train[0], "rb") as src, bz2.open(packed, "wb") as dst:
+        dst.write(src.read())
+    files = [packed] + train[1:]
+    fit = kd.fit(db.from_sequence(files, npartitions=3), test, scheduler="threads", **OPTS)
+    assert_same(fit, fit.embeddings.compute(scheduler="threads"), *single)
+
+
+def test_states_pickle_and_bad_bytes_raise(data):
+    train, _ = data
+    params = _ksvd.StreamParams(6, 60, 60, None, 1.0, 300, 3)
+    scan = _ksvd.ScanPartial.scan_file(params, 0, train[0], 80)
+    back = pickle.loads(pickle.dumps(scan))
+    assert back.to_bytes() == scan.to_bytes()
+    assert pickle.loads(pickle.dumps(params)) is not None
+    raw = scan.to_bytes()
+    with pytest.raises(ValueError, match="version 2"):
+        _ksvd.ScanPartial.from_bytes(raw.replace(b'"format_version":1', b'"format_version":2'))
+    with pytest.raises(ValueError, match="corrupt"):
+        _ksvd.ScanPartial.from_bytes(raw[: len(raw) // 2])
+    with pytest.raises(ValueError, match='"scan" state'):
+        _ksvd.ScorePartial.from_bytes(raw)
+
+
+def test_malformed_line_names_file_and_line_and_writes_nothing(data, tmp_path):
+    train, test = data
+    bad = tmp_path / "bad.svm"
+    lines = open(train[2]).read().splitlines()
+    lines[4] = "+1 3:0.5 oops"
+    bad.write_text("\n".join(lines) + "\n")
+    out = tmp_path / "out"
+    out.mkdir()
+    files = [train[0], train[1], str(bad)] + train[3:]
+    with pytest.raises(ValueError, match=r"bad\.svm:5:"):
+        kd.fit(files, test, scheduler="threads", out_dir=str(out), **OPTS)
+    assert list(out.iterdir()) == []
+    # The same call on good data writes the model atomically.
+    kd.fit(train, test, scheduler="threads", out_dir=str(out), **OPTS)
+    assert [p.name for p in out.iterdir()] == ["model.ksvd-trained"]
+
+
+def test_a_killed_worker_changes_nothing(data):
+    from dask.distributed import Client, LocalCluster
+
+    train, test = data
+    # Each partition task sleeps 0.5 s, so a pass over 7 partitions on 2 workers lasts > 1.5 s;
+    # one worker process is killed (SIGKILL) once tasks are running, its nanny restarts it and
+    # the scheduler recomputes its partitions. With the same partitioning the reduction tree is
+    # fixed, so the result equals the undisturbed run bit for bit.
+    hook = functools.partial(time.sleep, 0.5)
+    with LocalCluster(n_workers=2, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, Client(
+        cluster
+    ) as client:
+        calm = kd.fit(train, test, client=client, **OPTS)
+        pids = client.run(os.getpid)
+        victim = sorted(pids.values())[0]
+        result, error = {}, []
+
+        def run():
+            try:
+                result["fit"] = kd.fit(train, test, client=client, partition_hook=hook, **OPTS)
+            except BaseException as e:  # noqa: BLE001 - reported below
+                error.append(e)
+
+        th = threading.Thread(target=run)
+        th.start()
+        deadline = time.monotonic() + 60
+        while not any(client.processing().values()) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        os.kill(victim, signal.SIGKILL)
+        th.join(timeout=120)
+        assert not th.is_alive() and not error, error
+        assert victim not in client.run(os.getpid).values()
+        hit = result["fit"]
+        np.testing.assert_array_equal(hit.model.singular_values(), calm.model.singular_values())
+        assert hit.auroc == calm.auroc
+        np.testing.assert_array_equal(hit.model.weights(), calm.model.weights())
