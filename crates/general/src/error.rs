@@ -35,14 +35,6 @@ pub enum GeneralError {
         /// Features `M`.
         cols: usize,
     },
-    /// A metric is undefined for these inputs (e.g. AUROC with a single class present).
-    #[error("{metric} is undefined: {reason}")]
-    UndefinedMetric {
-        /// The metric.
-        metric: &'static str,
-        /// Why.
-        reason: String,
-    },
     /// An input or an intermediate result holds NaN or an infinity.
     #[error("{what} is not finite ({detail})")]
     NonFinite {
@@ -78,6 +70,9 @@ pub enum GeneralError {
     /// A dense linear-algebra routine failed.
     #[error(transparent)]
     Linalg(#[from] ksvd_linalg::LinalgError),
+    /// A metric's input was invalid (see `ksvd-metrics`).
+    #[error(transparent)]
+    Metrics(#[from] ksvd_metrics::MetricsError),
 }
 
 impl GeneralError {

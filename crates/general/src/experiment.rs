@@ -16,8 +16,8 @@ use crate::embed::{
 use crate::error::{GeneralError, Result};
 use crate::head::{HeadInit, Loss};
 use crate::kernel::DiffKernel;
-use crate::metrics::{accuracy, auroc, mean_std, rmse};
 use crate::train::{train, FeatureSource, SgdOptions, Trained};
+use ksvd_metrics::{accuracy, auroc, mean_std, rmse};
 
 /// The six UCI datasets of Table 3, in the paper's order.
 pub const DATASETS: [&str; 6] = ["diabetes", "ionosphere", "liver", "cholesterol", "yacht", "protein"];
@@ -655,7 +655,7 @@ pub fn evaluate(
             if classes == 2 {
                 let scores: Vec<f64> = o.outer_iter().map(|r| r[1] - r[0]).collect();
                 let pos: Vec<bool> = truth.iter().map(|&t| t == 1).collect();
-                out.push(("auroc", auroc(&pos, &scores)?));
+                out.push(("auroc", auroc(&scores, &pos)?));
             }
             Ok(out)
         }

@@ -61,7 +61,7 @@
 //! | optimiser | plain SGD (no momentum), lr 1e-3 (Cholesterol 1e-1, protein 1e-4), 2000 iterations = SGD steps, full batch except protein (500) | [`SgdOptions`], [`IterationUnit`] |
 //! | a3 | `C` init a2, `V` and the feature statistics re-computed every step | [`Table3Config::refresh_every`] |
 //! | KPCA, learnable `C` | `C = I` initially; eigenvectors re-computed every 10 steps (protein: 100) | [`Table3Config::kpca_refresh_every`] |
-//! | metrics | `acc`, `auroc` (score = logit₁ − logit₀, mid-rank ties), `rmse` | [`metrics`] |
+//! | metrics | `acc`, `auroc` (score = logit₁ − logit₀, mid-rank ties), `rmse` | `ksvd-metrics` ([`ksvd_metrics::accuracy`], [`ksvd_metrics::auroc`], [`ksvd_metrics::rmse`]) |
 //!
 //! SGD divergence (a non-finite loss or parameter, or a final training loss above twice the first
 //! one) is reported as a failed row, never hidden; so is a kernel matrix that underflowed to 0
@@ -176,7 +176,6 @@ mod error;
 mod experiment;
 pub mod head;
 pub mod kernel;
-pub mod metrics;
 pub mod train;
 
 pub use data::{prepare, Prepared, Preprocessing, TaskKind};
