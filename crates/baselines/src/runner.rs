@@ -558,14 +558,16 @@ pub fn run_bicluster_baselines(
                     };
                     seconds.push(start.elapsed().as_secs_f64());
                     let scores = [
-                        ksvd_bicluster::nmi(&data.labels, &b.doc_labels),
-                        ksvd_bicluster::coherence(&data.matrix, &b.term_labels).map(|c| c.score),
+                        ksvd_bicluster::nmi(&data.labels, &b.doc_labels).map_err(|e| e.to_string()),
+                        ksvd_bicluster::coherence(&data.matrix, &b.term_labels)
+                            .map(|c| c.score)
+                            .map_err(|e| e.to_string()),
                     ];
                     for (slot, score) in values.iter_mut().zip(scores) {
                         if let Ok(list) = slot {
                             match score {
                                 Ok(v) => list.push(v),
-                                Err(e) => *slot = Err(e.to_string()),
+                                Err(e) => *slot = Err(e),
                             }
                         }
                     }

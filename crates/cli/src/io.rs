@@ -3,7 +3,6 @@ use crate::CliError;
 use ksvd_linalg::CsrMatrix;
 use ndarray::{Array1, Array2};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Reads a dense matrix: `.npy` (float64, 2-D) or CSV/whitespace text without a header.

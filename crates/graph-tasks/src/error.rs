@@ -86,6 +86,9 @@ pub enum GraphTaskError {
     /// An error while loading a dataset.
     #[error(transparent)]
     Dataset(#[from] ksvd_datasets::DatasetError),
+    /// A metric's input was invalid (see `ksvd-metrics`).
+    #[error(transparent)]
+    Metrics(#[from] ksvd_metrics::MetricsError),
 }
 
 /// Result alias of this crate.
