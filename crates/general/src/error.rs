@@ -76,7 +76,8 @@ pub enum GeneralError {
 }
 
 impl GeneralError {
-    pub(crate) fn invalid(name: &'static str, value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
+    /// [`GeneralError::InvalidParameter`] from a name, the offending value and what is expected.
+    pub fn invalid(name: &'static str, value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
         GeneralError::InvalidParameter {
             name,
             value: value.to_string(),

@@ -7,12 +7,15 @@
 //! spec's `[params]`, which deserialise into the crates' own configs (every key optional, defaults
 //! documented there).
 use anyhow::{Context as _, Result};
-use ksvd_baselines::{run_graph_baselines, GraphBaseline, GraphBaselineConfig, GraphBaselinesConfig, SelfLoopPolicy};
+use baselines::{run_graph_baselines, GraphBaselinesConfig, SelfLoopPolicy};
+use ksvd_baselines::{GraphBaseline, GraphBaselineConfig};
 use ksvd_datasets::DataRoot;
 use ksvd_graph_tasks::{
     evaluate_embeddings, run_nystrom_f1, run_table1, Method, NystromF1Config, NystromMethod, Table1Config,
 };
 use serde::{Deserialize, Serialize};
+
+pub(super) mod baselines;
 
 use super::{Context, Experiment};
 use crate::rows::{Row, Status};
