@@ -534,21 +534,6 @@ pub(crate) fn select(outcomes: &[Outcome]) -> Vec<usize> {
     (0..trials).map(|t| best(t).unwrap_or(fallback)).collect()
 }
 
-/// Mean and sample standard deviation (`n − 1`; 0 for one value).
-pub(crate) fn mean_std(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    if v.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    let m = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, var.sqrt())
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -730,6 +715,5 @@ mod tests {
         let outcomes = vec![o(vec![Some(0.5), Some(0.7), None]), o(vec![Some(0.6), Some(0.7), None])];
         // Trial 2 has no CV of its own: it takes trial 0's choice.
         assert_eq!(select(&outcomes), vec![1, 0, 1]);
-        assert_eq!(mean_std(&[1.0, 3.0]), (2.0, 2f64.sqrt()));
     }
 }

@@ -1,6 +1,6 @@
 //! Runner-friendly entry points: configs (serde), tidy result rows and progress events.
 use crate::classify::{
-    evaluate_features, mean_std, select, ClassifierOptions, CvMetric, CvScope, LssvmForm, Outcome, Protocol, Task,
+    evaluate_features, select, ClassifierOptions, CvMetric, CvScope, LssvmForm, Outcome, Protocol, Task,
 };
 use crate::embed::{
     bandwidth, embed, nystrom_embed, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner, NystromMethod,
@@ -10,6 +10,11 @@ use crate::error::{ensure, GraphTaskError, Result};
 use crate::reconstruct::{evaluate_reconstruction, Distance, ReconstructionNorms};
 use ksvd_datasets::{DataRoot, DatasetName, Graph, GraphOptions, SelfLoops};
 use rayon::prelude::*;
+
+/// Mean and sample standard deviation ([`ksvd_metrics::mean_std`], `n − 1`); `NaN` for no values.
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    ksvd_metrics::mean_std(v).unwrap_or((f64::NAN, f64::NAN))
+}
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;

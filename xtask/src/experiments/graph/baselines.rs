@@ -33,7 +33,8 @@ pub struct ResultRow {
     pub metric: String,
     /// Mean over the trials of the cell (absent unless `status` is `Ok`).
     pub value: Option<f64>,
-    /// Population standard deviation over the trials (absent for one trial).
+    /// Sample standard deviation over the trials (`n − 1`, [`ksvd_metrics::mean_std`]; absent for one
+    /// trial).
     pub std: Option<f64>,
     /// Seed of the cell.
     pub seed: Option<u64>,
@@ -68,11 +69,12 @@ impl ResultRow {
     }
 }
 
+/// Mean and sample standard deviation ([`ksvd_metrics::mean_std`], `n − 1`; `None` for one value).
 fn mean_std(values: &[f64]) -> (f64, Option<f64>) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let std = (values.len() > 1).then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt());
-    (mean, std)
+    match ksvd_metrics::mean_std(values) {
+        Some((mean, std)) => (mean, (values.len() > 1).then_some(std)),
+        None => (f64::NAN, None),
+    }
 }
 
 fn dataset_name(name: &str, kind: DatasetKind) -> Result<DatasetName> {
