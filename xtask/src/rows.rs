@@ -171,7 +171,7 @@ impl Row {
         self
     }
 
-    /// A result row of one of the task crates (`ksvd_graph_tasks::ResultRow`, `ksvd_general::ResultRow`,
+    /// A result row of one of the task crates (the runners in `experiments/`, `ksvd_streaming::ResultRow`,
     /// ...): they share this schema's field names and status ids, so the conversion goes through serde
     /// (fields this schema does not have, such as `m`, are dropped).
     pub fn from_crate<T: Serialize>(row: T) -> Result<Row> {

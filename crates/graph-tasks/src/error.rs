@@ -95,7 +95,7 @@ pub enum GraphTaskError {
 pub type Result<T> = std::result::Result<T, GraphTaskError>;
 
 /// `Err(InvalidConfig)` unless `ok`.
-pub(crate) fn ensure(ok: bool, field: &'static str, value: impl std::fmt::Display, reason: &str) -> Result<()> {
+pub fn ensure(ok: bool, field: &'static str, value: impl std::fmt::Display, reason: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {
