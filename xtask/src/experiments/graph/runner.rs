@@ -1190,11 +1190,11 @@ fn nystrom_cell(
                 config.seed
             };
             let key = (chosen[t], lseed);
-            if !cache.contains_key(&key) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = cache.entry(key) {
                 let mut s = spec(res.grid[chosen[t]]);
                 s.seed = lseed;
                 let out = nystrom_embed(&graph.adjacency, method, &s, m, config.nystrom_inner)?;
-                cache.insert(key, (out.embeddings, out.rank));
+                slot.insert((out.embeddings, out.rank));
             }
             let (emb, rank) = &cache[&key];
             ranks.push(*rank);
