@@ -20,7 +20,7 @@
 //! - [`rows`] — the tidy schema (`dataset, method, metric, setting, seed, value, std, trials, seconds,
 //!   threads, status, note, paper, diff, quick`) and the summary against the paper.
 //! - [`render`] and [`plot`] — Markdown pages laid out like the paper's tables, `REPORT.md`, SVG/PNG figures.
-//! - [`fsx`] — every output file is written atomically (temporary file, fsync, rename).
+//! - [`fsx`] — every output file is written atomically (temporary file, fsync, rename), through `ksvd_datasets::write_atomic`.
 //!
 //! Outputs per spec: `results/<name>.csv` and `.parquet` (tidy rows), `<name>.summary.csv` (means over seeds,
 //! paper value, difference, verdict), `<name>.md`, figures `<name>-<figure>.svg/.png`; and `results/REPORT.md`.

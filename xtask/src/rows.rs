@@ -9,7 +9,7 @@
 //! | `setting` | str | e.g. `eps=0.1` or `m=1000`; empty when the table has a single setting |
 //! | `seed` | u64? | seed of the cell (absent for rows that are not seeded) |
 //! | `value` | f64? | our number (absent unless `status = ok`) |
-//! | `std` | f64? | spread over `trials` repetitions inside the cell |
+//! | `std` | f64? | spread over `trials` repetitions inside the cell: the sample standard deviation (`n − 1`, `ksvd_metrics::mean_std`), in every row type and in the summary |
 //! | `trials` | u32? | repetitions inside the cell |
 //! | `seconds` | f64? | wall time of the cell |
 //! | `threads` | u32? | threads the cell used (timing experiments) |
@@ -93,7 +93,7 @@ pub struct Row {
     /// Our value (only with `Status::Ok`).
     #[serde(default)]
     pub value: Option<f64>,
-    /// Standard deviation over the repetitions inside the cell.
+    /// Sample standard deviation (`n − 1`) over the repetitions inside the cell.
     #[serde(default)]
     pub std: Option<f64>,
     /// Repetitions inside the cell.
@@ -171,7 +171,7 @@ impl Row {
         self
     }
 
-    /// A result row of one of the task crates (`ksvd_graph_tasks::ResultRow`, `ksvd_general::ResultRow`,
+    /// A result row of one of the task crates (the runners in `experiments/`, `ksvd_streaming::ResultRow`,
     /// ...): they share this schema's field names and status ids, so the conversion goes through serde
     /// (fields this schema does not have, such as `m`, are dropped).
     pub fn from_crate<T: Serialize>(row: T) -> Result<Row> {
@@ -283,7 +283,8 @@ pub struct Summary {
     pub setting: String,
     /// Mean over seeds of our values.
     pub value: Option<f64>,
-    /// Spread: over seeds when there are several, else the cell's own `std`.
+    /// Spread: the sample standard deviation (`n − 1`) over seeds when there are several, else the
+    /// cell's own `std`.
     pub std: Option<f64>,
     /// Number of seeds with a value.
     pub seeds: usize,
@@ -324,9 +325,7 @@ pub fn summarize(spec: &Spec, rows: &[TidyRow]) -> Vec<Summary> {
             let std = match (n, value) {
                 (0, _) | (_, None) => None,
                 (1, _) => g.iter().find_map(|r| r.row.std),
-                (_, Some(mean)) => {
-                    Some((values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / (n - 1) as f64).sqrt())
-                }
+                (_, Some(_)) => ksvd_metrics::mean_std(&values).map(|(_, std)| std),
             };
             let secs: Vec<f64> = g.iter().filter_map(|r| r.row.seconds).collect();
             let seconds = (!secs.is_empty()).then(|| secs.iter().sum::<f64>() / secs.len() as f64);

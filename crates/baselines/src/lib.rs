@@ -63,13 +63,14 @@
 //! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! ## Runner entry points
+//! ## One cell per task
 //!
-//! [`run_graph_baseline`] (one embedding) and [`run_bicluster_baseline`] (one biclustering) take
-//! a config section that deserializes from a spec's `[params]`; [`run_graph_baselines`] and
-//! [`run_bicluster_baselines`] loop over datasets x methods x seeds and return tidy
-//! [`ResultRow`]s (Table 2's NMI and coherence are computed here with `ksvd-bicluster`; Table
-//! 1's metrics come from an evaluator callback).
+//! [`run_graph_baseline`] (one embedding of a graph) and [`run_bicluster_baseline`] (one
+//! biclustering of a documents x terms matrix) take a method value ([`GraphBaseline`],
+//! [`BiclusterBaseline`]), a config section that deserializes from a spec's `[params]`
+//! ([`GraphBaselineConfig`], [`BiclusterBaselineConfig`]) and a seed; [`trial_seed`] derives the
+//! seeds of repeated trials. The experiment loops (datasets x methods x seeds, result rows,
+//! caching) live in `xtask` (`xtask/src/experiments/graph/baselines.rs`).
 //!
 //! Where to go next: each method's `…Params` type documents its defaults and the reference
 //! code's choices; the module sources hold the derivations.
@@ -81,7 +82,7 @@ mod ebc;
 mod emd;
 mod error;
 mod hope;
-mod runner;
+mod method;
 mod util;
 
 pub use bcot::{Bcot, BcotFit, BcotParams, Biclusters, CostScale, OtAlgorithm};
@@ -90,9 +91,8 @@ pub use digae::{Digae, DigaeFeatures, DigaeFit, DigaeParams};
 pub use ebc::{Ebc, EbcFit, EbcParams};
 pub use error::{BaselineError, Result};
 pub use hope::{spectral_radius_estimate, Hope, HopeFit, HopeParams, HopeSolver, KatzOperator};
-pub use runner::{
-    run_bicluster_baseline, run_bicluster_baselines, run_graph_baseline, run_graph_baselines, trial_seed,
-    BiclusterBaseline, BiclusterBaselineConfig, BiclusterBaselinesConfig, Embeddings, GraphBaseline,
-    GraphBaselineConfig, GraphBaselinesConfig, ResultRow, RowStatus, SelfLoopPolicy,
+pub use method::{
+    run_bicluster_baseline, run_graph_baseline, trial_seed, BiclusterBaseline, BiclusterBaselineConfig, Embeddings,
+    GraphBaseline, GraphBaselineConfig,
 };
 pub use util::GraphView;

@@ -86,6 +86,9 @@ pub enum BiclusterError {
     /// An error of the sparse/dense linear-algebra layer.
     #[error(transparent)]
     Linalg(#[from] ksvd_linalg::LinalgError),
+    /// A metric's input was invalid (see `ksvd-metrics`).
+    #[error(transparent)]
+    Metrics(#[from] ksvd_metrics::MetricsError),
 }
 
 /// Result alias for this crate.

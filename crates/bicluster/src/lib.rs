@@ -19,7 +19,8 @@
 //!   [`linfa_clustering::KMeans`]; optional row L2-normalisation.
 //! * [`bicluster`]: k-means with `k_docs` clusters on the left embedding and `k_terms` clusters on
 //!   the right embedding, from one seed.
-//! * [`nmi`]: normalised mutual information with arithmetic-mean normalisation, scikit-learn's
+//! * [`nmi`] (defined in `ksvd-metrics`, re-exported here): normalised mutual information with
+//!   arithmetic-mean normalisation, scikit-learn's
 //!   `normalized_mutual_info_score` (its default `average_method="arithmetic"`):
 //!   `NMI(U, V) = I(U; V) / ((H(U) + H(V)) / 2)`, with
 //!   `I(U; V) = sum_ij (n_ij / N) ln(N n_ij / (a_i b_j))` and `H(U) = -sum_i (a_i / N) ln(a_i / N)`,
@@ -64,7 +65,6 @@ mod embed;
 mod error;
 mod kernel;
 mod kmeans;
-mod nmi;
 
 pub use bicluster::{bicluster, Biclustering};
 pub use coherence::{coherence, ClusterCoherence, Coherence};
@@ -72,4 +72,5 @@ pub use embed::{embed, Compatibility, EmbeddingMethod, Embeddings, KsvdKernel};
 pub use error::{BiclusterError, Result};
 pub use kernel::{gram, kpca_kernel, ksvd_kernel, MAX_DENSE_ENTRIES};
 pub use kmeans::{kmeans, KMeansFit, KMeansParams, KMeansValidParams};
-pub use nmi::{entropy, mutual_info, nmi};
+/// The NMI of Table 2, defined in `ksvd-metrics`.
+pub use ksvd_metrics::{entropy, mutual_info, nmi};

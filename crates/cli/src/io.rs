@@ -3,7 +3,6 @@ use crate::CliError;
 use ksvd_linalg::CsrMatrix;
 use ndarray::{Array1, Array2};
 use std::fs;
-use std::io::Write;
 use std::path::{Path, PathBuf};
 
 /// Reads a dense matrix: `.npy` (float64, 2-D) or CSV/whitespace text without a header.
@@ -164,26 +163,13 @@ pub fn read_edges(path: &Path) -> Result<EdgeList, CliError> {
     Ok(EdgeList { adjacency, names })
 }
 
-/// Writes `bytes` to `path` atomically: a temporary file in the same directory, synced, then
-/// renamed over the target. An interrupted run never leaves a half-written file.
+/// Writes `bytes` to `path` atomically through [`ksvd_datasets::write_atomic`] (a temporary
+/// file in the same directory, fsynced, then renamed over the target), so an interrupted run
+/// never leaves a half-written file; errors become [`CliError::Output`].
 pub fn atomic_write(path: &Path, bytes: &[u8]) -> Result<(), CliError> {
-    let dir = path.parent().unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().to_string())
-        .unwrap_or_else(|| "out".into());
-    let tmp: PathBuf = dir.join(format!(".{name}.tmp{}", std::process::id()));
-    let io = |e: std::io::Error| CliError::Output {
+    ksvd_datasets::write_atomic(path, bytes).map_err(|e| CliError::Output {
         path: path.to_path_buf(),
         msg: e.to_string(),
-    };
-    let mut f = fs::File::create(&tmp).map_err(io)?;
-    f.write_all(bytes).map_err(io)?;
-    f.sync_all().map_err(io)?;
-    drop(f);
-    fs::rename(&tmp, path).map_err(|e| {
-        let _ = fs::remove_file(&tmp);
-        io(e)
     })
 }
 

@@ -72,8 +72,11 @@
 //!
 //! Where to go next: [`DataRoot`] (loading), [`DatasetName`] (the registry), the per-format
 //! readers ([`load_linqs_graph`], [`load_bicluster_mat`], [`load_table`], [`read_libsvm`],
-//! [`libsvm_chunks`]).
+//! [`libsvm_chunks`]). Writing files is atomic everywhere in the workspace through the one helper
+//! here: [`write_atomic`] (temporary file in the same directory, fsync, rename; also
+//! [`write_atomic_with`] and [`write_atomic_via_path`]), used by the CLI, streaming and `xtask`.
 
+mod atomic;
 mod docterm;
 mod error;
 mod graph;
@@ -84,6 +87,7 @@ mod registry;
 mod root;
 mod tabular;
 
+pub use atomic::{write_atomic, write_atomic_via_path, write_atomic_with};
 pub use docterm::{load_bicluster_mat, DocumentTermData, DocumentTermStats};
 pub use error::{DatasetError, Result};
 pub use graph::{

@@ -1028,23 +1028,21 @@ mod tests {
     #[test]
     fn protein_sized_kpca_takes_the_bounded_memory_path() {
         // The full Table 3 config on protein: 45 730 rows, 80% for training.
-        let cfg = crate::Table3Config::full();
+        // `kpca_exact_max` and `kpca_landmarks` of experiments/table3.toml's [params].
+        let (kpca_exact_max, kpca_landmarks) = (3000, 500);
         let n_train = 45_730 - (0.2f64 * 45_730.0).round() as usize;
-        let plan = KpcaPlan::choose(n_train, cfg.kpca_exact_max, cfg.kpca_landmarks);
+        let plan = KpcaPlan::choose(n_train, kpca_exact_max, kpca_landmarks);
         assert_eq!(
             plan,
             KpcaPlan::Nystrom {
-                landmarks: cfg.kpca_landmarks
+                landmarks: kpca_landmarks
             }
         );
         let largest = plan.largest_kernel_block(n_train, 500);
-        assert!(largest <= NYSTROM_BLOCK_ROWS * cfg.kpca_landmarks, "{largest}");
+        assert!(largest <= NYSTROM_BLOCK_ROWS * kpca_landmarks, "{largest}");
         assert!(largest * 100 < n_train * n_train);
         // The small datasets stay exact.
-        assert_eq!(
-            KpcaPlan::choose(614, cfg.kpca_exact_max, cfg.kpca_landmarks),
-            KpcaPlan::Exact
-        );
+        assert_eq!(KpcaPlan::choose(614, kpca_exact_max, kpca_landmarks), KpcaPlan::Exact);
         // The Nyström path runs on more rows than its block size and returns N x r features.
         let x = data(NYSTROM_BLOCK_ROWS + 300, 2, 30);
         let mut k = Kpca::new(

@@ -35,14 +35,6 @@ pub enum GeneralError {
         /// Features `M`.
         cols: usize,
     },
-    /// A metric is undefined for these inputs (e.g. AUROC with a single class present).
-    #[error("{metric} is undefined: {reason}")]
-    UndefinedMetric {
-        /// The metric.
-        metric: &'static str,
-        /// Why.
-        reason: String,
-    },
     /// An input or an intermediate result holds NaN or an infinity.
     #[error("{what} is not finite ({detail})")]
     NonFinite {
@@ -78,10 +70,14 @@ pub enum GeneralError {
     /// A dense linear-algebra routine failed.
     #[error(transparent)]
     Linalg(#[from] ksvd_linalg::LinalgError),
+    /// A metric's input was invalid (see `ksvd-metrics`).
+    #[error(transparent)]
+    Metrics(#[from] ksvd_metrics::MetricsError),
 }
 
 impl GeneralError {
-    pub(crate) fn invalid(name: &'static str, value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
+    /// [`GeneralError::InvalidParameter`] from a name, the offending value and what is expected.
+    pub fn invalid(name: &'static str, value: impl std::fmt::Display, expected: impl Into<String>) -> Self {
         GeneralError::InvalidParameter {
             name,
             value: value.to_string(),

@@ -42,8 +42,9 @@
 //! ## Protocol (every choice the paper leaves open is a config value)
 //!
 //! The paper states the split (80/20), `r = 4`, the learning rates, "2000 iterations", protein's
-//! batch size and the `γ²`. Read literally ([`Table3Config::literal`]) these do not train the
-//! heads (see "Why" below), so the recommended protocol ([`Table3Config::full`], the
+//! batch size and the `γ²`. Read literally (`Table3Config::literal`; the config types live in `xtask`'s
+//! `experiments/general/runner.rs`) these do not train the
+//! heads (see "Why" below), so the recommended protocol (`Table3Config::full`, the
 //! [`Default`], written out in `experiments/table3.toml`) keeps every stated value and fixes the
 //! open points as follows. None of them was chosen by looking at test scores or at the paper's
 //! numbers.
@@ -53,15 +54,15 @@
 //! | split | seeded random 80/20 per seed, not stratified | [`prepare`] |
 //! | missing values | liver (4) and cholesterol (6): training mean / training mode for nominal columns | [`prepare`] |
 //! | nominal columns | kept as their codes (liver gender Female 0 / Male 1; cholesterol `cp`, `thal`, … UCI codes), no one-hot | [`prepare`] |
-//! | input scaling | columns standardised with training statistics (literal: raw) | [`Table3Config::standardize`] |
-//! | bandwidth | median heuristic: `γ²` = median `‖x_i − z_j‖²` of the kernel's own inputs under the initial `C` (literal: the paper's `γ²`; KPCA uses the RBF value) | [`BandwidthRule`] |
-//! | head input | each embedding column standardised, detached training statistics, columns constant to rounding only centred (literal: `G V[:, :4]` as is) | [`Table3Config::standardize_features`], [`train::FeatureScaler`] |
-//! | regression target | trained on `(y − ȳ)/s_y`, predictions mapped back, RMSE in the target's units (literal: raw `y`) | [`Table3Config::standardize_target`] |
+//! | input scaling | columns standardised with training statistics (literal: raw) | `Table3Config::standardize` |
+//! | bandwidth | median heuristic: `γ²` = median `‖x_i − z_j‖²` of the kernel's own inputs under the initial `C` (literal: the paper's `γ²`; KPCA uses the RBF value) | `BandwidthRule` |
+//! | head input | each embedding column standardised, detached training statistics, columns constant to rounding only centred (literal: `G V[:, :4]` as is) | `Table3Config::standardize_features`, [`train::FeatureScaler`] |
+//! | regression target | trained on `(y − ȳ)/s_y`, predictions mapped back, RMSE in the target's units (literal: raw `y`) | `Table3Config::standardize_target` |
 //! | head | `nn.Linear(4, K)` starting at zero (literal: PyTorch's uniform init), [`HeadInit`]; `K = 2` logits + cross-entropy, or 1 output + MSE | [`head`] |
-//! | optimiser | plain SGD (no momentum), lr 1e-3 (Cholesterol 1e-1, protein 1e-4), 2000 iterations = SGD steps, full batch except protein (500) | [`SgdOptions`], [`IterationUnit`] |
-//! | a3 | `C` init a2, `V` and the feature statistics re-computed every step | [`Table3Config::refresh_every`] |
-//! | KPCA, learnable `C` | `C = I` initially; eigenvectors re-computed every 10 steps (protein: 100) | [`Table3Config::kpca_refresh_every`] |
-//! | metrics | `acc`, `auroc` (score = logit₁ − logit₀, mid-rank ties), `rmse` | [`metrics`] |
+//! | optimiser | plain SGD (no momentum), lr 1e-3 (Cholesterol 1e-1, protein 1e-4), 2000 iterations = SGD steps, full batch except protein (500) | [`SgdOptions`], `IterationUnit` |
+//! | a3 | `C` init a2, `V` and the feature statistics re-computed every step | `Table3Config::refresh_every` |
+//! | KPCA, learnable `C` | `C = I` initially; eigenvectors re-computed every 10 steps (protein: 100) | `Table3Config::kpca_refresh_every` |
+//! | metrics | `acc`, `auroc` (score = logit₁ − logit₀, mid-rank ties), `rmse` | `ksvd-metrics` ([`ksvd_metrics::accuracy`], [`ksvd_metrics::auroc`], [`ksvd_metrics::rmse`]) |
 //!
 //! SGD divergence (a non-finite loss or parameter, or a final training loss above twice the first
 //! one) is reported as a failed row, never hidden; so is a kernel matrix that underflowed to 0
@@ -134,7 +135,7 @@
 //! ## Cost
 //!
 //! Cells (dataset × seed × method) run concurrently on the rayon pool's threads, each cell
-//! single-threaded ([`Table3Config::cell_threads`]; results do not depend on it): the per-step
+//! single-threaded (`Table3Config::cell_threads`; results do not depend on it): the per-step
 //! products are small (`B × M`, `N × N` with `N ≤ 614`), and parallel kernels inside them spent
 //! more time waiting than computing. The learnable cells dominate: KPCA with learnable `C` (an
 //! exact `N × N` kernel and its gradient per full-batch step; Nyström on protein) and protein's
@@ -161,22 +162,21 @@
 //!
 //! ## Running the experiments
 //!
-//! [`run_table3`] and [`run_ablation`] take a config ([`Table3Config`] / [`AblationConfig`],
-//! `serde`-deserialisable from the `[params]` of `experiments/table3.toml` / `ablation.toml`,
-//! with [`Table3Config::quick`] for a reduced run), a [`ksvd_datasets::DataRoot`] and a progress
-//! callback, and return tidy [`ResultRow`]s (one per dataset × method × metric × seed;
-//! [`summarize`] gives mean ± std over seeds). The example `cargo run --release -p ksvd-general
-//! --example uci -- [quick|full] [table3|ablation]` prints them.
+//! This crate holds the building blocks: data preparation ([`prepare`]), the embeddings
+//! ([`embed`]), the SGD-trained heads ([`train`]) and their test metrics ([`evaluate`]; the
+//! metrics themselves are defined once in `ksvd-metrics`). The Table 3 and ablation runners (their
+//! configs, the paper's hyper-parameters as read from `experiments/table3.toml` /
+//! `ablation.toml`, the loops and the result rows) live in `xtask`
+//! (`xtask/src/experiments/general/runner.rs`): `cargo xtask reproduce --only table3` (or
+//! `--only ablation`, `--quick` for the reduced grid).
 //!
 //! Where to go next: [`embed`] (shapes and the embeddings), [`kernel`] (gradients), [`train`].
 
 mod data;
 pub mod embed;
 mod error;
-mod experiment;
 pub mod head;
 pub mod kernel;
-pub mod metrics;
 pub mod train;
 
 pub use data::{prepare, Prepared, Preprocessing, TaskKind};
@@ -185,10 +185,6 @@ pub use embed::{
     FixedEmbedding, Kpca, KpcaPlan, LearnableEmbedding, LearnableKsvd,
 };
 pub use error::{GeneralError, Result};
-pub use experiment::{
-    evaluate, run_ablation, run_table3, summarize, AblationConfig, AblationScale, Alternative, BandwidthRule, CompatId,
-    IterationUnit, KsvdKernel, Progress, ResultRow, RowStatus, Table3Config, Table3Method, ABLATION_METHODS, DATASETS,
-};
 pub use head::HeadInit;
 pub use kernel::DiffKernel;
-pub use train::{FeatureScaler, SgdOptions, TargetScaler, Trained, DIVERGENCE_FACTOR};
+pub use train::{evaluate, loss_of, FeatureScaler, SgdOptions, TargetScaler, Trained, DIVERGENCE_FACTOR};

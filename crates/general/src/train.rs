@@ -1,12 +1,15 @@
 //! SGD training of the linear head, alone (fixed embeddings: KPCA, a0–a2, the ablation) or
-//! jointly with a learnable compatibility matrix (a3, KPCA with learnable `C`).
+//! jointly with a learnable compatibility matrix (a3, KPCA with learnable `C`), and the test
+//! metrics of a trained head ([`evaluate`], through `ksvd-metrics`).
 use ksvd_linalg::random::{rng_from_seed, SeededRng};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 use rand::seq::SliceRandom;
 
+use crate::data::TaskKind;
 use crate::embed::LearnableEmbedding;
 use crate::error::{GeneralError, Result};
 use crate::head::{HeadInit, LinearHead, Loss};
+use ksvd_metrics::{accuracy, auroc, rmse};
 
 /// Plain SGD settings (no momentum, no weight decay: PyTorch's `optim.SGD(params, lr)`).
 #[derive(Debug, Clone, PartialEq)]
@@ -370,6 +373,56 @@ fn mean_loss(head: &LinearHead, f: ArrayView2<'_, f64>, y: ArrayView1<'_, f64>, 
         .and_then(|o| loss.value_and_grad(o.view(), y))
         .map(|(v, _)| v)
         .unwrap_or(f64::NAN)
+}
+
+/// The training loss of a task: cross-entropy over the classes, or mean squared error.
+pub fn loss_of(task: TaskKind) -> Loss {
+    match task {
+        TaskKind::Classification { classes } => Loss::CrossEntropy { classes },
+        TaskKind::Regression => Loss::Mse,
+    }
+}
+
+/// Test metrics of a trained head: `acc` and `auroc` (binary, score = logit₁ − logit₀) for
+/// classification, `rmse` for regression.
+pub fn evaluate(
+    trained: &Trained,
+    test_features: ArrayView2<'_, f64>,
+    y_test: ArrayView1<'_, f64>,
+    task: TaskKind,
+) -> Result<Vec<(&'static str, f64)>> {
+    let o = trained.outputs(test_features)?;
+    if let Some(((i, j), v)) = o.indexed_iter().find(|(_, v)| !v.is_finite()) {
+        return Err(GeneralError::NonFinite {
+            what: "test predictions",
+            detail: format!("output ({i}, {j}) = {v}"),
+        });
+    }
+    match task {
+        TaskKind::Classification { classes } => {
+            let pred: Vec<usize> = o
+                .outer_iter()
+                .map(|r| {
+                    r.iter()
+                        .enumerate()
+                        .fold((0, f64::NEG_INFINITY), |b, (k, &v)| if v > b.1 { (k, v) } else { b })
+                        .0
+                })
+                .collect();
+            let truth: Vec<usize> = y_test.iter().map(|&y| y as usize).collect();
+            let mut out = vec![("acc", accuracy(&truth, &pred)?)];
+            if classes == 2 {
+                let scores: Vec<f64> = o.outer_iter().map(|r| r[1] - r[0]).collect();
+                let pos: Vec<bool> = truth.iter().map(|&t| t == 1).collect();
+                out.push(("auroc", auroc(&scores, &pos)?));
+            }
+            Ok(out)
+        }
+        TaskKind::Regression => {
+            let pred: Vec<f64> = o.column(0).to_vec();
+            Ok(vec![("rmse", rmse(&y_test.to_vec(), &pred)?)])
+        }
+    }
 }
 
 #[cfg(test)]

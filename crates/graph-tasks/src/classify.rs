@@ -35,20 +35,28 @@ pub enum LssvmForm {
 /// The labelled part of a graph's labels: which nodes take part in classification and their
 /// targets.
 #[derive(Debug, Clone)]
-pub(crate) enum Task {
+pub enum Task {
     /// One class per node.
     Single {
+        /// The labelled nodes.
         nodes: Vec<usize>,
+        /// The class of each labelled node, in `0..n_classes`.
         classes: Vec<usize>,
+        /// Number of classes.
         n_classes: usize,
     },
     /// Label sets (indicator `labelled × n_labels`).
-    Multi { nodes: Vec<usize>, indicator: Array2<bool> },
+    Multi {
+        /// The labelled nodes.
+        nodes: Vec<usize>,
+        /// `labelled × n_labels` indicator of the label sets.
+        indicator: Array2<bool>,
+    },
 }
 
 impl Task {
     /// The labelled nodes (nodes without a label, e.g. CiteSeer's 15, are left out).
-    pub(crate) fn from_labels(labels: &Labels) -> Result<Task> {
+    pub fn from_labels(labels: &Labels) -> Result<Task> {
         let task = match labels {
             Labels::Single { classes, class_names } => {
                 let nodes: Vec<usize> = labels.labelled_nodes();
@@ -318,11 +326,13 @@ impl<'a> SubsetLssvm<'a> {
 
 /// Train/test splits and cross-validation folds of every trial, as positions of labelled nodes.
 #[derive(Debug, Clone)]
-pub(crate) struct Protocol {
-    pub(crate) train: Vec<Vec<usize>>,
-    pub(crate) test: Vec<Vec<usize>>,
+pub struct Protocol {
+    /// Training positions of each trial.
+    pub train: Vec<Vec<usize>>,
+    /// Test positions of each trial.
+    pub test: Vec<Vec<usize>>,
     /// Validation folds of each trial's training part (`None`: no cross-validation in this trial).
-    pub(crate) folds: Vec<Option<Vec<Vec<usize>>>>,
+    pub folds: Vec<Option<Vec<Vec<usize>>>>,
 }
 
 /// Which trials run the bandwidth cross-validation.
@@ -351,7 +361,7 @@ pub enum CvMetric {
 
 impl Protocol {
     /// Trial `t` uses split seed `seed + t` and fold seed `seed + 1_000_003 + t`.
-    pub(crate) fn new(
+    pub fn new(
         task: &Task,
         trials: usize,
         train_fraction: f64,
@@ -393,33 +403,34 @@ impl Protocol {
         Ok(p)
     }
 
-    pub(crate) fn trials(&self) -> usize {
+    /// Number of trials.
+    pub fn trials(&self) -> usize {
         self.train.len()
     }
 }
 
 /// Scores of one candidate embedding over all trials.
 #[derive(Debug, Clone)]
-pub(crate) struct Outcome {
+pub struct Outcome {
     /// Mean CV score of every trial that ran the CV.
-    pub(crate) cv: Vec<Option<f64>>,
+    pub cv: Vec<Option<f64>>,
     /// Test (micro, macro) F1 of every trial.
-    pub(crate) test: Vec<(f64, f64)>,
+    pub test: Vec<(f64, f64)>,
     /// The LS-SVM form used.
-    pub(crate) form: LssvmForm,
+    pub form: LssvmForm,
 }
 
 /// How the classifier is set up.
 #[derive(Debug, Clone, Copy)]
-pub(crate) struct ClassifierOptions {
+pub struct ClassifierOptions {
     /// LS-SVM regularisation `γ`.
-    pub(crate) reg: f64,
+    pub reg: f64,
     /// Primal or dual.
-    pub(crate) form: LssvmForm,
+    pub form: LssvmForm,
     /// CV score.
-    pub(crate) metric: CvMetric,
+    pub metric: CvMetric,
     /// Standardise every feature column to zero mean and unit (sample) variance first.
-    pub(crate) standardize: bool,
+    pub standardize: bool,
 }
 
 /// Zero mean and unit sample variance for every column (constant columns are only centred), as
@@ -441,7 +452,7 @@ pub(crate) fn standardize_columns(f: &mut Array2<f64>) {
 
 /// Evaluates node features (`n_nodes × d`, all nodes) under the protocol: per trial, the CV folds
 /// (if `with_cv`) and the test split.
-pub(crate) fn evaluate_features(
+pub fn evaluate_features(
     task: &Task,
     features: ArrayView2<'_, f64>,
     protocol: &Protocol,
@@ -514,7 +525,7 @@ pub(crate) fn evaluate_features(
 
 /// For every trial, the index of the candidate with the best CV score (ties: the smaller index).
 /// Trials without a CV of their own take the choice of the first trial that has one.
-pub(crate) fn select(outcomes: &[Outcome]) -> Vec<usize> {
+pub fn select(outcomes: &[Outcome]) -> Vec<usize> {
     let trials = outcomes.first().map_or(0, |o| o.test.len());
     if outcomes.len() <= 1 {
         return vec![0; trials];
@@ -532,21 +543,6 @@ pub(crate) fn select(outcomes: &[Outcome]) -> Vec<usize> {
     };
     let fallback = (0..trials).find_map(best).unwrap_or(0);
     (0..trials).map(|t| best(t).unwrap_or(fallback)).collect()
-}
-
-/// Mean and sample standard deviation (`n − 1`; 0 for one value).
-pub(crate) fn mean_std(v: &[f64]) -> (f64, f64) {
-    let n = v.len() as f64;
-    if v.is_empty() {
-        return (f64::NAN, f64::NAN);
-    }
-    let m = v.iter().sum::<f64>() / n;
-    let var = if v.len() > 1 {
-        v.iter().map(|x| (x - m) * (x - m)).sum::<f64>() / (n - 1.0)
-    } else {
-        0.0
-    };
-    (m, var.sqrt())
 }
 
 #[cfg(test)]
@@ -730,6 +726,5 @@ mod tests {
         let outcomes = vec![o(vec![Some(0.5), Some(0.7), None]), o(vec![Some(0.6), Some(0.7), None])];
         // Trial 2 has no CV of its own: it takes trial 0's choice.
         assert_eq!(select(&outcomes), vec![1, 0, 1]);
-        assert_eq!(mean_std(&[1.0, 3.0]), (2.0, 2f64.sqrt()));
     }
 }

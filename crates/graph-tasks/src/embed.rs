@@ -240,7 +240,8 @@ impl Default for SvdSolver {
 }
 
 impl SvdSolver {
-    pub(crate) fn validate(&self) -> Result<()> {
+    /// Checks the solver's parameters (tolerances, restart counts).
+    pub fn validate(&self) -> Result<()> {
         if let SvdSolver::Auto { tol } = *self {
             ensure(tol > 0.0 && tol < 1.0, "solver.tol", tol, "must lie in (0, 1)")?;
         }

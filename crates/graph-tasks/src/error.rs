@@ -86,13 +86,16 @@ pub enum GraphTaskError {
     /// An error while loading a dataset.
     #[error(transparent)]
     Dataset(#[from] ksvd_datasets::DatasetError),
+    /// A metric's input was invalid (see `ksvd-metrics`).
+    #[error(transparent)]
+    Metrics(#[from] ksvd_metrics::MetricsError),
 }
 
 /// Result alias of this crate.
 pub type Result<T> = std::result::Result<T, GraphTaskError>;
 
 /// `Err(InvalidConfig)` unless `ok`.
-pub(crate) fn ensure(ok: bool, field: &'static str, value: impl std::fmt::Display, reason: &str) -> Result<()> {
+pub fn ensure(ok: bool, field: &'static str, value: impl std::fmt::Display, reason: &str) -> Result<()> {
     if ok {
         Ok(())
     } else {

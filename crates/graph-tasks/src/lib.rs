@@ -44,10 +44,10 @@
 //! | choice | default | why |
 //! |---|---|---|
 //! | input transform | `D_out⁻¹ (A + I)` | AsK-LS storage; the only transform matching `γ_x = 0.0002` on Cora (REPRODUCTION-NOTES §1) |
-//! | features | 1000 per node; two-sided methods `500 + 500` ([`TwoSided::Split`]) | "the extracted 1000 components"; HOPE's convention gives every method the same width |
+//! | features | 1000 per node; two-sided methods `500 + 500` (`TwoSided::Split`) | "the extracted 1000 components"; HOPE's convention gives every method the same width |
 //! | scaling | unit singular vectors ([`Scaling::Vectors`]) | the paper: "top 1000 eigenvectors are taken as the extracted features"; scores make the fixed `γ = 1` depend on each kernel's magnitude |
-//! | standardisation | on: zero mean, unit variance per feature ([`EvalConfig::standardize_features`]) | not stated; the paper's LS-SVM ran in MATLAB, and LS-SVMlab (by the paper's group) standardises inputs by default; it also makes vectors and scores equivalent. `eval.also_unstandardized` reports the raw features beside |
-//! | edge direction | citing → cited (`ksvd-datasets`) | [`Table1Config::also_reversed`] reruns a graph with `Aᵀ` (for Cora and CiteSeer: their files' column order) |
+//! | standardisation | on: zero mean, unit variance per feature (`EvalConfig::standardize_features`) | not stated; the paper's LS-SVM ran in MATLAB, and LS-SVMlab (by the paper's group) standardises inputs by default; it also makes vectors and scores equivalent. `eval.also_unstandardized` reports the raw features beside |
+//! | edge direction | citing → cited (`ksvd-datasets`) | `Table1Config::also_reversed` reruns a graph with `Aᵀ` (for Cora and CiteSeer: their files' column order) |
 //! | kernel centring | on (KPCA, KSVD) | the paper assumes centred feature maps (`H G H`); PCA is centred, SVD is not |
 //! | split | 60 % train, stratified, trial `t` seed `seed + t` | AsK-LS's 60/40; 10 trials as the paper |
 //! | bandwidth | `k ∈ {0.25, 0.5, 1, 2, 4, 8}` × rule, 10-fold CV (macro-F1) nested in every trial | "10-fold cross-validation ... in the same range"; the test part is never seen |
@@ -81,33 +81,30 @@
 //! # Ok::<(), ksvd_graph_tasks::GraphTaskError>(())
 //! ```
 //!
-//! ## Runner entry points
+//! ## Building blocks for the experiments
 //!
-//! [`run_table1`] with a [`Table1Config`] (`Default` = full protocol, [`Table1Config::quick`] for
-//! CI) and [`run_nystrom_f1`] with a [`NystromF1Config`] return tidy [`ResultRow`]s;
-//! [`evaluate_embeddings`] (one embedding) and [`evaluate_embedding_candidates`] (a
-//! hyper-parameter grid, chosen by the same nested CV) score externally computed embeddings
-//! (DeepWalk, HOPE, DiGAE) under the same protocol. Every random choice derives from the
-//! config's `seed`. The example `table1` (`cargo run --release -p ksvd-graph-tasks --example
-//! table1 -- quick|full|nystrom-quick|nystrom|<config.toml>`) prints the rows;
-//! `examples/pubmed-1000.toml` is the Pubmed edge-direction diagnosis quoted in the README.
+//! The node-classification protocol is exported as typed pieces: [`Task`] (the labelled nodes),
+//! [`Protocol`] (seeded splits and CV folds per trial), [`evaluate_features`] (LS-SVM test and CV
+//! F1 of one feature matrix, the F1 itself from `ksvd-metrics`) and [`select`] (the CV choice per
+//! trial); reconstruction is [`evaluate_reconstruction`]. The Table 1 and Nyström-F1 runners
+//! (configs, loops over datasets x methods, result rows, caching) live in `xtask`
+//! (`xtask/src/experiments/graph/runner.rs`): `cargo xtask reproduce --only table1` (or
+//! `--only nystrom-f1`, `--quick` for the reduced grid). `examples/pubmed-1000.toml` is the
+//! Pubmed edge-direction diagnosis quoted in the README (a `[params]` table of that runner).
 
 mod classify;
 mod embed;
 mod error;
 mod reconstruct;
-mod run;
 
-pub use classify::{CvMetric, CvScope, LssvmForm};
+pub use classify::{
+    evaluate_features, select, ClassifierOptions, CvMetric, CvScope, LssvmForm, Outcome, Protocol, Task,
+};
 pub use embed::{
     bandwidth, embed, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner,
     NystromMethod, Scaling, SvdSolver, MATERIALIZE_MAX_ENTRIES,
 };
-pub use error::{GraphTaskError, Result};
+pub use error::{ensure, GraphTaskError, Result};
 pub use reconstruct::{
     evaluate_reconstruction, reconstruct_adjacency, reconstruction_norms, Distance, ReconstructionNorms,
-};
-pub use run::{
-    evaluate_embedding_candidates, evaluate_embeddings, run_nystrom_f1, run_table1, DatasetOverride, EvalConfig,
-    LoadSelfLoops, NystromF1Config, Progress, ResultRow, RowStatus, Table1Config, TwoSided,
 };

@@ -170,6 +170,9 @@ pub enum LssvmError {
     /// A dense factorisation or product failed.
     #[error(transparent)]
     Linalg(#[from] LinalgError),
+    /// A metric's input was invalid (see `ksvd-metrics`).
+    #[error(transparent)]
+    Metrics(#[from] ksvd_metrics::MetricsError),
 }
 
 /// Result alias for this crate.

@@ -3,8 +3,8 @@
 //! Least-squares support vector machines (LS-SVM, Suykens & Vandewalle 1999) for the
 //! downstream node-classification task of the paper: an LS-SVM with regularisation
 //! `gamma = 1`, one-vs-rest, on the 1000-dimensional embeddings, following He et al. (2022,
-//! AsK-LS). Also here: the F1 metrics the paper reports and seeded train/test splits and
-//! k-folds.
+//! AsK-LS). Also here: seeded train/test splits and k-folds, and (re-exported from
+//! `ksvd-metrics`, their one home) the F1 metrics the paper reports.
 //!
 //! ## The model
 //!
@@ -77,6 +77,7 @@
 //!
 //! ## Metrics and splits
 //!
+//! The metrics are defined in `ksvd-metrics` and re-exported here for convenience:
 //! [`f1_multiclass`] and [`f1_multilabel`] return micro- and macro-F1 (micro-F1 equals
 //! [`accuracy`] for single-label problems); the `0/0` convention for classes with no true and no
 //! predicted sample is [`ZeroDivision`] (scikit-learn's default scores them 0).
@@ -92,7 +93,6 @@
 
 mod error;
 mod kernel;
-mod metrics;
 mod model;
 mod params;
 mod solve;
@@ -100,7 +100,8 @@ mod split;
 
 pub use error::{LssvmError, Result};
 pub use kernel::{Kernel, KernelOperator};
-pub use metrics::{accuracy, f1_multiclass, f1_multilabel, label_counts, label_indicator, F1Scores, ZeroDivision};
+/// The F1 metrics of the node-classification experiments, defined in `ksvd-metrics`.
+pub use ksvd_metrics::{accuracy, f1_multiclass, f1_multilabel, label_counts, label_indicator, F1Scores, ZeroDivision};
 pub use model::{argmax_labels, threshold_labels, top_k_labels, BinaryLssvm, Lssvm, MulticlassLssvm, MultilabelLssvm};
 pub use params::{LssvmParams, Solver, ValidLssvmParams, AUTO_DENSE_KERNEL_MAX_N, AUTO_DIRECT_MAX_N};
 pub use solve::{

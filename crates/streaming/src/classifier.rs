@@ -258,45 +258,18 @@ pub fn fit_ridge_in_memory(features: ArrayView2<'_, f64>, y: &[f64], lambda: f64
     Ok(LinearClassifier { weights, bias })
 }
 
-/// The area under the ROC curve of `scores` for the classes `positive`, with ties counted as
-/// one half (the Mann–Whitney statistic with mid-ranks):
-/// `AUROC = (Σ_{positives} rank − P(P+1)/2) / (P · Q)`.
+/// The area under the ROC curve of `scores` for the classes `positive`, ties counted one half:
+/// [`ksvd_metrics::auroc`] (the one definition, scores first), with its errors in this crate's
+/// terms (a single class is [`StreamingError::SingleClass`], a NaN score
+/// [`StreamingError::NonFinite`]).
 pub fn auroc(scores: &[f64], positive: &[bool]) -> Result<f64> {
-    if scores.len() != positive.len() {
-        return Err(StreamingError::invalid(
-            "scores",
-            scores.len(),
-            format!("need one score per label ({} labels)", positive.len()),
-        ));
-    }
-    if scores.iter().any(|s| !s.is_finite()) {
-        return Err(StreamingError::NonFinite { what: "score" });
-    }
-    let p = positive.iter().filter(|&&b| b).count();
-    let q = positive.len() - p;
-    if p == 0 || q == 0 {
-        return Err(StreamingError::SingleClass {
-            positives: p,
-            negatives: q,
-        });
-    }
-    let mut order: Vec<usize> = (0..scores.len()).collect();
-    order.sort_unstable_by(|&a, &b| scores[a].total_cmp(&scores[b]));
-    let mut rank_sum = 0.0f64;
-    let mut start = 0usize;
-    while start < order.len() {
-        let mut end = start + 1;
-        while end < order.len() && scores[order[end]] == scores[order[start]] {
-            end += 1;
+    ksvd_metrics::auroc(scores, positive).map_err(|e| match e {
+        ksvd_metrics::MetricsError::SingleClass { positives, negatives } => {
+            StreamingError::SingleClass { positives, negatives }
         }
-        // Ranks start..end (0-based) share the mid-rank (start + end + 1) / 2 (1-based).
-        let mid = (start + end + 1) as f64 / 2.0;
-        let pos_in_group = order[start..end].iter().filter(|&&i| positive[i]).count();
-        rank_sum += mid * pos_in_group as f64;
-        start = end;
-    }
-    let (pf, qf) = (p as f64, q as f64);
-    Ok((rank_sum - pf * (pf + 1.0) / 2.0) / (pf * qf))
+        ksvd_metrics::MetricsError::NonFinite { .. } => StreamingError::NonFinite { what: "score" },
+        other => StreamingError::invalid("scores", scores.len(), other.to_string()),
+    })
 }
 
 /// Which label is the positive class.
@@ -353,26 +326,5 @@ mod tests {
             auroc(&[f64::NAN, 1.0], &[true, false]),
             Err(StreamingError::NonFinite { .. })
         ));
-    }
-
-    proptest::proptest! {
-        #[test]
-        fn auroc_equals_pair_counting(pairs in proptest::collection::vec((0u8..6, proptest::bool::ANY), 2..60)) {
-            let scores: Vec<f64> = pairs.iter().map(|p| f64::from(p.0)).collect();
-            let pos: Vec<bool> = pairs.iter().map(|p| p.1).collect();
-            let (np, nq) = (pos.iter().filter(|&&b| b).count(), pos.iter().filter(|&&b| !b).count());
-            proptest::prop_assume!(np > 0 && nq > 0);
-            let mut wins = 0.0;
-            for i in 0..scores.len() {
-                for j in 0..scores.len() {
-                    if pos[i] && !pos[j] {
-                        wins += if scores[i] > scores[j] { 1.0 } else if scores[i] == scores[j] { 0.5 } else { 0.0 };
-                    }
-                }
-            }
-            let want = wins / (np * nq) as f64;
-            let got = auroc(&scores, &pos).unwrap();
-            proptest::prop_assert!((got - want).abs() <= 4.0 * f64::EPSILON * scores.len() as f64);
-        }
     }
 }

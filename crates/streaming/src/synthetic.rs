@@ -174,51 +174,45 @@ pub fn write_synthetic(
     spec.validate()?;
     let t0 = Instant::now();
     let (w, v) = spec.planted_weights();
-    if let Some(dir) = path.parent() {
-        if !dir.as_os_str().is_empty() {
-            std::fs::create_dir_all(dir).map_err(|e| StreamingError::io(dir, e))?;
-        }
-    }
-    let tmp = path.with_extension("partial");
-    let file = std::fs::File::create(&tmp).map_err(|e| StreamingError::io(&tmp, e))?;
-    let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
-    let mut positives = 0usize;
-    let mut bytes = 0u64;
-    let blocks = rows.div_ceil(BLOCK);
-    for group in (0..blocks).collect::<Vec<_>>().chunks(BLOCKS_IN_FLIGHT) {
-        let texts: Vec<(String, usize)> = group
-            .par_iter()
-            .map(|&b| {
-                use std::fmt::Write as _;
-                let (lo, hi) = (b * BLOCK, ((b + 1) * BLOCK).min(rows));
-                let mut s = String::with_capacity((hi - lo) * (4 + 7 * spec.nnz_per_row));
-                let mut pos = 0usize;
-                for i in lo..hi {
-                    let (label, feats) = spec.row(part, i, &w, &v);
-                    if label > 0.0 {
-                        pos += 1;
-                        s.push_str("+1");
-                    } else {
-                        s.push_str("-1");
+    // Written atomically (temporary file beside `path`, fsync, rename) by the workspace's one helper.
+    let (mut positives, mut bytes) = (0usize, 0u64);
+    ksvd_datasets::write_atomic_with(path, |file| -> std::io::Result<()> {
+        let mut out = std::io::BufWriter::with_capacity(1 << 20, file);
+        let blocks = rows.div_ceil(BLOCK);
+        for group in (0..blocks).collect::<Vec<_>>().chunks(BLOCKS_IN_FLIGHT) {
+            let texts: Vec<(String, usize)> = group
+                .par_iter()
+                .map(|&b| {
+                    use std::fmt::Write as _;
+                    let (lo, hi) = (b * BLOCK, ((b + 1) * BLOCK).min(rows));
+                    let mut s = String::with_capacity((hi - lo) * (4 + 7 * spec.nnz_per_row));
+                    let mut pos = 0usize;
+                    for i in lo..hi {
+                        let (label, feats) = spec.row(part, i, &w, &v);
+                        if label > 0.0 {
+                            pos += 1;
+                            s.push_str("+1");
+                        } else {
+                            s.push_str("-1");
+                        }
+                        for k in feats {
+                            // Writing to a String cannot fail.
+                            let _ = write!(s, " {}:1", k + 1);
+                        }
+                        s.push('\n');
                     }
-                    for k in feats {
-                        // Writing to a String cannot fail.
-                        let _ = write!(s, " {}:1", k + 1);
-                    }
-                    s.push('\n');
-                }
-                (s, pos)
-            })
-            .collect();
-        for (s, p) in texts {
-            out.write_all(s.as_bytes()).map_err(|e| StreamingError::io(&tmp, e))?;
-            bytes += s.len() as u64;
-            positives += p;
+                    (s, pos)
+                })
+                .collect();
+            for (s, p) in texts {
+                out.write_all(s.as_bytes())?;
+                bytes += s.len() as u64;
+                positives += p;
+            }
         }
-    }
-    out.flush().map_err(|e| StreamingError::io(&tmp, e))?;
-    drop(out);
-    std::fs::rename(&tmp, path).map_err(|e| StreamingError::io(path, e))?;
+        out.flush()
+    })
+    .map_err(|e| StreamingError::io(path, e))?;
     Ok(SyntheticSummary {
         rows,
         positives,

@@ -26,8 +26,9 @@
 //!   note.
 use std::collections::BTreeMap;
 
+use super::graph::baselines::{run_bicluster_baselines, BiclusterBaselinesConfig};
 use anyhow::{Context as _, Result};
-use ksvd_baselines::{run_bicluster_baselines, BiclusterBaseline, BiclusterBaselineConfig, BiclusterBaselinesConfig};
+use ksvd_baselines::{BiclusterBaseline, BiclusterBaselineConfig};
 use ksvd_bicluster::{coherence, embed, kmeans, nmi, Compatibility, EmbeddingMethod, KMeansParams, KsvdKernel};
 use ksvd_datasets::{DataRoot, DatasetError, DatasetName};
 use ndarray::{s, ArrayView2};

@@ -1,12 +1,15 @@
-//! `kind = "uci"` (Table 3) and `kind = "ablation"` (the appendix ablation): thin adapters over
-//! [`ksvd_general`] (KPCA and KSVD embeddings with compatibility a0-a3, SGD-trained linear heads).
+//! `kind = "uci"` (Table 3) and `kind = "ablation"` (the appendix ablation): the runners in [`runner`]
+//! over the building blocks of [`ksvd_general`] (KPCA and KSVD embeddings with compatibility a0-a3,
+//! SGD-trained linear heads).
 //!
 //! One cached cell per dataset x seed: the spec's `datasets`, `methods` and `seeds` select what runs;
 //! everything else is the spec's `[params]`, which deserialise into [`Table3Config`] /
 //! [`AblationConfig`] (every key optional, defaults documented there).
 use anyhow::Result;
 use ksvd_datasets::DataRoot;
-use ksvd_general::{run_ablation, run_table3, AblationConfig, Table3Config};
+use runner::{run_ablation, run_table3, AblationConfig, Table3Config};
+
+pub(super) mod runner;
 
 use super::{Context, Experiment};
 use crate::rows::{Row, Status};
@@ -60,7 +63,7 @@ impl Experiment for Table3 {
                 let key = ("table3", dataset, seed, &config);
                 rows.extend(cx.cell(&key, || {
                     let bar = cx.progress;
-                    let mut progress = |pr: &ksvd_general::Progress<'_>| {
+                    let mut progress = |pr: &runner::Progress<'_>| {
                         bar.set_message(format!(
                             "{} {} seed {} ({}/{})",
                             pr.dataset, pr.method, pr.seed, pr.done, pr.total
@@ -100,7 +103,7 @@ impl Experiment for Ablation {
                 let key = ("ablation", dataset, seed, &config);
                 rows.extend(cx.cell(&key, || {
                     let bar = cx.progress;
-                    let mut progress = |pr: &ksvd_general::Progress<'_>| {
+                    let mut progress = |pr: &runner::Progress<'_>| {
                         bar.set_message(format!("{} {} seed {}", pr.dataset, pr.method, pr.seed));
                     };
                     Ok(match run_ablation(&config, &root, &mut progress) {

@@ -1,18 +1,22 @@
-//! `kind = "graph-embedding"` (Table 1) and `kind = "nystrom-f1"` (the F1-vs-m figures): thin adapters
-//! over [`ksvd_graph_tasks`] (PCA, KPCA, SVD, KSVD embeddings, LS-SVM node classification, graph
-//! reconstruction) and [`ksvd_baselines`] (DeepWalk, HOPE, DiGAE, evaluated by the same protocol).
+//! `kind = "graph-embedding"` (Table 1) and `kind = "nystrom-f1"` (the F1-vs-m figures): the runners in
+//! [`runner`] and [`baselines`] over the building blocks of [`ksvd_graph_tasks`] (PCA, KPCA, SVD, KSVD
+//! embeddings, LS-SVM node classification, graph reconstruction) and [`ksvd_baselines`] (DeepWalk, HOPE,
+//! DiGAE, evaluated by the same protocol).
 //!
 //! One cached cell per dataset x method (x seed): the spec's `datasets`/`methods` select what runs, its
 //! `seeds` and `trials` override the protocol's seed and trial count, and everything else comes from the
 //! spec's `[params]`, which deserialise into the crates' own configs (every key optional, defaults
 //! documented there).
 use anyhow::{Context as _, Result};
-use ksvd_baselines::{run_graph_baselines, GraphBaseline, GraphBaselineConfig, GraphBaselinesConfig, SelfLoopPolicy};
+use baselines::{run_graph_baselines, GraphBaselinesConfig, SelfLoopPolicy};
+use ksvd_baselines::{GraphBaseline, GraphBaselineConfig};
 use ksvd_datasets::DataRoot;
-use ksvd_graph_tasks::{
-    evaluate_embeddings, run_nystrom_f1, run_table1, Method, NystromF1Config, NystromMethod, Table1Config,
-};
+use ksvd_graph_tasks::{Method, NystromMethod};
+use runner::{evaluate_embeddings, run_nystrom_f1, run_table1, NystromF1Config, Table1Config};
 use serde::{Deserialize, Serialize};
+
+pub(super) mod baselines;
+pub(super) mod runner;
 
 use super::{Context, Experiment};
 use crate::rows::{Row, Status};

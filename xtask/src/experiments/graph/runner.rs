@@ -1,15 +1,18 @@
-//! Runner-friendly entry points: configs (serde), tidy result rows and progress events.
-use crate::classify::{
-    evaluate_features, mean_std, select, ClassifierOptions, CvMetric, CvScope, LssvmForm, Outcome, Protocol, Task,
-};
-use crate::embed::{
-    bandwidth, embed, nystrom_embed, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner, NystromMethod,
-    Scaling, SvdSolver,
-};
-use crate::error::{ensure, GraphTaskError, Result};
-use crate::reconstruct::{evaluate_reconstruction, Distance, ReconstructionNorms};
+//! The Table 1 and Nyström-F1 runners (moved here from `ksvd-graph-tasks`, which keeps the
+//! embeddings, the LS-SVM protocol and reconstruction as building blocks): configs (serde), the
+//! per-cell protocol, tidy result rows and progress events.
 use ksvd_datasets::{DataRoot, DatasetName, Graph, GraphOptions, SelfLoops};
+use ksvd_graph_tasks::{
+    bandwidth, embed, ensure, evaluate_features, evaluate_reconstruction, nystrom_embed, select, ClassifierOptions,
+    CvMetric, CvScope, Distance, EmbeddingSpec, Embeddings, GraphTaskError, GraphTransform, LssvmForm, Method,
+    NystromInner, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result, Scaling, SvdSolver, Task,
+};
 use rayon::prelude::*;
+
+/// Mean and sample standard deviation ([`ksvd_metrics::mean_std`], `n − 1`); `NaN` for no values.
+fn mean_std(v: &[f64]) -> (f64, f64) {
+    ksvd_metrics::mean_std(v).unwrap_or((f64::NAN, f64::NAN))
+}
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
@@ -86,6 +89,8 @@ impl ResultRow {
 }
 
 /// A progress event: `done` of `total` cells finished, `message` says what runs now.
+// Read by the tests; `reproduce` shows its own progress bar per cell.
+#[allow(dead_code)]
 #[derive(Debug, Clone, Copy)]
 pub struct Progress<'a> {
     /// Dataset of the current cell.
@@ -324,6 +329,8 @@ impl Default for Table1Config {
     }
 }
 
+// The named presets are used by the tests; `reproduce` takes its configs from the spec files.
+#[allow(dead_code)]
 impl Table1Config {
     /// The CI variant: Cora and Citeseer, all five methods, 512 features, 3 trials, 5-fold CV
     /// over four bandwidths.
@@ -945,6 +952,8 @@ impl Default for NystromF1Config {
     }
 }
 
+// The named presets are used by the tests; `reproduce` takes its configs from the spec files.
+#[allow(dead_code)]
 impl NystromF1Config {
     /// The CI variant: Cora, m in {500, 1000, 2000, 2708}, 256 features, 3 trials, 5-fold CV over
     /// four bandwidths.
@@ -1181,11 +1190,11 @@ fn nystrom_cell(
                 config.seed
             };
             let key = (chosen[t], lseed);
-            if !cache.contains_key(&key) {
+            if let std::collections::btree_map::Entry::Vacant(slot) = cache.entry(key) {
                 let mut s = spec(res.grid[chosen[t]]);
                 s.seed = lseed;
                 let out = nystrom_embed(&graph.adjacency, method, &s, m, config.nystrom_inner)?;
-                cache.insert(key, (out.embeddings, out.rank));
+                slot.insert((out.embeddings, out.rank));
             }
             let (emb, rank) = &cache[&key];
             ranks.push(*rank);
@@ -1220,10 +1229,12 @@ fn nystrom_cell(
 
 #[cfg(test)]
 mod tests {
+    #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
     use super::*;
     use ksvd_datasets::Labels;
     use ksvd_linalg::random::rng_from_seed;
     use ksvd_linalg::CsrMatrix;
+    use ndarray::Array2;
     use rand::Rng;
 
     fn planted(size: usize, p_in: f64, p_out: f64, seed: u64) -> Graph {
@@ -1364,5 +1375,161 @@ mod tests {
         let mut ny = NystromF1Config::quick();
         ny.datasets.push("citeseer".into());
         assert!(ny.validate().is_err(), "citeseer has no m grid");
+    }
+
+    /// On two planted communities every method's embedding classifies the nodes almost perfectly.
+    #[test]
+    fn planted_communities_are_classified() {
+        let g = planted(60, 0.12, 0.01, 1);
+        let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
+        let eval = EvalConfig {
+            trials: 3,
+            cv_folds: 3,
+            ..EvalConfig::default()
+        };
+        for method in Method::ALL {
+            let out = embed(
+                &g.adjacency,
+                &EmbeddingSpec {
+                    method,
+                    rank: 8,
+                    transform: GraphTransform::RowNormalizedSelfLoops,
+                    scaling: Scaling::Vectors,
+                    center_kernels: true,
+                    gamma: method.has_bandwidth().then_some(gamma),
+                    solver: SvdSolver::default(),
+                    seed: 7,
+                },
+            )
+            .unwrap();
+            let rows = evaluate_embeddings(&g, method.id(), &out.embeddings, &eval, 0).unwrap();
+            let micro = rows.iter().find(|r| r.metric == "micro_f1").unwrap();
+            let macro_ = rows.iter().find(|r| r.metric == "macro_f1").unwrap();
+            assert_eq!(micro.status, RowStatus::Ok);
+            assert_eq!(micro.trials, 3);
+            assert!(
+                micro.value.unwrap() > 0.95 && macro_.value.unwrap() > 0.95,
+                "{method:?}: {:?} {:?}",
+                micro.value,
+                macro_.value
+            );
+            assert!(rows.iter().any(|r| r.metric == "l1") && rows.iter().any(|r| r.metric == "l2"));
+        }
+    }
+
+    /// Cross-validation over two candidates, one informative (community indicator plus noise) and
+    /// one pure noise, picks the informative one in every trial.
+    #[test]
+    fn cross_validation_picks_the_informative_candidate() {
+        let g = planted(50, 0.1, 0.01, 3);
+        let mut rng = rng_from_seed(9);
+        let noise = Array2::from_shape_fn((100, 5), |_| rng.gen::<f64>() - 0.5);
+        let informative =
+            Array2::from_shape_fn((100, 5), |(i, j)| if j == 0 { (i / 50) as f64 } else { noise[[i, j]] });
+        let good = Embeddings::Single(informative);
+        let bad = Embeddings::Single(noise);
+        let eval = EvalConfig {
+            trials: 4,
+            cv_folds: 5,
+            ..EvalConfig::default()
+        };
+        for (cands, want) in [(vec![&bad, &good], "[1,1,1,1]"), (vec![&good, &bad], "[0,0,0,0]")] {
+            let rows = evaluate_embedding_candidates(&g, "x", &cands, &eval, 0).unwrap();
+            let note = rows[0].note.clone().unwrap();
+            assert!(note.contains(&format!("candidate per trial {want}")), "{note}");
+            assert!(rows[0].value.unwrap() > 0.99);
+        }
+    }
+}
+
+/// The extra settings of Table 1 on the committed Cora: `arcs=reversed` and
+/// `features=unstandardized` (moved with the runner from `ksvd-graph-tasks`' `tests/settings.rs`).
+#[cfg(test)]
+mod settings_tests {
+    #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
+    use super::*;
+    use ksvd_datasets::DataRoot;
+
+    fn config() -> Table1Config {
+        Table1Config {
+            datasets: vec!["cora".into()],
+            methods: vec![Method::Svd],
+            components: 16,
+            graph_input: GraphTransform::Raw,
+            solver: SvdSolver::Lanczos {
+                tol: 1e-12,
+                max_restarts: 200,
+            },
+            eval: EvalConfig {
+                trials: 2,
+                cv_folds: 2,
+                extra_distances: vec![],
+                ..EvalConfig::default()
+            },
+            overrides: Default::default(),
+            ..Table1Config::default()
+        }
+    }
+
+    fn value(rows: &[ResultRow], metric: &str, setting: &str) -> f64 {
+        let row = rows
+            .iter()
+            .find(|r| r.metric == metric && r.setting == setting)
+            .unwrap_or_else(|| panic!("no row {metric} / {setting:?}"));
+        assert_eq!(row.status, RowStatus::Ok, "{row:?}");
+        row.value.unwrap()
+    }
+
+    /// SVD of `Aᵀ` is the SVD of `A` with the sides swapped (`Aᵀ = V Σ Uᵀ`), so with the raw input
+    /// the node features of the reversed graph are a column permutation (up to signs) of the
+    /// original ones; the standardised linear LS-SVM is invariant to both, so the F1 scores agree
+    /// (up to decisions that flip on near-ties: at most a couple of the ~1085 test nodes).
+    /// `features=unstandardized` rows equal a separate run with standardisation off.
+    #[test]
+    fn reversed_and_unstandardized_settings() {
+        let root = DataRoot::committed().unwrap();
+        let mut c = config();
+        c.also_reversed = vec!["cora".into()];
+        c.eval.also_unstandardized = true;
+        let rows = run_table1(&c, &root, |_| {}).unwrap();
+        let settings: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.setting.as_str()).collect();
+        let want = [
+            "",
+            "features=unstandardized",
+            "arcs=reversed",
+            "arcs=reversed; features=unstandardized",
+        ];
+        assert_eq!(settings, want.into_iter().collect(), "{settings:?}");
+        // Reconstruction is reported once per graph, not per classifier setting.
+        assert!(!rows.iter().any(|r| r.metric == "l1" && r.setting.contains("features=")));
+
+        let one_node = 1.0 / 1000.0;
+        for metric in ["micro_f1", "macro_f1"] {
+            let (a, b) = (value(&rows, metric, ""), value(&rows, metric, "arcs=reversed"));
+            assert!((a - b).abs() <= 2.5 * one_node, "{metric}: {a} vs reversed {b}");
+        }
+        // The reversed graph's reconstruction targets Aᵀ: Cora's largest in-degree (166) becomes an
+        // out-degree, so the two graphs' reconstruction errors differ.
+        assert_ne!(value(&rows, "l1", ""), value(&rows, "l1", "arcs=reversed"));
+
+        let mut raw = config();
+        raw.eval.standardize_features = false;
+        let raw_rows = run_table1(&raw, &root, |_| {}).unwrap();
+        for metric in ["micro_f1", "macro_f1"] {
+            assert_eq!(
+                value(&rows, metric, "features=unstandardized"),
+                value(&raw_rows, metric, ""),
+                "{metric}"
+            );
+        }
+    }
+
+    /// A dataset to reverse that is not a dataset is a config error, not a silent no-op.
+    #[test]
+    fn unknown_reversed_dataset_is_rejected() {
+        let root = DataRoot::committed().unwrap();
+        let mut c = config();
+        c.also_reversed = vec!["koala".into()];
+        assert!(run_table1(&c, &root, |_| {}).is_err());
     }
 }

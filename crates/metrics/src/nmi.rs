@@ -4,7 +4,7 @@
 //! `normalized_mutual_info_score`, `mutual_info_score`, `entropy`, `_generalized_average`; read at
 //! commit `0096089245f206bf949e5f1fc4aa1a6d4f3ba7b1`), with its default
 //! `average_method="arithmetic"`.
-use crate::error::{BiclusterError, Result};
+use crate::error::{check_len, check_nonempty, Result};
 use std::collections::BTreeMap;
 
 /// Normalised mutual information `NMI(U, V) = I(U; V) / ((H(U) + H(V)) / 2)` (natural logs;
@@ -18,14 +18,14 @@ use std::collections::BTreeMap;
 /// * otherwise, if `I(U; V) == 0` (in particular when exactly one labeling has a single
 ///   cluster): `0.0`.
 ///
-/// Errors: empty inputs (scikit-learn returns `1.0` for two empty labelings; here that is an
-/// [`BiclusterError::Empty`]) and inputs of different lengths.
+/// Errors: empty inputs (scikit-learn returns `1.0` for two empty labelings; here that is a
+/// [`MetricsError::Empty`](crate::MetricsError::Empty)) and inputs of different lengths.
 ///
 /// ```
 /// // scikit-learn docstring values: identical partitions score 1, whatever the label values.
-/// assert_eq!(ksvd_bicluster::nmi(&[0, 0, 1, 1], &[1, 1, 0, 0])?, 1.0);
-/// assert_eq!(ksvd_bicluster::nmi(&[0, 0, 0, 0], &[0, 1, 2, 3])?, 0.0);
-/// # Ok::<(), ksvd_bicluster::BiclusterError>(())
+/// assert_eq!(ksvd_metrics::nmi(&[0, 0, 1, 1], &[1, 1, 0, 0])?, 1.0);
+/// assert_eq!(ksvd_metrics::nmi(&[0, 0, 0, 0], &[0, 1, 2, 3])?, 0.0);
+/// # Ok::<(), ksvd_metrics::MetricsError>(())
 /// ```
 pub fn nmi(labels_true: &[usize], labels_pred: &[usize]) -> Result<f64> {
     let table = Contingency::new(labels_true, labels_pred)?;
@@ -58,13 +58,7 @@ pub fn mutual_info(labels_true: &[usize], labels_pred: &[usize]) -> Result<f64> 
 ///
 /// Errors: an empty labeling (scikit-learn returns `1.0` there).
 pub fn entropy(labels: &[usize]) -> Result<f64> {
-    if labels.is_empty() {
-        return Err(BiclusterError::Empty {
-            what: "labels",
-            rows: 0,
-            cols: 1,
-        });
-    }
+    check_nonempty("labels", labels.len())?;
     let mut counts: BTreeMap<usize, u64> = BTreeMap::new();
     for &l in labels {
         *counts.entry(l).or_insert(0) += 1;
@@ -99,20 +93,8 @@ struct Contingency {
 
 impl Contingency {
     fn new(labels_true: &[usize], labels_pred: &[usize]) -> Result<Self> {
-        if labels_true.len() != labels_pred.len() {
-            return Err(BiclusterError::LengthMismatch {
-                what: "labels_true vs labels_pred",
-                left: labels_true.len(),
-                right: labels_pred.len(),
-            });
-        }
-        if labels_true.is_empty() {
-            return Err(BiclusterError::Empty {
-                what: "labels",
-                rows: 0,
-                cols: 1,
-            });
-        }
+        check_len("labels_pred (vs labels_true)", labels_true.len(), labels_pred.len())?;
+        check_nonempty("labels", labels_true.len())?;
         let index = |labels: &[usize]| -> BTreeMap<usize, usize> {
             let mut map: BTreeMap<usize, usize> = labels.iter().map(|&l| (l, 0)).collect();
             for (k, v) in map.values_mut().enumerate() {
@@ -167,7 +149,10 @@ impl Contingency {
 
 #[cfg(test)]
 mod tests {
+    // A failed unwrap in a test is a test failure with a backtrace, which is what we want here.
+    #![allow(clippy::unwrap_used)]
     use super::*;
+    use crate::MetricsError;
     use proptest::prelude::*;
 
     /// A tolerance of a few ulps per term for sums of `n` logarithms.
@@ -259,11 +244,15 @@ mod tests {
 
     #[test]
     fn invalid_inputs_are_typed_errors() {
-        assert!(matches!(nmi(&[], &[]), Err(BiclusterError::Empty { .. })));
+        assert!(matches!(nmi(&[], &[]), Err(MetricsError::Empty { .. })));
         assert!(matches!(
             nmi(&[0, 1], &[0]),
-            Err(BiclusterError::LengthMismatch { left: 2, right: 1, .. })
+            Err(MetricsError::LengthMismatch {
+                expected: 2,
+                found: 1,
+                ..
+            })
         ));
-        assert!(matches!(entropy(&[]), Err(BiclusterError::Empty { .. })));
+        assert!(matches!(entropy(&[]), Err(MetricsError::Empty { .. })));
     }
 }

@@ -1,173 +1,14 @@
-//! Runner-friendly entry points: one call per (method, dataset, seed), config structs that
-//! deserialize from an experiment spec's `[params]`, and tidy result rows.
-use crate::bcot::{BcotParams, Biclusters};
-use crate::deepwalk::DeepWalkParams;
-use crate::digae::DigaeParams;
-use crate::ebc::EbcParams;
-use crate::error::{BaselineError, Result};
-use crate::hope::HopeParams;
-use crate::util::stream_seed;
-use ksvd_datasets::{
-    DataRoot, DatasetError, DatasetKind, DatasetName, DocumentTermData, Graph, GraphOptions, SelfLoops,
+//! The loops of the Table 1 and Table 2 baselines (moved here from `ksvd-baselines`, which keeps
+//! the methods and one call per cell): configs that deserialize from a spec's `[params]`, one
+//! cell per dataset x method x seed with `trials` runs, and tidy result rows.
+use ksvd_baselines::{
+    run_bicluster_baseline, run_graph_baseline, trial_seed, BaselineError, BiclusterBaseline, BiclusterBaselineConfig,
+    Embeddings, GraphBaseline, GraphBaselineConfig, Result,
 };
-use ndarray::{concatenate, Array2, Axis};
+use ksvd_datasets::{DataRoot, DatasetError, DatasetKind, DatasetName, Graph, GraphOptions, SelfLoops};
 use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;
-
-/// A node-embedding baseline of the paper's Table 1. Serialized as its method id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GraphBaseline {
-    /// DeepWalk (one embedding), method id `deepwalk`.
-    Deepwalk,
-    /// HOPE with the Katz proximity (source and target embeddings), method id `hope`.
-    Hope,
-    /// DiGAE (source and target embeddings), method id `digae`.
-    Digae,
-}
-
-impl GraphBaseline {
-    /// Every graph baseline.
-    pub const ALL: [GraphBaseline; 3] = [Self::Deepwalk, Self::Hope, Self::Digae];
-
-    /// The method id used in experiment specs (`deepwalk`, `hope`, `digae`).
-    pub fn id(self) -> &'static str {
-        match self {
-            Self::Deepwalk => "deepwalk",
-            Self::Hope => "hope",
-            Self::Digae => "digae",
-        }
-    }
-}
-
-/// A biclustering baseline of the paper's Table 2. Serialized as its method id.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum BiclusterBaseline {
-    /// BCOT (entropic optimal transport), method id `bcot`.
-    Bcot,
-    /// EBC's information-theoretic co-clustering, method id `ebc`.
-    Ebc,
-}
-
-impl BiclusterBaseline {
-    /// Every biclustering baseline.
-    pub const ALL: [BiclusterBaseline; 2] = [Self::Bcot, Self::Ebc];
-
-    /// The method id used in experiment specs (`bcot`, `ebc`).
-    pub fn id(self) -> &'static str {
-        match self {
-            Self::Bcot => "bcot",
-            Self::Ebc => "ebc",
-        }
-    }
-}
-
-/// Node embeddings of a graph baseline: one matrix (DeepWalk) or a source/target pair (HOPE,
-/// DiGAE). Rows index nodes in the order of the adjacency matrix.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Embeddings {
-    /// One `n x d` embedding.
-    Single(Array2<f64>),
-    /// Source (out-role) and target (in-role) embeddings, each `n x d`.
-    SourceTarget {
-        /// `n x d` source embeddings.
-        source: Array2<f64>,
-        /// `n x d` target embeddings.
-        target: Array2<f64>,
-    },
-}
-
-impl Embeddings {
-    /// Number of nodes.
-    pub fn n_nodes(&self) -> usize {
-        match self {
-            Self::Single(e) => e.nrows(),
-            Self::SourceTarget { source, .. } => source.nrows(),
-        }
-    }
-
-    /// The features the paper's tasks use: the single embedding, or `[source, target]`
-    /// concatenated column-wise (section 5.1: "two sets of embeddings are obtained and then
-    /// concatenated").
-    pub fn concatenated(&self) -> Array2<f64> {
-        match self {
-            Self::Single(e) => e.clone(),
-            Self::SourceTarget { source, target } => {
-                // Same number of rows by construction, so concatenation cannot fail.
-                concatenate(Axis(1), &[source.view(), target.view()]).unwrap_or_else(|_| source.clone())
-            }
-        }
-    }
-}
-
-/// Hyper-parameters of the three graph baselines (each section optional in a spec; missing
-/// fields take the documented defaults).
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct GraphBaselineConfig {
-    /// DeepWalk's parameters.
-    pub deepwalk: DeepWalkParams,
-    /// HOPE's parameters.
-    pub hope: HopeParams,
-    /// DiGAE's parameters.
-    pub digae: DigaeParams,
-}
-
-/// Embeds the nodes of `graph` with a baseline (`graph.adjacency`, `A[src, dst]`), all
-/// randomness from `seed`.
-pub fn run_graph_baseline(
-    method: GraphBaseline,
-    graph: &Graph,
-    config: &GraphBaselineConfig,
-    seed: u64,
-) -> Result<Embeddings> {
-    let a = &graph.adjacency;
-    Ok(match method {
-        GraphBaseline::Deepwalk => Embeddings::Single(config.deepwalk.check()?.fit(a, seed)?.embedding),
-        GraphBaseline::Hope => {
-            let fit = config.hope.check()?.fit(a, seed)?;
-            Embeddings::SourceTarget {
-                source: fit.source,
-                target: fit.target,
-            }
-        }
-        GraphBaseline::Digae => {
-            let fit = config.digae.check()?.fit(a, seed)?;
-            Embeddings::SourceTarget {
-                source: fit.source,
-                target: fit.target,
-            }
-        }
-    })
-}
-
-/// Hyper-parameters of the two biclustering baselines.
-#[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
-pub struct BiclusterBaselineConfig {
-    /// BCOT's parameters.
-    pub bcot: BcotParams,
-    /// EBC's parameters.
-    pub ebc: EbcParams,
-}
-
-/// Document clusters (`k_docs`) and term clusters (`k_terms`) of `data.matrix` (documents x
-/// terms) by a baseline, all randomness from `seed`.
-pub fn run_bicluster_baseline(
-    method: BiclusterBaseline,
-    data: &DocumentTermData,
-    k_docs: usize,
-    k_terms: usize,
-    config: &BiclusterBaselineConfig,
-    seed: u64,
-) -> Result<Biclusters> {
-    match method {
-        BiclusterBaseline::Bcot => config.bcot.check()?.bicluster(&data.matrix, k_docs, k_terms, seed),
-        BiclusterBaseline::Ebc => config.ebc.check()?.bicluster(&data.matrix, k_docs, k_terms, seed),
-    }
-}
 
 /// Whether a [`ResultRow`] carries a value, and if not why not (the runner's status ids).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -192,7 +33,8 @@ pub struct ResultRow {
     pub metric: String,
     /// Mean over the trials of the cell (absent unless `status` is `Ok`).
     pub value: Option<f64>,
-    /// Population standard deviation over the trials (absent for one trial).
+    /// Sample standard deviation over the trials (`n − 1`, [`ksvd_metrics::mean_std`]; absent for one
+    /// trial).
     pub std: Option<f64>,
     /// Seed of the cell.
     pub seed: Option<u64>,
@@ -227,19 +69,11 @@ impl ResultRow {
     }
 }
 
+/// Mean and sample standard deviation ([`ksvd_metrics::mean_std`], `n − 1`; `None` for one value).
 fn mean_std(values: &[f64]) -> (f64, Option<f64>) {
-    let n = values.len() as f64;
-    let mean = values.iter().sum::<f64>() / n;
-    let std = (values.len() > 1).then(|| (values.iter().map(|v| (v - mean).powi(2)).sum::<f64>() / n).sqrt());
-    (mean, std)
-}
-
-/// The seed of trial `t` of a cell with seed `seed` (trial 0 uses `seed` itself).
-pub fn trial_seed(seed: u64, trial: usize) -> u64 {
-    if trial == 0 {
-        seed
-    } else {
-        stream_seed(seed, 0x7472_6961_6c73, trial as u64, 0)
+    match ksvd_metrics::mean_std(values) {
+        Some((mean, std)) => (mean, (values.len() > 1).then_some(std)),
+        None => (f64::NAN, None),
     }
 }
 
@@ -558,14 +392,16 @@ pub fn run_bicluster_baselines(
                     };
                     seconds.push(start.elapsed().as_secs_f64());
                     let scores = [
-                        ksvd_bicluster::nmi(&data.labels, &b.doc_labels),
-                        ksvd_bicluster::coherence(&data.matrix, &b.term_labels).map(|c| c.score),
+                        ksvd_bicluster::nmi(&data.labels, &b.doc_labels).map_err(|e| e.to_string()),
+                        ksvd_bicluster::coherence(&data.matrix, &b.term_labels)
+                            .map(|c| c.score)
+                            .map_err(|e| e.to_string()),
                     ];
                     for (slot, score) in values.iter_mut().zip(scores) {
                         if let Ok(list) = slot {
                             match score {
                                 Ok(v) => list.push(v),
-                                Err(e) => *slot = Err(e.to_string()),
+                                Err(e) => *slot = Err(e),
                             }
                         }
                     }
@@ -596,4 +432,143 @@ pub fn run_bicluster_baselines(
         }
     }
     Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    //! The loops end to end on the committed data: configs deserialize from spec-style TOML, rows are
+    //! tidy, missing data becomes `missing-data` rows.
+    #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
+    use super::*;
+    use ksvd_baselines::{CostScale, GraphView, HopeSolver};
+
+    #[test]
+    fn configs_deserialize_from_toml_with_defaults_for_missing_fields() {
+        let graph: GraphBaselinesConfig = toml::from_str(
+            r#"
+            datasets = ["cora", "pubmed"]
+            methods = ["deepwalk", "hope"]
+            seeds = [0, 1]
+            self_loops = "add-missing"
+            [params.deepwalk]
+            dimension = 1000
+            view = "directed"
+            [params.hope]
+            rank = 500
+            solver = "lanczos"
+            [params.digae]
+            features = { gaussian = { dimension = 64 } }
+            "#,
+        )
+        .unwrap();
+        assert_eq!(graph.methods, vec![GraphBaseline::Deepwalk, GraphBaseline::Hope]);
+        assert_eq!(graph.params.deepwalk.dimension, 1000);
+        assert_eq!(graph.params.deepwalk.view, GraphView::Directed);
+        assert_eq!(
+            graph.params.deepwalk.walk_length, 80,
+            "unset fields keep their defaults"
+        );
+        assert_eq!(graph.params.hope.solver, HopeSolver::Lanczos);
+        assert_eq!(graph.trials, 1);
+
+        let bic: BiclusterBaselinesConfig = toml::from_str(
+            r#"
+            datasets = ["dblp"]
+            methods = ["ebc"]
+            doc_clusters = { dblp = 4 }
+            [params.bcot]
+            reg = 0.01
+            cost_scale = "rows"
+            [params.ebc]
+            restarts = 3
+            "#,
+        )
+        .unwrap();
+        assert_eq!(bic.methods, vec![BiclusterBaseline::Ebc]);
+        assert_eq!(bic.params.bcot.cost_scale, CostScale::Rows);
+        assert_eq!(bic.params.ebc.restarts, 3);
+        assert_eq!(bic.params.ebc.tolerance, 1e-4);
+
+        // Typos are errors, not silently ignored settings.
+        assert!(toml::from_str::<BiclusterBaselinesConfig>("[params.ebc]\nrestart = 3").is_err());
+    }
+
+    #[test]
+    fn bicluster_runner_scores_dblp_and_reports_missing_data() {
+        let root = DataRoot::committed().unwrap();
+        let config = BiclusterBaselinesConfig {
+            datasets: vec!["dblp".into(), "bcot_pubmed".into()],
+            term_clusters: [("dblp".to_string(), 2), ("bcot_pubmed".to_string(), 3)].into(),
+            ..Default::default()
+        };
+        let mut messages = Vec::new();
+        let rows = run_bicluster_baselines(&config, &root, &mut |m: &str| messages.push(m.to_string())).unwrap();
+        assert!(!messages.is_empty());
+        // 2 datasets x 2 methods x 1 seed x 2 metrics.
+        assert_eq!(rows.len(), 8);
+        for row in &rows {
+            match row.dataset.as_str() {
+                "dblp" => {
+                    assert_eq!(row.status, RowStatus::Ok, "{row:?}");
+                    let v = row.value.unwrap();
+                    if row.metric == "nmi" {
+                        assert!((0.0..=1.0).contains(&v));
+                    } else {
+                        assert!(v.is_finite());
+                    }
+                    assert_eq!(row.trials, Some(1));
+                    assert!(row.seconds.unwrap() >= 0.0);
+                }
+                _ => assert_eq!(row.status, RowStatus::MissingData, "{row:?}"),
+            }
+        }
+        // Without a term-cluster count the run is a configuration error that says what to set.
+        let unset = BiclusterBaselinesConfig {
+            datasets: vec!["dblp".into()],
+            methods: vec![BiclusterBaseline::Ebc],
+            ..Default::default()
+        };
+        let err = run_bicluster_baselines(&unset, &root, &mut |_| {}).unwrap_err();
+        assert!(err.to_string().contains("term_clusters"), "{err}");
+        // Unknown or wrong-kind dataset names are configuration errors.
+        let bad = BiclusterBaselinesConfig {
+            datasets: vec!["cora".into()],
+            ..Default::default()
+        };
+        assert!(run_bicluster_baselines(&bad, &root, &mut |_| {}).is_err());
+    }
+
+    #[test]
+    fn graph_runner_embeds_cora_and_reports_evaluator_metrics() {
+        let root = DataRoot::committed().unwrap();
+        let mut config = GraphBaselinesConfig {
+            trials: 2,
+            ..Default::default()
+        };
+        config.params.deepwalk.dimension = 8;
+        config.params.deepwalk.walks_per_node = 1;
+        config.params.deepwalk.walk_length = 10;
+        config.params.hope.rank = 4;
+        config.params.digae.epochs = 3;
+        let rows = run_graph_baselines(&config, &root, &mut |_| {}, |graph, emb: &Embeddings, _seed| {
+            let f = emb.concatenated();
+            if f.nrows() != graph.n_nodes() {
+                return Err("wrong number of rows".into());
+            }
+            Ok(vec![("dimension".to_string(), f.ncols() as f64)])
+        })
+        .unwrap();
+        let dims: Vec<(String, f64)> = rows.iter().map(|r| (r.method.clone(), r.value.unwrap())).collect();
+        assert_eq!(
+            dims,
+            vec![
+                ("deepwalk".to_string(), 8.0),
+                ("hope".to_string(), 8.0),
+                ("digae".to_string(), 64.0)
+            ]
+        );
+        assert!(rows
+            .iter()
+            .all(|r| r.status == RowStatus::Ok && r.trials == Some(2) && r.std == Some(0.0)));
+    }
 }

@@ -5,7 +5,7 @@
 //! `F1_c = 2 tp_c / (2 tp_c + fp_c + fn_c)` (the harmonic mean of precision and recall, written
 //! so that it is defined whenever either is). Micro-F1 pools the counts over classes,
 //! `2 TP / (2 TP + FP + FN)`; macro-F1 is the unweighted mean of the `F1_c`.
-use crate::error::{LssvmError, Result};
+use crate::error::{check_len, check_nonempty, MetricsError, Result};
 use ndarray::{Array2, ArrayView2, Zip};
 
 /// The F1 of a class with `tp = fp = fn = 0` (no true and no predicted sample), which is `0/0`.
@@ -83,23 +83,11 @@ fn scores(counts: &[Counts], zero_division: ZeroDivision) -> F1Scores {
 }
 
 fn check_labels(y_true: &[usize], y_pred: &[usize], n_classes: usize) -> Result<()> {
-    if y_true.is_empty() {
-        return Err(LssvmError::EmptyInput {
-            what: "true labels",
-            rows: 0,
-            cols: 1,
-        });
-    }
-    if y_pred.len() != y_true.len() {
-        return Err(LssvmError::LengthMismatch {
-            what: "predicted labels",
-            expected: y_true.len(),
-            found: y_pred.len(),
-        });
-    }
+    check_nonempty("true labels", y_true.len())?;
+    check_len("predicted labels", y_true.len(), y_pred.len())?;
     for (index, &label) in y_true.iter().chain(y_pred).enumerate() {
         if label >= n_classes {
-            return Err(LssvmError::LabelOutOfRange {
+            return Err(MetricsError::LabelOutOfRange {
                 index: index % y_true.len(),
                 label,
                 n_classes,
@@ -109,10 +97,12 @@ fn check_labels(y_true: &[usize], y_pred: &[usize], n_classes: usize) -> Result<
     Ok(())
 }
 
-/// The fraction of samples with `y_pred[i] == y_true[i]`.
+/// Accuracy: the fraction of samples with `y_pred[i] == y_true[i]`, in `[0, 1]`.
+///
+/// Errors: empty inputs, or `y_pred` of a different length than `y_true`.
 pub fn accuracy(y_true: &[usize], y_pred: &[usize]) -> Result<f64> {
-    let n_classes = y_true.iter().chain(y_pred).max().map_or(0, |&m| m + 1);
-    check_labels(y_true, y_pred, n_classes)?;
+    check_nonempty("true labels", y_true.len())?;
+    check_len("predicted labels", y_true.len(), y_pred.len())?;
     let hits = y_true.iter().zip(y_pred).filter(|(a, b)| a == b).count();
     Ok(hits as f64 / y_true.len() as f64)
 }
@@ -150,26 +140,14 @@ pub fn f1_multilabel(
     zero_division: ZeroDivision,
 ) -> Result<F1Scores> {
     if y_true.nrows() == 0 || y_true.ncols() == 0 {
-        return Err(LssvmError::EmptyInput {
+        return Err(MetricsError::Empty {
             what: "true label indicators",
             rows: y_true.nrows(),
             cols: y_true.ncols(),
         });
     }
-    if y_pred.nrows() != y_true.nrows() {
-        return Err(LssvmError::LengthMismatch {
-            what: "predicted label rows",
-            expected: y_true.nrows(),
-            found: y_pred.nrows(),
-        });
-    }
-    if y_pred.ncols() != y_true.ncols() {
-        return Err(LssvmError::LengthMismatch {
-            what: "predicted label columns",
-            expected: y_true.ncols(),
-            found: y_pred.ncols(),
-        });
-    }
+    check_len("predicted label rows", y_true.nrows(), y_pred.nrows())?;
+    check_len("predicted label columns", y_true.ncols(), y_pred.ncols())?;
     let mut counts = vec![Counts::default(); y_true.ncols()];
     Zip::indexed(y_true)
         .and(y_pred)
@@ -189,7 +167,7 @@ pub fn label_indicator(sets: &[Vec<usize>], n_labels: usize) -> Result<Array2<bo
     for (index, set) in sets.iter().enumerate() {
         for &label in set {
             if label >= n_labels {
-                return Err(LssvmError::LabelOutOfRange {
+                return Err(MetricsError::LabelOutOfRange {
                     index,
                     label,
                     n_classes: n_labels,
