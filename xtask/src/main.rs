@@ -49,6 +49,12 @@ enum Command {
     },
     /// List every spec with its kind and one-line description.
     List,
+    /// Run the Table 1 protocol with a config file (a diagnosis outside the specs, e.g.
+    /// xtask/configs/pubmed-1000.toml) and print its rows as CSV.
+    Table1Config {
+        /// The TOML config (keys of the table1 spec's [params], plus datasets, methods, seed).
+        file: PathBuf,
+    },
 }
 
 fn list() -> Result<()> {
@@ -79,6 +85,7 @@ fn list() -> Result<()> {
 fn run(cli: Cli) -> Result<bool> {
     match cli.command {
         Command::List => list().map(|()| true),
+        Command::Table1Config { file } => experiments::graph_config(&file).map(|()| true),
         Command::Reproduce {
             only,
             quick,

@@ -134,6 +134,8 @@ pub enum SamplingArg {
     Uniform,
     /// Proportionally to squared row/column norms of G.
     SquaredNorm,
+    /// Proportionally to approximate rank-r leverage scores (two products with G).
+    Leverage,
     /// Adaptive: randomly pivoted cross approximation (rows by residual norms, columns by
     /// pivoted QR); the result is the SVD of G[:, J] G[I, J]^+ G[I, :].
     Adaptive,
@@ -146,6 +148,7 @@ impl From<SamplingArg> for Sampling {
         match s {
             SamplingArg::Uniform => Sampling::Uniform,
             SamplingArg::SquaredNorm => Sampling::SquaredNorm,
+            SamplingArg::Leverage => Sampling::Leverage,
             SamplingArg::Adaptive => Sampling::AdaptiveCross,
             SamplingArg::Greedy => Sampling::GreedyCross,
         }

@@ -89,8 +89,8 @@
 //! trial); reconstruction is [`evaluate_reconstruction`]. The Table 1 and Nyström-F1 runners
 //! (configs, loops over datasets x methods, result rows, caching) live in `xtask`
 //! (`xtask/src/experiments/graph/runner.rs`): `cargo xtask reproduce --only table1` (or
-//! `--only nystrom-f1`, `--quick` for the reduced grid). `examples/pubmed-1000.toml` is the
-//! Pubmed edge-direction diagnosis quoted in the README (a `[params]` table of that runner).
+//! `--only nystrom-f1`, `--quick` for the reduced grid). The Pubmed edge-direction diagnosis
+//! quoted in the README is `cargo xtask table1-config xtask/configs/pubmed-1000.toml`.
 
 mod classify;
 mod embed;

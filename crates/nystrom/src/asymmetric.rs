@@ -1,7 +1,7 @@
 //! The asymmetric Nyström method (section 4 of the paper, eqs. 10–11).
 use crate::cross::{cross_approximation, cross_svd, Pivoting};
 use crate::error::{require_rank, NystromError, Result};
-use crate::sampling::{uniform_indices, weighted_indices, Sampling};
+use crate::sampling::{sketched_leverage, uniform_indices, weighted_indices, Sampling};
 use ksvd_kernels::{KernelMatrix, Samples};
 use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
 use ksvd_solvers::{dense_svd, randomized_svd, RsvdParams, SvdResult};
@@ -209,6 +209,21 @@ where
         ),
         Sampling::SquaredNorm => {
             let (rw, cw) = (g.row_weights(), g.col_weights());
+            (
+                weighted_indices(&rw, params.rows, params.seed),
+                weighted_indices(&cw, params.cols, params.seed.wrapping_add(0x9e37_79b9)),
+                Some(rw),
+                Some(cw),
+            )
+        }
+        Sampling::Leverage => {
+            let (rl, cl) = sketched_leverage(g, r, params.seed ^ 0x5bd1_e995)?;
+            // Half leverage, half uniform: bounded importance weights.
+            let mix = |l: Vec<f64>| {
+                let (total, n) = (l.iter().sum::<f64>().max(f64::MIN_POSITIVE), l.len() as f64);
+                l.into_iter().map(|x| 0.5 * x / total + 0.5 / n).collect::<Vec<f64>>()
+            };
+            let (rw, cw) = (mix(rl), mix(cl));
             (
                 weighted_indices(&rw, params.rows, params.seed),
                 weighted_indices(&cw, params.cols, params.seed.wrapping_add(0x9e37_79b9)),

@@ -10,7 +10,7 @@
 //! ever evaluated, so memory is `O((N + M)(m + r))`, never `O(N M)`.
 //!
 //! * [`asymmetric_nystrom`] with [`NystromParams`] and a landmark [`Sampling`]: uniform (the
-//!   paper's), squared norms, or adaptive — [`Sampling::AdaptiveCross`] (randomly pivoted
+//!   paper's), squared norms, approximate leverage scores ([`sketched_leverage`]), or adaptive — [`Sampling::AdaptiveCross`] (randomly pivoted
 //!   block cross approximation, rows drawn by sketched residual norms) and
 //!   [`Sampling::GreedyCross`] (partial pivoting) — whose result is the exact truncated SVD of
 //!   the cross approximation `G[:, J] G[I, J]⁺ G[I, :]`, built in `O((N + M) m²)` without
@@ -58,5 +58,5 @@ mod symmetric;
 pub use adaptive::{grow_until, AdaptiveOutcome, GrowthSchedule};
 pub use asymmetric::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, LandmarkWeights, NystromParams};
 pub use error::{NystromError, Result};
-pub use sampling::{uniform_indices, weighted_indices, Sampling};
+pub use sampling::{sketched_leverage, uniform_indices, weighted_indices, Sampling};
 pub use symmetric::{symmetric_nystrom, symmetric_nystrom_svd, Gram, SymmetricNystrom};

@@ -1,6 +1,8 @@
 //! Landmark sampling: uniform, proportional to squared row/column norms of `G`, or adaptive
 //! (pivoted cross approximation, see [`Sampling::AdaptiveCross`]).
-use ksvd_linalg::random::{rng_from_seed, sample_indices};
+use crate::error::Result;
+use ksvd_linalg::random::{gaussian_matrix, rng_from_seed, sample_indices};
+use ksvd_linalg::{dense, LinearOperator};
 use rand::Rng;
 
 /// How rows and columns of `G` are sampled.
@@ -15,6 +17,13 @@ pub enum Sampling {
     /// Mahoney's length-squared sampling). The sampled block is rescaled by `1/sqrt(n p_i)`
     /// on each side, the usual importance weighting.
     SquaredNorm,
+    /// Without replacement with probabilities proportional to approximate rank-`r` leverage
+    /// scores mixed half and half with uniform (`p_i = ℓ_i/(2r) + 1/(2N)`, which bounds the
+    /// importance weights `1/sqrt(n p_i)` of rows the sketch deems irrelevant): `ℓ_i = ‖U_{i,:}‖²`
+    /// for the top `r` singular vectors of the sketch `G Ω`, and likewise for columns from
+    /// `Gᵀ U` ([`sketched_leverage`]); two products with `G`. Importance-scaled like
+    /// [`Sampling::SquaredNorm`], then eq. 11.
+    Leverage,
     /// Adaptive, randomly pivoted block cross approximation: landmark rows are drawn in
     /// proportion to the squared norms of the current residual's rows `‖(G − Ĝ)_{i,:}‖²`
     /// (estimated for every row at once from a Gaussian sketch `(G − Ĝ) Ω` that is updated
@@ -44,14 +53,15 @@ impl Sampling {
 
 impl std::str::FromStr for Sampling {
     type Err = String;
-    fn from_str(s: &str) -> Result<Self, String> {
+    fn from_str(s: &str) -> std::result::Result<Self, String> {
         match s {
             "uniform" => Ok(Sampling::Uniform),
             "norm" | "squared-norm" | "squared_norm" => Ok(Sampling::SquaredNorm),
+            "leverage" => Ok(Sampling::Leverage),
             "adaptive" | "adaptive-cross" | "adaptive_cross" => Ok(Sampling::AdaptiveCross),
             "greedy" | "greedy-cross" | "greedy_cross" => Ok(Sampling::GreedyCross),
             other => Err(format!(
-                "unknown sampling `{other}` (expected uniform, squared-norm, adaptive or greedy)"
+                "unknown sampling `{other}` (expected uniform, squared-norm, leverage, adaptive or greedy)"
             )),
         }
     }
@@ -74,6 +84,26 @@ pub fn weighted_indices(weights: &[f64], k: usize, seed: u64) -> Vec<usize> {
     let mut idx: Vec<usize> = keys.into_iter().take(k.min(weights.len())).map(|(_, i)| i).collect();
     idx.sort_unstable();
     idx
+}
+
+/// Approximate rank-`k` leverage scores of the rows and of the columns of `G` (see
+/// [`Sampling::Leverage`]): `‖U_{i,:}‖²` for the top `k` left singular vectors `U` of the sketch
+/// `G Ω` (`Ω` Gaussian with `k + 10` columns drawn from `seed`), and `‖V_{j,:}‖²` for the top `k`
+/// left singular vectors `V` of `Gᵀ U` (one power step). Exact when `rank(G) ≤ k`; each list
+/// sums to at most `k`.
+pub fn sketched_leverage<G: LinearOperator + ?Sized>(g: &G, k: usize, seed: u64) -> Result<(Vec<f64>, Vec<f64>)> {
+    let width = (k + 10).min(g.nrows()).min(g.ncols());
+    let omega = gaussian_matrix(&mut rng_from_seed(seed), g.ncols(), width);
+    let top = |y: ndarray::Array2<f64>| -> Result<ndarray::Array2<f64>> {
+        let svd = dense::thin_svd(y.view())?;
+        let floor = svd.s.first().copied().unwrap_or(0.0) * f64::EPSILON * (y.nrows() as f64).sqrt() * 64.0;
+        let keep = svd.s.iter().take(k).filter(|&&x| x > floor).count();
+        Ok(svd.u.slice(ndarray::s![.., ..keep]).to_owned())
+    };
+    let u = top(g.apply(omega.view())?)?;
+    let v = top(g.apply_transpose(u.view())?)?;
+    let scores = |q: &ndarray::Array2<f64>| q.outer_iter().map(|r| r.dot(&r)).collect();
+    Ok((scores(&u), scores(&v)))
 }
 
 /// `k` uniform indices of `0..n`, sorted.

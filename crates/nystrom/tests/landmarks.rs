@@ -2,7 +2,7 @@
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::dense;
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
-use ksvd_nystrom::{asymmetric_nystrom, NystromError, NystromParams, Sampling};
+use ksvd_nystrom::{asymmetric_nystrom, sketched_leverage, NystromError, NystromParams, Sampling};
 use ksvd_solvers::{dense_svd, dense_svd_operator, low_rank_error, optimal_low_rank_error};
 use ndarray::{Array1, Array2};
 
@@ -158,6 +158,32 @@ fn frobenius_measures_agree_with_dense_computation() {
     assert!((best - tail).abs() <= 1e-10 * exact.s[0]);
     assert!(low_rank_error(&g, f64::NAN, u.view(), s.view(), v.view()).is_err());
     assert!(low_rank_error(&g, 1.0, v.view(), s.view(), u.view()).is_err());
+}
+
+#[test]
+fn sketched_leverage_scores_are_exact_for_low_rank_matrices() {
+    // rank(G) = 3 ≤ sketch width: the sketch spans the column space, so the scores are the exact
+    // leverage scores (‖Q_i‖² of an orthonormal basis of range(G)), summing to 3.
+    let mut rng = rng_from_seed(51);
+    let g = dense::matmul(
+        gaussian_matrix(&mut rng, 40, 3).view(),
+        gaussian_matrix(&mut rng, 3, 30).view(),
+    )
+    .unwrap();
+    let exact = dense_svd(g.view(), 3).unwrap();
+    let (rows, cols) = sketched_leverage(&g, 3, 9).unwrap();
+    for (i, &l) in rows.iter().enumerate() {
+        let e = exact.u.row(i).dot(&exact.u.row(i));
+        assert!((l - e).abs() < 1e-10, "row {i}: {l} vs {e}");
+    }
+    for (j, &l) in cols.iter().enumerate() {
+        let e = exact.v.row(j).dot(&exact.v.row(j));
+        assert!((l - e).abs() < 1e-10, "col {j}: {l} vs {e}");
+    }
+    // Same seed, same draw.
+    let p = NystromParams::new(3, 8).sampling(Sampling::Leverage).seed(2);
+    let (a, b) = (asymmetric_nystrom(&g, &p).unwrap(), asymmetric_nystrom(&g, &p).unwrap());
+    assert_eq!((a.rows, a.cols), (b.rows, b.cols));
 }
 
 /// A smooth low-rank matrix plus a few large isolated entries: uniform landmarks rarely hit the

@@ -67,9 +67,10 @@ fn sampling(method: &str) -> Result<Sampling> {
     Ok(match method {
         "uniform" => Sampling::Uniform,
         "squared_norm" => Sampling::SquaredNorm,
+        "leverage" => Sampling::Leverage,
         "adaptive" => Sampling::AdaptiveCross,
         "greedy" => Sampling::GreedyCross,
-        other => bail!("landmarks: unknown method `{other}` (uniform, squared_norm, adaptive, greedy)"),
+        other => bail!("landmarks: unknown method `{other}` (uniform, squared_norm, leverage, adaptive, greedy)"),
     })
 }
 

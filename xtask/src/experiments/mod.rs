@@ -243,6 +243,11 @@ impl<P: DeserializeOwned + 'static> Experiment for NotImplemented<P> {
     }
 }
 
+/// `cargo xtask table1-config FILE` (see [`graph::run_config_file`]).
+pub fn graph_config(path: &std::path::Path) -> Result<()> {
+    graph::run_config_file(path)
+}
+
 /// All experiment kinds.
 pub fn registry() -> Vec<Entry> {
     vec![
