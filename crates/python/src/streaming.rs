@@ -400,6 +400,81 @@ fn write_synthetic(
     Ok((s.rows, s.positives))
 }
 
+/// The input files of the large-scale spec, resolved as `ksvd_streaming::run_large_scale` does:
+/// the registry stand-ins `stand_ins` under the committed `data/` folder (`data_dir`, default:
+/// found as `DataRoot::committed` finds it; checksum-verified), then the paper's datasets
+/// (`LargeScaleConfig::paper_datasets`, relative to that folder). One dict per dataset: `name`,
+/// `train` and `test` paths (`test` is `None` when the set has no test file: the Rust path then
+/// splits the training file), `n_features`, `positive_label`, and `missing` (`None`, or the note
+/// of a `missing-data` row saying where to get the file).
+#[pyfunction]
+#[pyo3(signature = (stand_ins, data_dir=None))]
+fn large_scale_inputs<'py>(
+    py: Python<'py>,
+    stand_ins: Vec<String>,
+    data_dir: Option<std::path::PathBuf>,
+) -> PyResult<Vec<Bound<'py, pyo3::types::PyDict>>> {
+    use ksvd_datasets::{sparse_spec, DataRoot, DatasetError, DatasetName};
+    use pyo3::types::PyDict;
+    let root = match data_dir {
+        Some(d) => DataRoot::committed_at(d),
+        None => DataRoot::committed(),
+    }
+    .map_err(value_error)?;
+    let mut out = Vec::new();
+    let entry = |name: &str,
+                 train: Option<std::path::PathBuf>,
+                 test: Option<std::path::PathBuf>,
+                 n_features: Option<usize>,
+                 positive: Option<f64>,
+                 missing: Option<String>|
+     -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("name", name)?;
+        d.set_item("train", train)?;
+        d.set_item("test", test)?;
+        d.set_item("n_features", n_features)?;
+        d.set_item("positive_label", positive)?;
+        d.set_item("missing", missing)?;
+        Ok(d)
+    };
+    for name in &stand_ins {
+        let ds: DatasetName = name.parse().map_err(value_error)?;
+        let spec = sparse_spec(ds)
+            .filter(|s| s.ffm.is_none())
+            .ok_or_else(|| value_error(format!("{name} is not a LIBSVM dataset of the registry")))?;
+        let (train, test, missing) = match root.file(ds, spec.train) {
+            Ok(p) => match root.file(ds, spec.test) {
+                Ok(t) => (Some(p), Some(t), None),
+                Err(DatasetError::MissingFile { .. }) => (Some(p), None, None),
+                Err(e) => return Err(value_error(e)),
+            },
+            Err(e @ DatasetError::MissingFile { .. }) => (None, None, Some(e.to_string())),
+            Err(e) => return Err(value_error(e)),
+        };
+        out.push(entry(name, train, test, Some(spec.n_features), None, missing)?);
+    }
+    for d in ksvd_streaming::LargeScaleConfig::paper_datasets() {
+        let at = |p: &std::path::Path| root.dir().join(p);
+        let train = at(&d.train_path);
+        let test = d.test_path.as_deref().map(at);
+        // The note names the path relative to the data folder, as the Rust runner's rows do.
+        let missing = std::iter::once(&d.train_path)
+            .chain(d.test_path.as_ref())
+            .find(|p| !at(p).is_file())
+            .map(|p| format!("missing {}: {}", p.display(), d.origin));
+        out.push(entry(
+            &d.name,
+            Some(train),
+            test,
+            d.n_features,
+            d.positive_label,
+            missing,
+        )?);
+    }
+    Ok(out)
+}
+
 /// Registers the classes in the native module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamParams>()?;
@@ -411,5 +486,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTrainedKsvd>()?;
     m.add_class::<PyScorePartial>()?;
     m.add_function(wrap_pyfunction!(write_synthetic, m)?)?;
+    m.add_function(wrap_pyfunction!(large_scale_inputs, m)?)?;
     Ok(())
 }

@@ -43,7 +43,9 @@ class DaskFit:
     normalisation and the classifier); ``auroc``: the classifier's AUROC on the test files;
     ``embeddings``: normalised embeddings of the test rows as a lazy ``dask.array``
     (``rows x r``, files in order); ``plan``: the landmark plan (landmark rows and columns);
-    ``state_bytes``: size in bytes of each pass's merged state (what one message carries).
+    ``state_bytes``: size in bytes of each pass's merged state (what one message carries);
+    ``scan``: the merged scan (``rows``, ``features`` of the training files); ``scores``: the
+    merged test scores (``rows``).
     """
 
     model: object
@@ -51,6 +53,8 @@ class DaskFit:
     embeddings: object
     plan: object
     state_bytes: dict = field(default_factory=dict)
+    scan: object = None
+    scores: object = None
 
 
 def _paths(files):
@@ -264,7 +268,7 @@ def fit(
         sizes[name] = len(state.to_bytes())
     if out_dir is not None:
         _write_atomic(os.path.join(out_dir, "model.ksvd-trained"), trained.to_bytes())
-    return DaskFit(trained, auc, embeddings(trained, test, zero_based=zero_based), plan, sizes)
+    return DaskFit(trained, auc, embeddings(trained, test, zero_based=zero_based), plan, sizes, scan, scores)
 
 
 def fit_local(train: Sequence[str], test: Sequence[str], **kwargs) -> DaskFit:
