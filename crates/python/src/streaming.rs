@@ -3,12 +3,13 @@
 //! (returns a new state), pickled through its versioned serde bytes
 //! ([`ksvd_streaming::PartialState::to_bytes`]); a wrong kind or version or corrupt bytes raise
 //! `ValueError` naming the problem. Every pass runs with the GIL released.
+use ksvd_linalg::CsrMatrix;
 use ksvd_streaming::{
-    Bandwidth, ColumnsPartial, FittedKsvd, LabelRule, LandmarkPlan, LibsvmSource, PartialState, ScanPartial,
+    Bandwidth, ColumnsPartial, FittedKsvd, LabelRule, LandmarkPlan, LibsvmSource, PartRows, PartialState, ScanPartial,
     ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec, TrainPartial, TrainedKsvd,
     ValidStreamingParams,
 };
-use numpy::{IntoPyArray, PyArray1, PyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -130,6 +131,41 @@ impl PyStreamParams {
     }
 }
 
+/// An in-memory partition from Python, the tuple `(part, first_row, x, y)`: part number `part`,
+/// the dense block `x` (`rows x features`, e.g. a row chunk of a `dask.array`), its labels `y`
+/// and the global row id `first_row` of its first row (the rows of the parts before it).
+#[derive(FromPyObject)]
+struct BlockArg<'py>(usize, usize, PyReadonlyArray2<'py, f64>, PyReadonlyArray1<'py, f64>);
+
+/// A [`BlockArg`] converted at the edge.
+struct Block {
+    part: usize,
+    first_row: usize,
+    x: CsrMatrix,
+    labels: Vec<f64>,
+}
+
+impl BlockArg<'_> {
+    fn convert(&self) -> PyResult<Block> {
+        Ok(Block {
+            part: self.0,
+            first_row: self.1,
+            x: CsrMatrix::from_dense(self.2.as_array()).map_err(value_error)?,
+            labels: self.3.as_array().to_vec(),
+        })
+    }
+}
+
+impl Block {
+    fn rows(&self) -> PartRows<'_> {
+        PartRows::Memory {
+            x: &self.x,
+            labels: &self.labels,
+            first_row: self.first_row,
+        }
+    }
+}
+
 fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, StreamingError> + Send) -> PyResult<T> {
     py.detach(f).map_err(value_error)
 }
@@ -154,6 +190,15 @@ state_class!(
         ) -> PyResult<Self> {
             let src = source(path, n_features, zero_based);
             let inner = run(py, || ScanPartial::scan_file(&params.params, file, &src))?;
+            Ok(PyScanPartial { inner })
+        }
+        /// Scans an in-memory part of the training data, `block = (part, first_row, x, y)`:
+        /// the dense rows `x` (`rows x features`) of part number `part` with labels `y`, the
+        /// first with the global row id `first_row` (the rows of the parts before it).
+        #[staticmethod]
+        fn scan_block(py: Python<'_>, params: &PyStreamParams, block: BlockArg<'_>) -> PyResult<Self> {
+            let b = block.convert()?;
+            let inner = run(py, || ScanPartial::scan_part(&params.params, b.part, b.rows()))?;
             Ok(PyScanPartial { inner })
         }
         /// Rows scanned.
@@ -192,6 +237,12 @@ state_class!(
         ) -> PyResult<PyColumnsPartial> {
             let src = source(path, None, zero_based);
             let inner = run(py, || ColumnsPartial::from_file(&self.inner, file, &src))?;
+            Ok(PyColumnsPartial { inner })
+        }
+        /// Pass 2 over an in-memory training block (as `ScanPartial.scan_block`).
+        fn columns_block(&self, py: Python<'_>, block: BlockArg<'_>) -> PyResult<PyColumnsPartial> {
+            let b = block.convert()?;
+            let inner = run(py, || ColumnsPartial::from_part(&self.inner, b.part, b.rows()))?;
             Ok(PyColumnsPartial { inner })
         }
         /// The landmark solve on the merged columns of every training file.
@@ -249,6 +300,21 @@ state_class!(
             let src = source(path, None, zero_based);
             let inner = run(py, || {
                 self.inner.train_file(file, &src, labels(&self.inner, positive_label)?)
+            })?;
+            Ok(PyTrainPartial { inner })
+        }
+        /// Pass 3 over an in-memory training block (as `ScanPartial.scan_block`).
+        #[pyo3(signature = (block, positive_label=None))]
+        fn train_block(
+            &self,
+            py: Python<'_>,
+            block: BlockArg<'_>,
+            positive_label: Option<f64>,
+        ) -> PyResult<PyTrainPartial> {
+            let b = block.convert()?;
+            let inner = run(py, || {
+                self.inner
+                    .train_part(b.part, b.rows(), labels(&self.inner, positive_label)?)
             })?;
             Ok(PyTrainPartial { inner })
         }
@@ -313,6 +379,18 @@ state_class!(
         ) -> PyResult<(PyScorePartial, Option<Bound<'py, PyArray2<f64>>>)> {
             let src = source(path, None, zero_based);
             let (inner, emb) = run(py, || self.inner.score_file(file, &src, keep_embeddings))?;
+            Ok((PyScorePartial { inner }, emb.map(|e| e.into_pyarray(py))))
+        }
+        /// Pass 4 over an in-memory test block (as `ScanPartial.scan_block`): as `score_file`.
+        #[pyo3(signature = (block, keep_embeddings=false))]
+        fn score_block<'py>(
+            &self,
+            py: Python<'py>,
+            block: BlockArg<'py>,
+            keep_embeddings: bool,
+        ) -> PyResult<(PyScorePartial, Option<Bound<'py, PyArray2<f64>>>)> {
+            let b = block.convert()?;
+            let (inner, emb) = run(py, || self.inner.score_part(b.part, b.rows(), keep_embeddings))?;
             Ok((PyScorePartial { inner }, emb.map(|e| e.into_pyarray(py))))
         }
         /// Normalised embeddings of every row of `path` (`rows x r`).
