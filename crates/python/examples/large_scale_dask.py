@@ -16,8 +16,9 @@ Differences from the single-machine runner (documented in the rows' notes):
 * each training file is split into ``--parts`` consecutive files (the unit of work), and the
   sketch's keys depend on that split, so ``--parts`` (not ``--workers``) fixes the landmarks;
 * ``ksvd.dask`` implements KSVD only: ``kpca`` rows are ``not-run``;
-* a dataset without a test file (w8a; Criteo) needs the runner's seeded split, which the Dask
-  path does not implement: its rows are ``not-run``.
+* a dataset without a test file (w8a; Criteo) gets the runner's seeded train/test split (the
+  same held-out rows: ``RowSelection::SplitTest`` through ``_ksvd.split_test_rows``), done on
+  the driver while splitting the file into parts (a real cluster would split per partition).
 
 Usage: ``python large_scale_dask.py [--spec experiments/large-scale.toml] [--workers 2]
 [--parts 8] [--datasets a9a,...] [--quick] [--out results/quick/large-scale-dask.csv]``
@@ -50,16 +51,31 @@ def repo_root() -> str:
     return os.path.dirname(os.path.dirname(os.path.dirname(here)))
 
 
+def _open(path: str):
+    path = os.fspath(path)
+    return bz2.open(path, "rb") if path.endswith(".bz2") else open(path, "rb")
+
+
 def split_parts(path: str, parts: int, out_dir: str, prefix: str) -> list:
     """``path`` (plain or ``.bz2``) as ``parts`` consecutive plain files (:func:`ksvd.dask.split_file`)."""
-    path = os.fspath(path)
-    if path.endswith(".bz2"):
-        plain = os.path.join(out_dir, f"{prefix}-all.svm")
-        with bz2.open(path, "rb") as src, open(plain, "wb") as dst:
-            while chunk := src.read(1 << 20):
-                dst.write(chunk)
-        path = plain
-    return kd.split_file(path, parts, out_dir, prefix=prefix)
+    plain = os.path.join(out_dir, f"{prefix}-all.svm")
+    with _open(path) as src, open(plain, "wb") as dst:
+        while chunk := src.read(1 << 20):
+            dst.write(chunk)
+    return kd.split_file(plain, parts, out_dir, prefix=prefix)
+
+
+def seeded_split(path: str, test_fraction: float, seed: int, out_dir: str) -> tuple:
+    """The runner's seeded train/test split of a file without a test part (the mask is
+    ``ksvd_streaming::RowSelection::SplitTest`` of the file's row indices) as two plain files."""
+    with _open(path) as f:
+        lines = f.read().splitlines(keepends=True)
+    held_out = _ksvd.split_test_rows(len(lines), test_fraction, seed)
+    train, test = os.path.join(out_dir, "split-train.svm"), os.path.join(out_dir, "split-test.svm")
+    with open(train, "wb") as a, open(test, "wb") as b:
+        for line, t in zip(lines, held_out):
+            (b if t else a).write(line)
+    return train, test
 
 
 def row(dataset, method, metric, seed, *, value=None, seconds=None, threads=None, status="ok", note="", paper=None, quick=False):
@@ -132,6 +148,7 @@ def main(argv=None) -> int:
     bw = bandwidth_args(params.get("bandwidth", {"median": 1.0}))
     ridge = float(params.get("ridge", 1e-3))
     chunk_rows = int(params.get("chunk_rows", 10_000))
+    test_fraction = float(params.get("test_fraction", 0.2))
     seeds = [int(s) for s in spec.get("seeds", [0])]
     paper = {(p["dataset"], p["method"], p["metric"]): float(p["value"]) for p in spec.get("paper", [])}
 
@@ -145,20 +162,21 @@ def main(argv=None) -> int:
             for seed in seeds:
                 pv = lambda m, k: paper.get((name, m, k))  # noqa: E731
                 base = dict(quick=args.quick)
-                if inp is None or inp["missing"] is not None or inp["test"] is None:
+                if inp is None or inp["missing"] is not None:
                     if inp is None:
                         status, note = "failed", f"{name} is neither a stand-in nor a paper dataset of the Rust runner"
-                    elif inp["missing"] is not None:
-                        status, note = "missing-data", inp["missing"]
                     else:
-                        status, note = "not-run", "no test file: the runner's seeded train/test split is not implemented for Dask"
+                        status, note = "missing-data", inp["missing"]
                     rows.append(row(name, "data", "n_samples", seed, status=status, note=note, paper=pv("data", "n_samples"), **base))
                     rows += [row(name, m, "auroc", seed, status=status, note=note, paper=pv(m, "auroc"), **base) for m in methods]
                     continue
                 d = os.path.join(tmp, f"{name}-{seed}")
                 os.makedirs(d)
-                train = split_parts(inp["train"], args.parts, d, "train")
-                test = split_parts(inp["test"], args.parts, d, "test")
+                train_file, test_file = inp["train"], inp["test"]
+                if test_file is None:
+                    train_file, test_file = seeded_split(train_file, test_fraction, seed, d)
+                train = split_parts(train_file, args.parts, d, "train")
+                test = split_parts(test_file, args.parts, d, "test")
                 t0 = time.perf_counter()
                 try:
                     res = kd.fit(

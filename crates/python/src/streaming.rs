@@ -5,9 +5,9 @@
 //! `ValueError` naming the problem. Every pass runs with the GIL released.
 use ksvd_linalg::CsrMatrix;
 use ksvd_streaming::{
-    Bandwidth, ColumnsPartial, FittedKsvd, LabelRule, LandmarkPlan, LibsvmSource, PartRows, PartialState, ScanPartial,
-    ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec, TrainPartial, TrainedKsvd,
-    ValidStreamingParams,
+    Bandwidth, ColumnsPartial, FittedKsvd, LabelRule, LandmarkPlan, LibsvmSource, PartRows, PartialState, RowSelection,
+    ScanPartial, ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec, TrainPartial,
+    TrainedKsvd, ValidStreamingParams,
 };
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -553,6 +553,20 @@ fn large_scale_inputs<'py>(
     Ok(out)
 }
 
+/// The test side of the runner's seeded train/test split of a file of `rows` rows
+/// (`ksvd_streaming::RowSelection::SplitTest`): `mask[t]` is true when file row `t` is held out.
+#[pyfunction]
+fn split_test_rows<'py>(
+    py: Python<'py>,
+    rows: usize,
+    test_fraction: f64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    let sel = RowSelection::SplitTest { test_fraction, seed };
+    sel.validate().map_err(value_error)?;
+    Ok((0..rows).map(|t| sel.keeps(t)).collect::<Vec<bool>>().into_pyarray(py))
+}
+
 /// Registers the classes in the native module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamParams>()?;
@@ -565,5 +579,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyScorePartial>()?;
     m.add_function(wrap_pyfunction!(write_synthetic, m)?)?;
     m.add_function(wrap_pyfunction!(large_scale_inputs, m)?)?;
+    m.add_function(wrap_pyfunction!(split_test_rows, m)?)?;
     Ok(())
 }
