@@ -3,12 +3,16 @@
 Runs the four passes of ``ksvd-stream`` (Tao, Tonin et al., ICML 2024, the large-scale table:
 RBF kernel, compatibility a2 by a very sparse random projection, ridge / LS-SVM classifier on the
 embeddings, AUROC) over a list (or a ``dask.bag``) of LIBSVM files (plain or ``.bz2``) as Dask
-tasks. File ``f`` is one unit of work; a partition is a group of consecutive files. Every pass maps each partition to
-a small mergeable state (Rust, pickled through versioned bytes) and merges them along a fixed
-binary tree of ``dask.delayed`` tasks; the driver does the small solves in between:
+tasks, or over a ``dask.array`` pair ``(X, y)`` (dense features chunked by rows, labels). File
+``f`` (or row chunk ``k``) is one unit of work; a partition is a group of consecutive files (a
+row chunk). Every pass maps each partition to a small mergeable state (Rust, pickled through
+versioned bytes) and merges them along a fixed binary tree of ``dask.delayed`` tasks; the
+driver does the small solves in between:
 
 1. scan: counts, labels, ``||X[:, j]||^2`` and the bottom-n key sketch of landmark rows
-   (``key = hash(seed, file, row)``: an exact uniform sample, the same for every partitioning);
+   (``key = hash(seed, file, row)``, for array chunks ``hash(seed, 0, global row)``: an exact
+   uniform sample, the same for every partitioning; an array in any chunking gives the landmarks
+   of its rows as one LIBSVM file);
 2. landmark columns ``P = C_z^T X[:, J]`` (``M x m``), summed; driver: the landmark SVD;
 3. embeddings + ``(r+1)^2`` ridge statistics and column norms, summed; driver: the classifier;
 4. test scores sorted per class, merged; driver: AUROC.
