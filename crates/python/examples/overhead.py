@@ -53,7 +53,7 @@ def main():
         fit = median_time(lambda: est.fit(x, Z=z), repeats)
         native = median_time(
             lambda: _ksvd.fit(x, z, kernel="sne", bandwidth=0.5, degree=2, coef0=1.0, center=False,
-                              solver=solver, n_landmarks=None, tol=1e-10, rank=rank, seed=0),
+                              solver=solver, n_landmarks=None, sampling="uniform", tol=1e-10, rank=rank, seed=0),
             repeats,
         )
         est.fit(x, Z=z)

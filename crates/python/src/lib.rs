@@ -140,8 +140,11 @@ struct FitConfig {
     seed: u64,
 }
 
-/// `solver=` of the Python API.
-fn parse_solver(name: &str, n_landmarks: Option<usize>, tol: f64) -> PyResult<Solver> {
+/// `solver=` of the Python API; `sampling` (the Nyström landmark scheme, `ksvd::Sampling`'s
+/// names: `uniform`, `squared-norm`, `adaptive`, `greedy`) is parsed for every solver, used by
+/// `nystrom`.
+fn parse_solver(name: &str, n_landmarks: Option<usize>, sampling: &str, tol: f64) -> PyResult<Solver> {
+    let sampling: Sampling = sampling.parse().map_err(value_error)?;
     let lanczos = Solver::Lanczos(LanczosParams {
         tol,
         ..LanczosParams::default()
@@ -160,7 +163,7 @@ fn parse_solver(name: &str, n_landmarks: Option<usize>, tol: f64) -> PyResult<So
             Solver::Nystrom {
                 landmarks,
                 cols: None,
-                sampling: Sampling::Uniform,
+                sampling,
                 inner: InnerSolver::default(),
             }
         }
@@ -307,7 +310,7 @@ impl PyKsvdModel {
 /// kernel matrix `x = G` (`kernel="precomputed"`, `z` must be `None`). `bandwidth=None` uses
 /// the paper's rule `γ = sqrt(M γ_x)` on `x`. Runs with the GIL released.
 #[pyfunction]
-#[pyo3(signature = (x, z, *, kernel, bandwidth, degree, coef0, center, solver, n_landmarks, tol, rank, seed))]
+#[pyo3(signature = (x, z, *, kernel, bandwidth, degree, coef0, center, solver, n_landmarks, sampling, tol, rank, seed))]
 fn fit<'py>(
     py: Python<'py>,
     x: SamplesArg<'py>,
@@ -319,6 +322,7 @@ fn fit<'py>(
     center: bool,
     solver: &str,
     n_landmarks: Option<usize>,
+    sampling: &str,
     tol: f64,
     rank: usize,
     seed: u64,
@@ -330,7 +334,7 @@ fn fit<'py>(
         degree,
         coef0,
         center,
-        solver: parse_solver(solver, n_landmarks, tol)?,
+        solver: parse_solver(solver, n_landmarks, sampling, tol)?,
         rank,
         seed,
     };
@@ -357,7 +361,7 @@ fn fit<'py>(
 /// `row-normalized-self-loops`); row samples are the out-rows and column samples the
 /// in-columns of the transformed `A`. `bandwidth=None` uses the rule on the transformed `A`.
 #[pyfunction]
-#[pyo3(signature = (adjacency, *, graph_input, kernel, bandwidth, degree, coef0, center, solver, n_landmarks, tol, rank, seed))]
+#[pyo3(signature = (adjacency, *, graph_input, kernel, bandwidth, degree, coef0, center, solver, n_landmarks, sampling, tol, rank, seed))]
 fn fit_graph<'py>(
     py: Python<'py>,
     adjacency: CsrArg<'py>,
@@ -369,6 +373,7 @@ fn fit_graph<'py>(
     center: bool,
     solver: &str,
     n_landmarks: Option<usize>,
+    sampling: &str,
     tol: f64,
     rank: usize,
     seed: u64,
@@ -384,7 +389,7 @@ fn fit_graph<'py>(
         degree,
         coef0,
         center,
-        solver: parse_solver(solver, n_landmarks, tol)?,
+        solver: parse_solver(solver, n_landmarks, sampling, tol)?,
         rank,
         seed,
     };

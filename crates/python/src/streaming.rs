@@ -3,12 +3,13 @@
 //! (returns a new state), pickled through its versioned serde bytes
 //! ([`ksvd_streaming::PartialState::to_bytes`]); a wrong kind or version or corrupt bytes raise
 //! `ValueError` naming the problem. Every pass runs with the GIL released.
+use ksvd_linalg::CsrMatrix;
 use ksvd_streaming::{
-    Bandwidth, ColumnsPartial, FittedKsvd, LabelRule, LandmarkPlan, LibsvmSource, PartialState, ScanPartial,
-    ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec, TrainPartial, TrainedKsvd,
-    ValidStreamingParams,
+    Bandwidth, ColumnsPartial, FittedKsvd, LabelRule, LandmarkPlan, LibsvmSource, PartRows, PartialState, RowSelection,
+    ScanPartial, ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec, TrainPartial,
+    TrainedKsvd, ValidStreamingParams,
 };
-use numpy::{IntoPyArray, PyArray1, PyArray2};
+use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
@@ -130,6 +131,41 @@ impl PyStreamParams {
     }
 }
 
+/// An in-memory partition from Python, the tuple `(part, first_row, x, y)`: part number `part`,
+/// the dense block `x` (`rows x features`, e.g. a row chunk of a `dask.array`), its labels `y`
+/// and the global row id `first_row` of its first row (the rows of the parts before it).
+#[derive(FromPyObject)]
+struct BlockArg<'py>(usize, usize, PyReadonlyArray2<'py, f64>, PyReadonlyArray1<'py, f64>);
+
+/// A [`BlockArg`] converted at the edge.
+struct Block {
+    part: usize,
+    first_row: usize,
+    x: CsrMatrix,
+    labels: Vec<f64>,
+}
+
+impl BlockArg<'_> {
+    fn convert(&self) -> PyResult<Block> {
+        Ok(Block {
+            part: self.0,
+            first_row: self.1,
+            x: CsrMatrix::from_dense(self.2.as_array()).map_err(value_error)?,
+            labels: self.3.as_array().to_vec(),
+        })
+    }
+}
+
+impl Block {
+    fn rows(&self) -> PartRows<'_> {
+        PartRows::Memory {
+            x: &self.x,
+            labels: &self.labels,
+            first_row: self.first_row,
+        }
+    }
+}
+
 fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, StreamingError> + Send) -> PyResult<T> {
     py.detach(f).map_err(value_error)
 }
@@ -154,6 +190,15 @@ state_class!(
         ) -> PyResult<Self> {
             let src = source(path, n_features, zero_based);
             let inner = run(py, || ScanPartial::scan_file(&params.params, file, &src))?;
+            Ok(PyScanPartial { inner })
+        }
+        /// Scans an in-memory part of the training data, `block = (part, first_row, x, y)`:
+        /// the dense rows `x` (`rows x features`) of part number `part` with labels `y`, the
+        /// first with the global row id `first_row` (the rows of the parts before it).
+        #[staticmethod]
+        fn scan_block(py: Python<'_>, params: &PyStreamParams, block: BlockArg<'_>) -> PyResult<Self> {
+            let b = block.convert()?;
+            let inner = run(py, || ScanPartial::scan_part(&params.params, b.part, b.rows()))?;
             Ok(PyScanPartial { inner })
         }
         /// Rows scanned.
@@ -192,6 +237,12 @@ state_class!(
         ) -> PyResult<PyColumnsPartial> {
             let src = source(path, None, zero_based);
             let inner = run(py, || ColumnsPartial::from_file(&self.inner, file, &src))?;
+            Ok(PyColumnsPartial { inner })
+        }
+        /// Pass 2 over an in-memory training block (as `ScanPartial.scan_block`).
+        fn columns_block(&self, py: Python<'_>, block: BlockArg<'_>) -> PyResult<PyColumnsPartial> {
+            let b = block.convert()?;
+            let inner = run(py, || ColumnsPartial::from_part(&self.inner, b.part, b.rows()))?;
             Ok(PyColumnsPartial { inner })
         }
         /// The landmark solve on the merged columns of every training file.
@@ -249,6 +300,21 @@ state_class!(
             let src = source(path, None, zero_based);
             let inner = run(py, || {
                 self.inner.train_file(file, &src, labels(&self.inner, positive_label)?)
+            })?;
+            Ok(PyTrainPartial { inner })
+        }
+        /// Pass 3 over an in-memory training block (as `ScanPartial.scan_block`).
+        #[pyo3(signature = (block, positive_label=None))]
+        fn train_block(
+            &self,
+            py: Python<'_>,
+            block: BlockArg<'_>,
+            positive_label: Option<f64>,
+        ) -> PyResult<PyTrainPartial> {
+            let b = block.convert()?;
+            let inner = run(py, || {
+                self.inner
+                    .train_part(b.part, b.rows(), labels(&self.inner, positive_label)?)
             })?;
             Ok(PyTrainPartial { inner })
         }
@@ -313,6 +379,18 @@ state_class!(
         ) -> PyResult<(PyScorePartial, Option<Bound<'py, PyArray2<f64>>>)> {
             let src = source(path, None, zero_based);
             let (inner, emb) = run(py, || self.inner.score_file(file, &src, keep_embeddings))?;
+            Ok((PyScorePartial { inner }, emb.map(|e| e.into_pyarray(py))))
+        }
+        /// Pass 4 over an in-memory test block (as `ScanPartial.scan_block`): as `score_file`.
+        #[pyo3(signature = (block, keep_embeddings=false))]
+        fn score_block<'py>(
+            &self,
+            py: Python<'py>,
+            block: BlockArg<'py>,
+            keep_embeddings: bool,
+        ) -> PyResult<(PyScorePartial, Option<Bound<'py, PyArray2<f64>>>)> {
+            let b = block.convert()?;
+            let (inner, emb) = run(py, || self.inner.score_part(b.part, b.rows(), keep_embeddings))?;
             Ok((PyScorePartial { inner }, emb.map(|e| e.into_pyarray(py))))
         }
         /// Normalised embeddings of every row of `path` (`rows x r`).
@@ -400,6 +478,95 @@ fn write_synthetic(
     Ok((s.rows, s.positives))
 }
 
+/// The input files of the large-scale spec, resolved as `ksvd_streaming::run_large_scale` does:
+/// the registry stand-ins `stand_ins` under the committed `data/` folder (`data_dir`, default:
+/// found as `DataRoot::committed` finds it; checksum-verified), then the paper's datasets
+/// (`LargeScaleConfig::paper_datasets`, relative to that folder). One dict per dataset: `name`,
+/// `train` and `test` paths (`test` is `None` when the set has no test file: the Rust path then
+/// splits the training file), `n_features`, `positive_label`, and `missing` (`None`, or the note
+/// of a `missing-data` row saying where to get the file).
+#[pyfunction]
+#[pyo3(signature = (stand_ins, data_dir=None))]
+fn large_scale_inputs<'py>(
+    py: Python<'py>,
+    stand_ins: Vec<String>,
+    data_dir: Option<std::path::PathBuf>,
+) -> PyResult<Vec<Bound<'py, pyo3::types::PyDict>>> {
+    use ksvd_datasets::{sparse_spec, DataRoot, DatasetError, DatasetName};
+    use pyo3::types::PyDict;
+    let root = match data_dir {
+        Some(d) => DataRoot::committed_at(d),
+        None => DataRoot::committed(),
+    }
+    .map_err(value_error)?;
+    let mut out = Vec::new();
+    let entry = |name: &str,
+                 train: Option<std::path::PathBuf>,
+                 test: Option<std::path::PathBuf>,
+                 n_features: Option<usize>,
+                 positive: Option<f64>,
+                 missing: Option<String>|
+     -> PyResult<Bound<'py, PyDict>> {
+        let d = PyDict::new(py);
+        d.set_item("name", name)?;
+        d.set_item("train", train)?;
+        d.set_item("test", test)?;
+        d.set_item("n_features", n_features)?;
+        d.set_item("positive_label", positive)?;
+        d.set_item("missing", missing)?;
+        Ok(d)
+    };
+    for name in &stand_ins {
+        let ds: DatasetName = name.parse().map_err(value_error)?;
+        let spec = sparse_spec(ds)
+            .filter(|s| s.ffm.is_none())
+            .ok_or_else(|| value_error(format!("{name} is not a LIBSVM dataset of the registry")))?;
+        let (train, test, missing) = match root.file(ds, spec.train) {
+            Ok(p) => match root.file(ds, spec.test) {
+                Ok(t) => (Some(p), Some(t), None),
+                Err(DatasetError::MissingFile { .. }) => (Some(p), None, None),
+                Err(e) => return Err(value_error(e)),
+            },
+            Err(e @ DatasetError::MissingFile { .. }) => (None, None, Some(e.to_string())),
+            Err(e) => return Err(value_error(e)),
+        };
+        out.push(entry(name, train, test, Some(spec.n_features), None, missing)?);
+    }
+    for d in ksvd_streaming::LargeScaleConfig::paper_datasets() {
+        let at = |p: &std::path::Path| root.dir().join(p);
+        let train = at(&d.train_path);
+        let test = d.test_path.as_deref().map(at);
+        // The note names the path relative to the data folder, as the Rust runner's rows do.
+        let missing = std::iter::once(&d.train_path)
+            .chain(d.test_path.as_ref())
+            .find(|p| !at(p).is_file())
+            .map(|p| format!("missing {}: {}", p.display(), d.origin));
+        out.push(entry(
+            &d.name,
+            Some(train),
+            test,
+            d.n_features,
+            d.positive_label,
+            missing,
+        )?);
+    }
+    Ok(out)
+}
+
+/// The test side of the runner's seeded train/test split of a file of `rows` rows
+/// (`ksvd_streaming::RowSelection::SplitTest`): `mask[t]` is true when file row `t` is held out.
+#[pyfunction]
+fn split_test_rows<'py>(
+    py: Python<'py>,
+    rows: usize,
+    test_fraction: f64,
+    seed: u64,
+) -> PyResult<Bound<'py, PyArray1<bool>>> {
+    let sel = RowSelection::SplitTest { test_fraction, seed };
+    sel.validate().map_err(value_error)?;
+    Ok((0..rows).map(|t| sel.keeps(t)).collect::<Vec<bool>>().into_pyarray(py))
+}
+
 /// Registers the classes in the native module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamParams>()?;
@@ -411,5 +578,7 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTrainedKsvd>()?;
     m.add_class::<PyScorePartial>()?;
     m.add_function(wrap_pyfunction!(write_synthetic, m)?)?;
+    m.add_function(wrap_pyfunction!(large_scale_inputs, m)?)?;
+    m.add_function(wrap_pyfunction!(split_test_rows, m)?)?;
     Ok(())
 }

@@ -52,7 +52,7 @@ def test_bad_data(X):
     from ksvd import _ksvd
 
     kw = dict(kernel="sne", bandwidth=None, degree=2, coef0=1.0, center=False, solver="exact",
-              n_landmarks=None, tol=1e-10, rank=1, seed=0)
+              n_landmarks=None, sampling="uniform", tol=1e-10, rank=1, seed=0)
     with pytest.raises(ValueError, match=r"samples contains a non-finite value \(NaN or infinity\) at \(3, 1\)"):
         _ksvd.fit(bad, None, **kw)
     with pytest.raises(ValueError, match="dimension mismatch: x has dimension 3 but z has dimension 2"):
@@ -114,7 +114,7 @@ def test_native_csr_validation():
     from ksvd import _ksvd
 
     kw = dict(kernel="linear", bandwidth=None, degree=2, coef0=1.0, center=False, solver="exact",
-              n_landmarks=None, tol=1e-10, rank=1, seed=0)
+              n_landmarks=None, sampling="uniform", tol=1e-10, rank=1, seed=0)
     bad = ((2, 2), np.array([0, 1, 2]), np.array([0, 5]), np.array([1.0, 1.0]))
     with pytest.raises(ValueError, match="index 5 out of bounds for column of length 2"):
         _ksvd.fit(bad, None, **kw)

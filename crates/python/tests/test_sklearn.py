@@ -54,6 +54,7 @@ def test_get_params_set_params_clone():
         center=False,
         solver="auto",
         n_landmarks=None,
+        sampling="uniform",
         tol=1e-10,
         random_state=3,
     )

@@ -171,8 +171,8 @@ pub use ksvd::{fit_ksvd, CompatSide, StreamingKsvd};
 pub use memory::{cpu_seconds, current_rss_bytes, peak_rss_bytes, reset_peak_rss};
 pub use params::{Bandwidth, ColLandmarks, RowLandmarks, StreamingParams, ValidStreamingParams};
 pub use partial::{
-    ColumnsPartial, FittedKsvd, LandmarkPlan, PartialState, ScanPartial, ScorePartial, TrainPartial, TrainedKsvd,
-    PARTIAL_FORMAT, PARTIAL_FORMAT_VERSION,
+    ColumnsPartial, FittedKsvd, LandmarkPlan, PartRows, PartialState, ScanPartial, ScorePartial, TrainPartial,
+    TrainedKsvd, PARTIAL_FORMAT, PARTIAL_FORMAT_VERSION,
 };
 pub use pipeline::{
     normalize, run_pipeline, score_pass, train_pass, Method, PipelineOutcome, PipelineParams, TrainOutcome,

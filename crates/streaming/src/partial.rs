@@ -34,6 +34,11 @@
 //! "format_version": 1, "state": ..}`), what pickling and network transfer carry. A wrong kind or
 //! version or corrupt bytes is a [`StreamingError::PartialState`] naming the problem.
 //!
+//! **In-memory parts.** A partition may also be an in-memory block of rows ([`PartRows::Memory`],
+//! e.g. a chunk of a `dask.array`) with its global row id `first_row`: its rows are keyed
+//! `hash(seed, 0, first_row + t)`, the keys of the same rows in one file `0`, so a matrix cut
+//! into blocks anywhere gives the same landmark rows as the matrix as one LIBSVM file.
+//!
 //! Supported: KSVD with the columns mapped (`N > M`, the large-scale case) or `N = M`, landmark
 //! rows by the sketch, landmark columns uniform or explicit. Rows mapped (`M > N`) needs `X[:, J]`
 //! gathered by a shuffle on `j` and is rejected with a typed error.
@@ -54,7 +59,83 @@ use crate::params::{RowLandmarks, StreamingParams, ValidStreamingParams};
 use crate::projection::SparseProjection;
 use crate::scan::{ScanCounts, ScanSummary};
 use crate::seeding::{domain, item_seed};
-use crate::source::{for_each_chunk, LibsvmSource};
+use crate::source::{for_each_chunk, Chunk, LibsvmSource};
+
+/// The rows of one partition: part `file` of the training (or test) data.
+#[derive(Debug, Clone, Copy)]
+pub enum PartRows<'a> {
+    /// A LIBSVM file; its row `t` has the sketch key `hash(seed, file, t)`.
+    File(&'a LibsvmSource),
+    /// An in-memory block (`x`: rows × features, `labels`: one per row) whose first row has the
+    /// global row id `first_row` (the rows of the parts before it); its row `t` has the sketch
+    /// key `hash(seed, 0, first_row + t)`. Read in one chunk.
+    Memory {
+        /// Rows × features.
+        x: &'a CsrMatrix,
+        /// Label of every row.
+        labels: &'a [f64],
+        /// Global row id of the block's first row.
+        first_row: usize,
+    },
+}
+
+impl PartRows<'_> {
+    /// What error messages call the part.
+    fn name(&self, file: usize) -> PathBuf {
+        match self {
+            PartRows::File(s) => s.path.clone(),
+            PartRows::Memory { .. } => PathBuf::from(format!("in-memory part {file}")),
+        }
+    }
+
+    /// `(file, row)` of the sketch key of the part's row `t`.
+    fn key_of(&self, file: usize, t: usize) -> (usize, usize) {
+        match self {
+            PartRows::File(_) => (file, t),
+            PartRows::Memory { first_row, .. } => (0, first_row + t),
+        }
+    }
+
+    /// Calls `f` on the part's rows in chunks (a file's: [`for_each_chunk`]; a block: once,
+    /// after checking its shape against `labels` and `n_features`). Returns `(rows, width)`.
+    fn for_each(
+        &self,
+        chunk_rows: usize,
+        n_features: Option<usize>,
+        mut f: impl FnMut(Chunk) -> Result<()>,
+    ) -> Result<(usize, usize)> {
+        match *self {
+            PartRows::File(source) => for_each_chunk(source, chunk_rows, n_features, f),
+            PartRows::Memory { x, labels, .. } => {
+                if labels.len() != x.nrows() {
+                    return Err(StreamingError::invalid(
+                        "labels",
+                        labels.len(),
+                        format!("need one label per row of the block ({} rows)", x.nrows()),
+                    ));
+                }
+                if let Some(m) = n_features.filter(|&m| m != x.ncols()) {
+                    return Err(StreamingError::invalid(
+                        "features",
+                        x.ncols(),
+                        format!("the block has {} feature columns, the model {m}", x.ncols()),
+                    ));
+                }
+                if labels.iter().any(|l| !l.is_finite()) {
+                    return Err(StreamingError::NonFinite { what: "label" });
+                }
+                if x.nrows() > 0 {
+                    f(Chunk {
+                        first: 0,
+                        x: x.clone(),
+                        labels: labels.to_vec(),
+                    })?;
+                }
+                Ok((x.nrows(), x.ncols()))
+            }
+        }
+    }
+}
 
 /// The `format` field of every serialised partial state.
 pub const PARTIAL_FORMAT: &str = "ksvd-streaming-partial";
@@ -272,13 +353,19 @@ impl ScanPartial {
 
     /// Scans file number `file` (its position in the global list) of the training data.
     pub fn scan_file(params: &ValidStreamingParams, file: usize, source: &LibsvmSource) -> Result<Self> {
+        Self::scan_part(params, file, PartRows::File(source))
+    }
+
+    /// Scans part number `file` of the training data (a file or an in-memory block).
+    pub fn scan_part(params: &ValidStreamingParams, file: usize, part: PartRows<'_>) -> Result<Self> {
         let mut state = ScanPartial::empty(params)?;
         let mut threshold = u64::MAX;
-        let (rows, width) = for_each_chunk(source, params.chunk_rows, None, |c| {
+        let (rows, width) = part.for_each(params.chunk_rows, None, |c| {
             state.counts.add_chunk(&c.x, &c.labels);
             for a in 0..c.x.nrows() {
                 let row = c.first + a;
-                let key = sketch_key(state.seed, file, row);
+                let (kf, kr) = part.key_of(file, row);
+                let key = sketch_key(state.seed, kf, kr);
                 if key >= threshold {
                     continue;
                 }
@@ -517,17 +604,22 @@ impl ColumnsPartial {
 
     /// `P_f` of training file `file`: `Σ_{i ∈ f} C_z[i, :]ᵀ X[i, J]` over its global row ids `i`.
     pub fn from_file(plan: &LandmarkPlan, file: usize, source: &LibsvmSource) -> Result<Self> {
+        Self::from_part(plan, file, PartRows::File(source))
+    }
+
+    /// `P_f` of part `file` (a file or an in-memory block).
+    pub fn from_part(plan: &LandmarkPlan, file: usize, part: PartRows<'_>) -> Result<Self> {
         let (offset, expected) = plan.index.locate(Self::KIND, file)?;
         let mm = plan.summary.features;
         let acc = ColumnAccumulator::new(&plan.col_landmarks, mm);
         let mut state = ColumnsPartial::empty(plan);
         let mut buf = (Vec::new(), Vec::new());
         let changed = |got: usize| StreamingError::SourceChanged {
-            path: source.path.clone(),
+            path: part.name(file),
             expected,
             got,
         };
-        let (rows, _) = for_each_chunk(source, plan.params.chunk_rows, Some(mm), |c| {
+        let (rows, _) = part.for_each(plan.params.chunk_rows, Some(mm), |c| {
             let end = c.first + c.x.nrows();
             if end > expected {
                 return Err(changed(end));
@@ -622,9 +714,14 @@ impl FittedKsvd {
     /// Pass 3 over training file `file`: raw embeddings, their column norms and signs, and the
     /// ridge statistics on `±1` targets (`labels`).
     pub fn train_file(&self, file: usize, source: &LibsvmSource, labels: LabelRule) -> Result<TrainPartial> {
+        self.train_part(file, PartRows::File(source), labels)
+    }
+
+    /// Pass 3 over part `file` (a file or an in-memory block).
+    pub fn train_part(&self, file: usize, part: PartRows<'_>, labels: LabelRule) -> Result<TrainPartial> {
         let (offset, expected) = self.index.locate(TrainPartial::KIND, file)?;
         let mut state = self.empty_train();
-        let (rows, _) = for_each_chunk(source, self.chunk_rows, Some(self.model.n_features()), |c| {
+        let (rows, _) = part.for_each(self.chunk_rows, Some(self.model.n_features()), |c| {
             let e = self.model.embed_raw(&c.x)?;
             let y: Vec<f64> = c.labels.iter().map(|&l| labels.target(l)).collect();
             state.positives += y.iter().filter(|&&t| t > 0.0).count();
@@ -633,7 +730,7 @@ impl FittedKsvd {
         })?;
         if rows != expected {
             return Err(StreamingError::SourceChanged {
-                path: source.path.clone(),
+                path: part.name(file),
                 expected,
                 got: rows,
             });
@@ -742,12 +839,22 @@ impl TrainedKsvd {
         source: &LibsvmSource,
         keep_embeddings: bool,
     ) -> Result<(ScorePartial, Option<Array2<f64>>)> {
+        self.score_part(file, PartRows::File(source), keep_embeddings)
+    }
+
+    /// Pass 4 over test part `file` (a file or an in-memory block).
+    pub fn score_part(
+        &self,
+        file: usize,
+        part: PartRows<'_>,
+        keep_embeddings: bool,
+    ) -> Result<(ScorePartial, Option<Array2<f64>>)> {
         let labels = LabelRule {
             positive: self.positive,
         };
         let mut state = ScorePartial::default();
         let mut parts = Vec::new();
-        let (rows, _) = for_each_chunk(source, self.chunk_rows, Some(self.model.n_features()), |c| {
+        let (rows, _) = part.for_each(self.chunk_rows, Some(self.model.n_features()), |c| {
             let e = self.model.embed(&c.x)?;
             let s = self.classifier.decision(e.view());
             for (&v, &l) in s.iter().zip(&c.labels) {

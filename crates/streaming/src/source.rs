@@ -61,7 +61,8 @@ impl RowSelection {
         }
     }
 
-    pub(crate) fn validate(&self) -> Result<()> {
+    /// Checks the split: `test_fraction` must lie in `(0, 1)` (a typed error naming it otherwise).
+    pub fn validate(&self) -> Result<()> {
         match *self {
             RowSelection::All => Ok(()),
             RowSelection::SplitTrain { test_fraction, .. } | RowSelection::SplitTest { test_fraction, .. } => {

@@ -13,7 +13,7 @@ use std::path::{Path, PathBuf};
 use ksvd_linalg::random::rng_from_seed;
 use ksvd_streaming::{
     auroc, fit_ksvd, score_pass, train_pass, ColumnsPartial, Embedding, LabelRule, LandmarkPlan, LibsvmSource,
-    PartialState, ScanPartial, ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec,
+    PartRows, PartialState, ScanPartial, ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec,
     TrainPartial, TrainedKsvd, ValidStreamingParams,
 };
 use rand::seq::SliceRandom;
@@ -296,4 +296,83 @@ fn a_malformed_line_names_the_file_and_line() {
     let err = ScanPartial::scan_file(&params(), 0, &source(&p)).unwrap_err();
     let msg = err.to_string();
     assert!(msg.contains("bad.svm") && msg.contains(":3:"), "{msg}");
+}
+
+/// A block of rows with its global first row id as a partition.
+fn part(b: &(ksvd_linalg::CsrMatrix, Vec<f64>, usize)) -> PartRows<'_> {
+    PartRows::Memory {
+        x: &b.0,
+        labels: &b.1,
+        first_row: b.2,
+    }
+}
+
+/// In-memory blocks ([`PartRows::Memory`], e.g. the row chunks of a `dask.array`) are keyed by
+/// their global row ids: the training file cut into blocks anywhere gives the landmark rows of
+/// the whole file as file 0, and the same fit to rounding (sums at `8 N ε`, the rest at `√ε`).
+#[test]
+fn in_memory_blocks_equal_the_whole_file() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("train.svm");
+    let test = dir.path().join("test.svm");
+    ksvd_streaming::write_synthetic(&whole, &spec(), SyntheticPart::Train, 1500).unwrap();
+    ksvd_streaming::write_synthetic(&test, &spec(), SyntheticPart::Test, 400).unwrap();
+    let file = run(std::slice::from_ref(&whole), std::slice::from_ref(&test), 0);
+    let opts = ksvd_datasets::LibsvmOptions::default().n_features(spec().features);
+    let data = ksvd_datasets::read_libsvm(&whole, &opts).unwrap();
+    let tdata = ksvd_datasets::read_libsvm(&test, &opts).unwrap();
+    let params = params();
+    for cuts in [vec![0, 700, 1500], vec![0, 1, 333, 334, 1200, 1500]] {
+        let blocks: Vec<_> = cuts
+            .windows(2)
+            .map(|w| {
+                let rows: Vec<usize> = (w[0]..w[1]).collect();
+                (
+                    data.features.select_rows(&rows).unwrap(),
+                    data.labels[w[0]..w[1]].to_vec(),
+                    w[0],
+                )
+            })
+            .collect();
+        let scans: Vec<_> = blocks
+            .iter()
+            .enumerate()
+            .map(|(k, b)| ScanPartial::scan_part(&params, k, part(b)).unwrap())
+            .collect();
+        let scan = random_tree(scans, 9, |a, b| a.merge(b).unwrap());
+        let plan = LandmarkPlan::new(&scan, &params).unwrap();
+        assert_eq!(plan.row_landmarks(), file.plan.row_landmarks());
+        let cols = blocks
+            .iter()
+            .enumerate()
+            .map(|(k, b)| ColumnsPartial::from_part(&plan, k, part(b)).unwrap())
+            .collect();
+        let columns = random_tree(cols, 10, |a, b| a.merge(b).unwrap());
+        let scale = max_abs(file.columns.p().iter().copied());
+        assert!(max_diff(columns.p(), file.columns.p()) <= 8.0 * 1500.0 * EPS * scale);
+        let fitted = plan.solve(&columns).unwrap();
+        let labels = fitted.label_rule(None).unwrap();
+        let parts = blocks
+            .iter()
+            .enumerate()
+            .map(|(k, b)| fitted.train_part(k, part(b), labels).unwrap())
+            .collect();
+        let train = random_tree(parts, 11, |a, b| a.merge(b).unwrap());
+        let trained = fitted.finish(&train, 1e-3, labels).unwrap();
+        let tb = (tdata.features.clone(), tdata.labels.clone(), 0);
+        let (scores, emb) = trained.score_part(0, part(&tb), true).unwrap();
+        assert!((scores.auroc().unwrap() - file.scores.auroc().unwrap()).abs() <= 1e-9);
+        let e_file = file.trained.model().embed(&tdata.features).unwrap();
+        let emb = emb.unwrap();
+        assert!(max_diff(&emb, &e_file) <= EPS.sqrt() * max_abs(e_file.iter().copied()));
+    }
+    // A block whose labels do not match its rows is a typed error.
+    let x = data.features.select_rows(&[0, 1]).unwrap();
+    let bad = PartRows::Memory {
+        x: &x,
+        labels: &[1.0],
+        first_row: 0,
+    };
+    let err = ScanPartial::scan_part(&params, 0, bad).unwrap_err();
+    assert!(err.to_string().contains("one label per row"), "{err}");
 }

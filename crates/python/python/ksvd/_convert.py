@@ -12,6 +12,7 @@ import scipy.sparse as sp
 
 KERNELS = ("sne", "rbf", "laplacian", "poly", "linear", "precomputed")
 SOLVERS = ("auto", "exact", "lanczos", "rsvd", "nystrom")
+SAMPLINGS = ("uniform", "squared-norm", "adaptive", "greedy")
 
 
 def to_native(X):
@@ -94,6 +95,7 @@ def native_params(est, kernel_choices=KERNELS):
         center=check_bool("center", est.center),
         solver=check_choice("solver", est.solver, SOLVERS),
         n_landmarks=check_int("n_landmarks", est.n_landmarks, allow_none=True),
+        sampling=check_choice("sampling", est.sampling, SAMPLINGS),
         tol=check_real("tol", est.tol),
         rank=check_int("n_components", est.n_components),
         seed=seed_of(est.random_state),

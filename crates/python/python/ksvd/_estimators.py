@@ -29,6 +29,7 @@ class _KernelSVDBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         center=False,
         solver="auto",
         n_landmarks=None,
+        sampling="uniform",
         tol=1e-10,
         random_state=None,
     ):
@@ -40,6 +41,7 @@ class _KernelSVDBase(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEsti
         self.center = center
         self.solver = solver
         self.n_landmarks = n_landmarks
+        self.sampling = sampling
         self.tol = tol
         self.random_state = random_state
 
@@ -125,6 +127,12 @@ class KSVD(_KernelSVDBase):
         triplet meeting ``tol``.
     n_landmarks : int or None, default=None
         Sampled rows and columns of the Nystrom solver (capped at n and m; required for it).
+    sampling : {"uniform", "squared-norm", "adaptive", "greedy"}, default="uniform"
+        Landmark scheme of the Nystrom solver (``ksvd::Sampling``): ``uniform`` (the paper's),
+        ``squared-norm`` (length-squared with importance weights), ``adaptive`` (randomly
+        pivoted cross approximation of ``G``; with ``n_landmarks = min(n, m)`` it reproduces
+        ``G``) or ``greedy`` (deterministic cross approximation after a seeded first block).
+        Ignored by the other solvers.
     tol : float, default=1e-10
         Relative residual tolerance (``||G v - s u|| <= tol s_1``) of the ``auto`` and
         ``lanczos`` solvers.
@@ -233,6 +241,7 @@ class KPCA(_KernelSVDBase):
         center=True,
         solver="auto",
         n_landmarks=None,
+        sampling="uniform",
         tol=1e-10,
         random_state=None,
     ):
@@ -245,6 +254,7 @@ class KPCA(_KernelSVDBase):
             center=center,
             solver=solver,
             n_landmarks=n_landmarks,
+            sampling=sampling,
             tol=tol,
             random_state=random_state,
         )

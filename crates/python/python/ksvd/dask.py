@@ -3,12 +3,16 @@
 Runs the four passes of ``ksvd-stream`` (Tao, Tonin et al., ICML 2024, the large-scale table:
 RBF kernel, compatibility a2 by a very sparse random projection, ridge / LS-SVM classifier on the
 embeddings, AUROC) over a list (or a ``dask.bag``) of LIBSVM files (plain or ``.bz2``) as Dask
-tasks. File ``f`` is one unit of work; a partition is a group of consecutive files. Every pass maps each partition to
-a small mergeable state (Rust, pickled through versioned bytes) and merges them along a fixed
-binary tree of ``dask.delayed`` tasks; the driver does the small solves in between:
+tasks, or over a ``dask.array`` pair ``(X, y)`` (dense features chunked by rows, labels). File
+``f`` (or row chunk ``k``) is one unit of work; a partition is a group of consecutive files (a
+row chunk). Every pass maps each partition to a small mergeable state (Rust, pickled through
+versioned bytes) and merges them along a fixed binary tree of ``dask.delayed`` tasks; the
+driver does the small solves in between:
 
 1. scan: counts, labels, ``||X[:, j]||^2`` and the bottom-n key sketch of landmark rows
-   (``key = hash(seed, file, row)``: an exact uniform sample, the same for every partitioning);
+   (``key = hash(seed, file, row)``, for array chunks ``hash(seed, 0, global row)``: an exact
+   uniform sample, the same for every partitioning; an array in any chunking gives the landmarks
+   of its rows as one LIBSVM file);
 2. landmark columns ``P = C_z^T X[:, J]`` (``M x m``), summed; driver: the landmark SVD;
 3. embeddings + ``(r+1)^2`` ridge statistics and column norms, summed; driver: the classifier;
 4. test scores sorted per class, merged; driver: AUROC.
@@ -43,7 +47,9 @@ class DaskFit:
     normalisation and the classifier); ``auroc``: the classifier's AUROC on the test files;
     ``embeddings``: normalised embeddings of the test rows as a lazy ``dask.array``
     (``rows x r``, files in order); ``plan``: the landmark plan (landmark rows and columns);
-    ``state_bytes``: size in bytes of each pass's merged state (what one message carries).
+    ``state_bytes``: size in bytes of each pass's merged state (what one message carries);
+    ``scan``: the merged scan (``rows``, ``features`` of the training files); ``scores``: the
+    merged test scores (``rows``).
     """
 
     model: object
@@ -51,6 +57,8 @@ class DaskFit:
     embeddings: object
     plan: object
     state_bytes: dict = field(default_factory=dict)
+    scan: object = None
+    scores: object = None
 
 
 def _paths(files):
@@ -100,6 +108,57 @@ def _score_part(trained, files, zero_based, hook):
     return _merge_all([trained.score_file(f, p, zero_based, False)[0] for f, p in files])
 
 
+def _block(part, first, x, y):
+    return part, first, np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
+
+
+def _scan_block(params, part, first, x, y, hook):
+    if hook is not None:
+        hook()
+    return _ksvd.ScanPartial.scan_block(params, _block(part, first, x, y))
+
+
+def _columns_block(plan, part, first, x, y, hook):
+    if hook is not None:
+        hook()
+    return plan.columns_block(_block(part, first, x, y))
+
+
+def _train_block(fitted, part, first, x, y, positive_label, hook):
+    if hook is not None:
+        hook()
+    return fitted.train_block(_block(part, first, x, y), positive_label)
+
+
+def _score_block(trained, part, first, x, y, hook):
+    if hook is not None:
+        hook()
+    return trained.score_block(_block(part, first, x, y), False)[0]
+
+
+def _embed_block(trained, part, first, x, y):
+    return trained.score_block(_block(part, first, x, y), True)[1]
+
+
+def _is_arrays(data) -> bool:
+    return isinstance(data, tuple) and len(data) == 2 and all(hasattr(a, "to_delayed") and hasattr(a, "chunks") for a in data)
+
+
+def _blocks(data, what):
+    """The row blocks of a ``(X, y)`` pair of dask arrays as pass units ``(part, first_row, x, y)``:
+    ``X`` is rechunked to whole rows (one chunk along the features), ``y`` to ``X``'s row chunks."""
+    x, y = data
+    if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
+        raise ValueError(f"{what}: need a 2-D feature array and a 1-D label array of as many rows; got shapes {x.shape} and {y.shape}")
+    if any(np.isnan(c) for c in x.chunks[0]):
+        raise ValueError(f"{what}: the row chunk sizes of X are unknown; call X.compute_chunk_sizes() first")
+    x = x.rechunk({1: -1})
+    y = y.rechunk((x.chunks[0],))
+    firsts = np.concatenate([[0], np.cumsum(x.chunks[0])[:-1]]).astype(int)
+    xs, ys = x.to_delayed().ravel(), y.to_delayed().ravel()
+    return [(k, int(firsts[k]), xs[k], ys[k]) for k in range(len(xs))], x.chunks[0]
+
+
 def _tree(parts, name):
     """Merges delayed states pairwise in list order: a fixed binary tree of depth log2(k)."""
     from dask import delayed
@@ -116,8 +175,8 @@ def _tree(parts, name):
     return parts[0]
 
 
-def _pass(fn, groups, paths, args, name, order, client):
-    """One pass: ``fn(state, files, *rest)`` per partition, then the merge tree. The first argument
+def _pass(fn, units, args, name, order, client):
+    """One pass: ``fn(state, *units[k], *rest)`` per partition ``k``, then the merge tree. The first argument
     (the driver's broadcast state) is scattered to every worker once (with a client), or one key
     of the graph, so that the scheduler places partitions by load, not by where the state is."""
     from dask import delayed
@@ -126,10 +185,7 @@ def _pass(fn, groups, paths, args, name, order, client):
         bcast = client.scatter(args[0], broadcast=True, hash=False)
     else:
         bcast = delayed(args[0], name=f"{name}-input")
-    parts = [
-        delayed(fn)(bcast, [(f, paths[f]) for f in groups[k]], *args[1:], dask_key_name=f"{name}-part-{k}")
-        for k in order
-    ]
+    parts = [delayed(fn)(bcast, *units[k], *args[1:], dask_key_name=f"{name}-part-{k}") for k in order]
     return _tree(parts, name)
 
 
@@ -186,6 +242,21 @@ def embeddings(trained, paths: Sequence[str], *, zero_based: bool = False):
     return da.concatenate(blocks, axis=0)
 
 
+def _array_embeddings(trained, units, chunks):
+    """Normalised embeddings of the test row blocks as a lazy ``dask.array`` with their row chunks."""
+    import dask.array as da
+    from dask import delayed
+
+    r = len(trained.singular_values())
+    name = f"ksvd-embed-{uuid.uuid4().hex[:8]}"
+    bcast = delayed(trained, name=f"{name}-input")
+    blocks = [
+        da.from_delayed(delayed(_embed_block)(bcast, *u, dask_key_name=f"{name}-part-{k}"), shape=(int(c), r), dtype=np.float64)
+        for k, (u, c) in enumerate(zip(units, chunks))
+    ]
+    return da.concatenate(blocks, axis=0)
+
+
 def fit(
     train: Sequence[str],
     test: Sequence[str],
@@ -213,6 +284,12 @@ def fit(
     standardised features, ``±1`` targets; ``positive_label`` or the larger of two labels) and
     scores the ``test`` files, all as Dask tasks.
 
+    ``train`` and ``test`` may also be ``(X, y)`` pairs of dask arrays (``X`` dense, ``N x M``,
+    chunked by rows; ``y`` the labels): every row chunk is a partition and its rows have their
+    global row ids, so the landmark rows and the results do not depend on the chunking (beyond
+    rounding) and equal those of the same rows as one LIBSVM file; ``embeddings`` then has
+    ``X``'s row chunks.
+
     ``bandwidth``: a fixed γ of ``exp(-||a - b||^2 / γ^2)``, or ``None`` for the median heuristic on
     the landmark pairs times ``bandwidth_factor``. ``train`` and ``test`` are lists of paths or
     bags (``dask.bag``) of paths. ``npartitions``: groups of consecutive files per task (default: the
@@ -225,11 +302,32 @@ def fit(
     """
     import dask
 
-    (train, bag_parts), (test, _) = _paths(train), _paths(test)
-    if npartitions is None:
-        npartitions = bag_parts
-    if not train or not test:
-        raise ValueError("need at least one training file and one test file")
+    arrays = _is_arrays(train)
+    if arrays != _is_arrays(test):
+        raise ValueError("train and test must both be file lists / bags, or both (X, y) pairs of dask arrays")
+    if arrays:
+        if n_features is not None and n_features != train[0].shape[1]:
+            raise ValueError(f"n_features = {n_features} but X has {train[0].shape[1]} columns")
+        (units, _), (tunits, tchunks) = _blocks(train, "train"), _blocks(test, "test")
+        if train[0].shape[1] != test[0].shape[1]:
+            raise ValueError(f"train X has {train[0].shape[1]} columns, test X {test[0].shape[1]}")
+        if not units or not tunits:
+            raise ValueError("need at least one training row chunk and one test row chunk")
+        fns = (_scan_block, _columns_block, _train_block, _score_block)
+        scan_rest = (partition_hook,)
+        zb = ()
+    else:
+        (train, bag_parts), (test, _) = _paths(train), _paths(test)
+        if npartitions is None:
+            npartitions = bag_parts
+        if not train or not test:
+            raise ValueError("need at least one training file and one test file")
+        groups, tgroups = _groups(len(train), npartitions), _groups(len(test), npartitions)
+        units = [([(f, train[f]) for f in g],) for g in groups]
+        tunits = [([(f, test[f]) for f in g],) for g in tgroups]
+        fns = (_scan_part, _columns_part, _train_part, _score_part)
+        scan_rest = (n_features, zero_based, partition_hook)
+        zb = (zero_based,)
 
     def compute(x):
         if client is not None:
@@ -239,32 +337,30 @@ def fit(
     params = _ksvd.StreamParams(
         rank, landmarks, landmarks if col_landmarks is None else col_landmarks, bandwidth, bandwidth_factor, chunk_rows, seed
     )
-    groups, tgroups = _groups(len(train), npartitions), _groups(len(test), npartitions)
-
     def order(k):
         idx = list(range(k))
         if order_seed is not None:
             np.random.default_rng(order_seed).shuffle(idx)
         return idx
 
-    o, to = order(len(groups)), order(len(tgroups))
+    o, to = order(len(units)), order(len(tunits))
     sizes = {}
     tag = uuid.uuid4().hex[:8]  # unique task keys per call
-    scan = compute(_pass(_scan_part, groups, train, (params, n_features, zero_based, partition_hook), f"ksvd-scan-{tag}", o, client))
+    scan_fn, columns_fn, train_fn, score_fn = fns
+    scan = compute(_pass(scan_fn, units, (params, *scan_rest), f"ksvd-scan-{tag}", o, client))
     plan = _ksvd.LandmarkPlan(scan, params)
-    cols = compute(_pass(_columns_part, groups, train, (plan, zero_based, partition_hook), f"ksvd-columns-{tag}", o, client))
+    cols = compute(_pass(columns_fn, units, (plan, *zb, partition_hook), f"ksvd-columns-{tag}", o, client))
     fitted = plan.solve(cols)
-    tr = compute(
-        _pass(_train_part, groups, train, (fitted, zero_based, positive_label, partition_hook), f"ksvd-train-{tag}", o, client)
-    )
+    tr = compute(_pass(train_fn, units, (fitted, *zb, positive_label, partition_hook), f"ksvd-train-{tag}", o, client))
     trained = fitted.finish(tr, ridge, positive_label)
-    scores = compute(_pass(_score_part, tgroups, test, (trained, zero_based, partition_hook), f"ksvd-score-{tag}", to, client))
+    scores = compute(_pass(score_fn, tunits, (trained, *zb, partition_hook), f"ksvd-score-{tag}", to, client))
     auc = scores.auroc()
     for name, state in [("scan", scan), ("plan", plan), ("columns", cols), ("fitted", fitted), ("train", tr), ("trained", trained), ("score", scores)]:
         sizes[name] = len(state.to_bytes())
     if out_dir is not None:
         _write_atomic(os.path.join(out_dir, "model.ksvd-trained"), trained.to_bytes())
-    return DaskFit(trained, auc, embeddings(trained, test, zero_based=zero_based), plan, sizes)
+    emb = _array_embeddings(trained, tunits, tchunks) if arrays else embeddings(trained, test, zero_based=zero_based)
+    return DaskFit(trained, auc, emb, plan, sizes, scan, scores)
 
 
 def fit_local(train: Sequence[str], test: Sequence[str], **kwargs) -> DaskFit:

@@ -99,6 +99,7 @@ def embed(
     center=False,
     solver="auto",
     n_landmarks=None,
+    sampling="uniform",
     tol=1e-10,
     random_state=None,
 ):
@@ -118,7 +119,7 @@ def embed(
         Arc weights of an edge array (default: ones).
     graph_input : {"raw", "row-normalized", "self-loops", "row-normalized-self-loops"}
         Transform of ``A``: ``A``, ``D_out^-1 A``, ``A + I`` or ``D_out^-1 (A + I)``.
-    kernel, bandwidth, degree, coef0, center, solver, n_landmarks, tol, random_state
+    kernel, bandwidth, degree, coef0, center, solver, n_landmarks, sampling, tol, random_state
         As for :class:`ksvd.KSVD` (``bandwidth=None``: the rule on the transformed ``A``;
         ``kernel="precomputed"`` is not available).
 
@@ -145,6 +146,7 @@ def embed(
             center=center,
             solver=solver,
             n_landmarks=n_landmarks,
+            sampling=sampling,
             tol=tol,
             random_state=random_state,
         ),
