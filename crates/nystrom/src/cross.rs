@@ -29,6 +29,11 @@
 //!   approximation with partial pivoting (Bebendorf 2000); the first block of rows is a seeded
 //!   uniform draw. No product with `G`, but the walk only reaches rows coupled to its landmarks.
 //!
+//! A safety net covers what pivoting cannot rule out (pivot growth late in the process, which
+//! was seen on Pubmed's raw SNE kernel at `m = 2000`): when an update makes the sketched residual
+//! grow, or residual entries exceed the entries of `G` by a wide margin, the factors before it are
+//! kept and the pivoting stops, so more landmarks never make the approximation worse than fewer.
+//!
 //! Both also track the coefficients `X_A`, `X_B` with `A = G[:, J] X_A` and `B = G[I, :]ᵀ X_B`,
 //! so that the truncated SVD `Ĝ ≈ U S Vᵀ` extends to new samples through landmark kernel values
 //! only: `U = G[:, J] X_A (Bᵀ V) S⁻¹` (eq. 10's form, with other coefficients).
@@ -49,6 +54,12 @@ pub(crate) enum Pivoting {
 
 /// Columns of the Gaussian sketch that estimates residual row norms.
 const SKETCH: usize = 10;
+
+/// Growth of the residual that counts as breakdown: an update that multiplies the sketched
+/// residual norm by more than this (a cross update is a Schur complement and may enlarge the
+/// residual a little, not by this much), or residual entries above `GROWTH` times the largest
+/// entry of `G` seen so far, is undone (the factors before it are kept) and the pivoting stops.
+const GROWTH: f64 = 4.0;
 
 /// A cross approximation `G ≈ A Bᵀ` on landmark rows `I` and columns `J`.
 #[derive(Debug, Clone)]
@@ -181,6 +192,9 @@ where
     let mut greedy_rows: Option<Array2<f64>> = None;
     // Largest pivot-block singular value seen: pivot values below ~eps times it are noise.
     let mut scale = 0.0f64;
+    // Largest |G| entry evaluated so far, and the rank before the last update (rollback).
+    let (mut gmax, mut k_prev) = (0.0f64, 0usize);
+    let largest = |x: &Array2<f64>| x.iter().fold(0.0f64, |m, v| m.max(v.abs()));
 
     while rows.len() < target {
         let want = bsize.min(target - rows.len());
@@ -211,6 +225,7 @@ where
         let bk = b.slice(s![.., ..k]);
         // 2. Residual rows R[I', :] = G[I', :] − A[I', :] Bᵀ.
         let mut rres = g.block(&new_rows, &all_cols)?;
+        gmax = gmax.max(largest(&rres));
         let a_i = ak.select(Axis(0), &new_rows);
         dense::gemm_into(rres.view_mut(), a_i.view(), bk.t(), -1.0, true)?;
         // 3. Columns from the residual rows by column-pivoted QR (bounded multipliers
@@ -234,8 +249,15 @@ where
         let a_i = a_i.slice(s![..new_rows.len(), ..]).to_owned();
         // 4. Residual columns R[:, J'] = G[:, J'] − A B[J', :]ᵀ.
         let mut cres = g.block(&all_rows, &new_cols)?;
+        gmax = gmax.max(largest(&cres));
         let b_j = bk.select(Axis(0), &new_cols);
         dense::gemm_into(cres.view_mut(), ak, b_j.t(), -1.0, true)?;
+        // Safety net: residual entries far above the entries of G mean the last update grew
+        // the residual (pivot growth); fall back to the factors before it.
+        if k > 0 && largest(&rres).max(largest(&cres)) > GROWTH * gmax {
+            k = k_prev;
+            break;
+        }
         // 4b. Rook refinement: the rows become the pivots of these residual columns, which bounds
         //     the multipliers R[:, J'] W⁻¹ as step 3 bounds W⁻¹ R[I', :]. Without it a drawn row
         //     whose residual is rounding noise (a duplicate of a chosen row) makes W noise and
@@ -262,7 +284,16 @@ where
         scale = scale.max(svd.s.first().copied().unwrap_or(0.0));
         let floor = scale * f64::EPSILON * 64.0 * ((nn + mm) as f64).sqrt();
         let s0 = svd.s.first().copied().unwrap_or(0.0);
-        let t = svd.s.iter().take_while(|&&x| x > floor && x > 1e-10 * s0).count();
+        // The residual is G − A Bᵀ evaluated in floating point: its entries carry rounding of
+        // order ε (|G| + |A||B|ᵀ), which grows with the factors. Pivot values below that level
+        // are noise, and dividing by them injects garbage of the size of R[:, J'].
+        let fro = |x: ArrayView2<'_, f64>| x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let noise = 16.0 * f64::EPSILON * ((k + 1) as f64).sqrt() * (fro(w.view()) + fro(a_i.view()) * fro(b_j.view()));
+        let t = svd
+            .s
+            .iter()
+            .take_while(|&&x| x > floor && x > noise && x > 1e-10 * s0)
+            .count();
         // Greedy: the next rows are the pivots of these residual columns (before the update).
         if pivoting == Pivoting::Greedy {
             greedy_rows = Some(cres.clone());
@@ -277,6 +308,11 @@ where
         rows.extend_from_slice(&new_rows);
         cols.extend_from_slice(&new_cols);
         if t == 0 {
+            if s0 > 0.0 && s0 <= noise {
+                // The best pivots this rule finds are rounding noise: the approximation is as
+                // accurate as the arithmetic allows.
+                break;
+            }
             continue;
         }
         let inv_sqrt = svd.s.slice(s![..t]).mapv(|x| 1.0 / x.sqrt());
@@ -302,11 +338,18 @@ where
         }
         if let Some((omega, y)) = sketch.as_mut() {
             // Y ← Y − A' (B'ᵀ Ω).
+            let before: f64 = y.iter().map(|v| v * v).sum();
             let bo = dense::matmul(b_new.t(), omega.view())?;
             dense::gemm_into(y.view_mut(), a_new.view(), bo.view(), -1.0, true)?;
+            let after: f64 = y.iter().map(|v| v * v).sum();
+            if after > GROWTH * GROWTH * before {
+                // The update made the (sketched) residual grow: keep the factors before it.
+                break;
+            }
         }
         a.slice_mut(s![.., k..k + t]).assign(&a_new);
         b.slice_mut(s![.., k..k + t]).assign(&b_new);
+        k_prev = k;
         k += t;
     }
     let (ni, nj) = (rows.len(), cols.len());
