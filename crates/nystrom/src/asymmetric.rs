@@ -280,14 +280,7 @@ where
     let v_norm = normalize_columns(&mut v);
     // Deterministic signs: the largest-magnitude entry of every ũ_s is positive. The sign is
     // folded into the stored norms so that out-of-sample extensions stay consistent.
-    let signs = Array1::from_iter(u.axis_iter(Axis(1)).map(|c| {
-        let big = c.iter().fold(0.0f64, |a, &x| if x.abs() > a.abs() { x } else { a });
-        if big < 0.0 {
-            -1.0
-        } else {
-            1.0
-        }
-    }));
+    let signs = column_signs(&u);
     u *= &signs;
     v *= &signs;
     let u_norm = &u_norm * &signs;
@@ -321,19 +314,10 @@ where
     let cross = cross_approximation(g, pivots, pivoting, params.seed)?;
     let selection_seconds = started.elapsed().as_secs_f64();
     let fit = cross_svd(&cross, params.rank, pivots)?;
-    let (mut u, mut v) = (fit.u, fit.v);
-    let (mut row_coef, mut col_coef) = (fit.row_coef, fit.col_coef);
     // Deterministic signs, as for the sampled methods.
-    for s in 0..params.rank {
-        let c = u.column(s);
-        let big = c.iter().fold(0.0f64, |a, &x| if x.abs() > a.abs() { x } else { a });
-        if big < 0.0 {
-            u.column_mut(s).mapv_inplace(|x| -x);
-            v.column_mut(s).mapv_inplace(|x| -x);
-            row_coef.column_mut(s).mapv_inplace(|x| -x);
-            col_coef.column_mut(s).mapv_inplace(|x| -x);
-        }
-    }
+    let signs = column_signs(&fit.u);
+    let (u, v) = (fit.u * &signs, fit.v * &signs);
+    let (row_coef, col_coef) = (fit.row_coef * &signs, fit.col_coef * &signs);
     // Landmarks sorted, coefficient rows permuted alike.
     let sorted = |idx: &[usize], coef: &Array2<f64>| {
         let mut order: Vec<usize> = (0..idx.len()).collect();
@@ -354,6 +338,19 @@ where
         row_coef,
         col_coef,
     })
+}
+
+/// `±1` per column of `u`: the sign that makes its largest-magnitude entry positive (the first
+/// such entry on ties), the deterministic sign convention of every scheme.
+fn column_signs(u: &Array2<f64>) -> Array1<f64> {
+    Array1::from_iter(u.axis_iter(Axis(1)).map(|c| {
+        let big = c.iter().fold(0.0f64, |a, &x| if x.abs() > a.abs() { x } else { a });
+        if big < 0.0 {
+            -1.0
+        } else {
+            1.0
+        }
+    }))
 }
 
 /// Divides every column by its norm, returning the norms (zero columns are left as they are).

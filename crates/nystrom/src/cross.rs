@@ -152,6 +152,11 @@ fn orthonormality_loss(q: &Array2<f64>) -> Result<f64> {
         .fold(0.0, f64::max))
 }
 
+/// `‖a‖_F²`.
+fn fro_sq(a: ArrayView2<'_, f64>) -> f64 {
+    a.iter().map(|v| v * v).sum()
+}
+
 fn row_sq_norms(a: ArrayView2<'_, f64>) -> Vec<f64> {
     a.outer_iter().map(|r| r.dot(&r)).collect()
 }
@@ -186,7 +191,7 @@ where
         }
         Pivoting::Greedy => None,
     };
-    let sketch_norm0: f64 = sketch.as_ref().map_or(0.0, |(_, y)| y.iter().map(|x| x * x).sum());
+    let sketch_norm0: f64 = sketch.as_ref().map_or(0.0, |(_, y)| fro_sq(y.view()));
     let vanished = (64.0 * f64::EPSILON * ((nn + mm) as f64).sqrt()).powi(2) * sketch_norm0;
     // Greedy: the last residual columns, whose pivot rows come next (none yet: a uniform block).
     let mut greedy_rows: Option<Array2<f64>> = None;
@@ -223,11 +228,16 @@ where
         }
         let ak = a.slice(s![.., ..k]);
         let bk = b.slice(s![.., ..k]);
-        // 2. Residual rows R[I', :] = G[I', :] − A[I', :] Bᵀ.
-        let mut rres = g.block(&new_rows, &all_cols)?;
-        gmax = gmax.max(largest(&rres));
-        let a_i = ak.select(Axis(0), &new_rows);
-        dense::gemm_into(rres.view_mut(), a_i.view(), bk.t(), -1.0, true)?;
+        // 2. Residual rows R[I', :] = G[I', :] − A[I', :] Bᵀ (and A[I', :]); also notes the
+        //    largest |G| entry evaluated.
+        let residual_rows = |rows: &[usize], gmax: &mut f64| -> Result<(Array2<f64>, Array2<f64>)> {
+            let mut rres = g.block(rows, &all_cols)?;
+            *gmax = gmax.max(largest(&rres));
+            let a_i = ak.select(Axis(0), rows);
+            dense::gemm_into(rres.view_mut(), a_i.view(), bk.t(), -1.0, true)?;
+            Ok((rres, a_i))
+        };
+        let (mut rres, a_i) = residual_rows(&new_rows, &mut gmax)?;
         // 3. Columns from the residual rows by column-pivoted QR (bounded multipliers
         //    W⁻¹ R[I', :]: without them the cross term amplifies the residual elsewhere).
         let mut new_cols = pivot_untaken(rres.view(), &col_taken, new_rows.len())?;
@@ -271,10 +281,7 @@ where
         };
         let (rres, a_i) = if refined.len() == new_rows.len() && !same {
             new_rows = refined;
-            let mut rres = g.block(&new_rows, &all_cols)?;
-            let a_i = ak.select(Axis(0), &new_rows);
-            dense::gemm_into(rres.view_mut(), a_i.view(), bk.t(), -1.0, true)?;
-            (rres, a_i)
+            residual_rows(&new_rows, &mut gmax)?
         } else {
             (rres, a_i)
         };
@@ -287,7 +294,7 @@ where
         // The residual is G − A Bᵀ evaluated in floating point: its entries carry rounding of
         // order ε (|G| + |A||B|ᵀ), which grows with the factors. Pivot values below that level
         // are noise, and dividing by them injects garbage of the size of R[:, J'].
-        let fro = |x: ArrayView2<'_, f64>| x.iter().map(|v| v * v).sum::<f64>().sqrt();
+        let fro = |x: ArrayView2<'_, f64>| fro_sq(x).sqrt();
         let noise = 16.0 * f64::EPSILON * ((k + 1) as f64).sqrt() * (fro(w.view()) + fro(a_i.view()) * fro(b_j.view()));
         let t = svd
             .s
@@ -338,10 +345,10 @@ where
         }
         if let Some((omega, y)) = sketch.as_mut() {
             // Y ← Y − A' (B'ᵀ Ω).
-            let before: f64 = y.iter().map(|v| v * v).sum();
+            let before = fro_sq(y.view());
             let bo = dense::matmul(b_new.t(), omega.view())?;
             dense::gemm_into(y.view_mut(), a_new.view(), bo.view(), -1.0, true)?;
-            let after: f64 = y.iter().map(|v| v * v).sum();
+            let after = fro_sq(y.view());
             if after > GROWTH * GROWTH * before {
                 // The update made the (sketched) residual grow: keep the factors before it.
                 break;

@@ -18,7 +18,7 @@ use ksvd_solvers::{auto_svd, low_rank_error, optimal_low_rank_error, AutoParams}
 use ndarray::{Array2, Axis};
 use serde::{Deserialize, Serialize};
 
-use super::race::graph_input;
+use super::race::{self, graph_input};
 use super::timing::adjacency;
 use super::{Context, Experiment};
 use crate::rows::{Row, Status};
@@ -274,10 +274,7 @@ fn one_run(
 /// Per scheme and target ratio: the smallest `m` of the grid whose median ratio over seeds meets
 /// it, and the median time there (rows with setting `ratio<=T`; absent when no `m` does).
 fn needed(rows: &[Row], methods: &[String], p: &Params) -> Vec<Row> {
-    let median = |mut v: Vec<f64>| {
-        v.sort_by(f64::total_cmp);
-        (!v.is_empty()).then(|| v[v.len() / 2])
-    };
+    let median = |v: Vec<f64>| Some(race::median(v)).filter(|m| !m.is_nan());
     let mut out = Vec::new();
     let datasets: Vec<&str> = {
         let mut d: Vec<&str> = rows.iter().map(|r| r.dataset.as_str()).collect();

@@ -220,7 +220,8 @@ fn trace(args: std::fmt::Arguments<'_>) {
     }
 }
 
-fn median(mut v: Vec<f64>) -> f64 {
+/// Median (mean of the two middle values for an even count; NaN when empty).
+pub(crate) fn median(mut v: Vec<f64>) -> f64 {
     v.sort_by(f64::total_cmp);
     let n = v.len();
     if n == 0 {
