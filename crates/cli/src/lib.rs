@@ -34,7 +34,7 @@ use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use ksvd::{InnerSolver, Ksvd, KsvdModel, LanczosParams, LanczosProgress, RsvdParams, Sampling, Solver};
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
-use ksvd_kernels::{Compat, Kernel, KernelMatrix, Samples};
+use ksvd_kernels::{Compat, Kernel, Samples};
 use linfa::param_guard::ParamGuard;
 use linfa::traits::Fit;
 use std::io::IsTerminal;
@@ -580,11 +580,9 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
         }
         None => {
             bar.set_message(format!("building G ({n} x {m}, {kernel})"));
-            let mut g = KernelMatrix::with_budget(inputs.x, inputs.z, kernel, budget)?;
-            if args.center {
-                bar.set_message("centring G (two kernel passes)");
-                g = g.centered()?;
-            }
+            // Stored within the budget, except for Nyström (the policy of `kernel_matrix`);
+            // centring costs two kernel passes.
+            let g = params.kernel_matrix(inputs.x, inputs.z)?;
             bar.set_message(format!("solving rank {} with {:?}", args.rank, args.solver));
             let b = bar.clone();
             params.fit_kernel_matrix_with_progress(g, &mut |p: LanczosProgress| {

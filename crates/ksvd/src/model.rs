@@ -312,11 +312,25 @@ impl Ksvd {
 impl KsvdValidParams {
     /// Fits KSVD on row samples `x` (n) and column samples `z` (m) of equal dimension.
     pub fn fit_samples(&self, x: Samples, z: Samples) -> Result<Ksvd> {
-        let mut g = KernelMatrix::with_budget(x, z, self.kernel, self.memory_budget())?;
+        let g = self.kernel_matrix(x, z)?;
+        self.fit_matrix(g, None)
+    }
+
+    /// The kernel matrix these parameters fit (centred when [`KsvdParams::center`] is set).
+    ///
+    /// The materialisation policy lives here: `G` is stored when it fits the memory budget and
+    /// the solver makes repeated passes over it (the products become GEMMs); the Nyström solver
+    /// reads only the landmark blocks (plus, for SNE, one pass for the exact normalisers), so it
+    /// never stores `G`: storing would cost a full pass and `8 N M` bytes for nothing.
+    pub fn kernel_matrix(&self, x: Samples, z: Samples) -> Result<KernelMatrix> {
+        let mut g = match self.solver {
+            Solver::Nystrom { .. } => KernelMatrix::matrix_free(x, z, self.kernel)?,
+            _ => KernelMatrix::with_budget(x, z, self.kernel, self.memory_budget())?,
+        };
         if self.center {
             g = g.centered()?;
         }
-        self.fit_matrix(g, None)
+        Ok(g)
     }
 
     /// Fits KSVD on an already built kernel matrix.
@@ -463,10 +477,7 @@ impl<T> Fit<Array2<f64>, T, KsvdError> for KsvdValidParams {
             c => c,
         };
         let cs = compat::compatible_samples(a.view(), compat_kind)?;
-        let mut g = KernelMatrix::with_budget(cs.x.clone(), cs.z.clone(), self.kernel, self.memory_budget())?;
-        if self.center {
-            g = g.centered()?;
-        }
+        let g = self.kernel_matrix(cs.x.clone(), cs.z.clone())?;
         self.fit_matrix(g, Some(cs))
     }
 }
