@@ -8,7 +8,10 @@
 //!
 //! The adjacency `A` (`A[src, dst] = 1`) becomes a data matrix `X` by a [`GraphTransform`]
 //! (raw, `D_out⁻¹ A`, `A + I`, `D_out⁻¹ (A + I)`); its rows `x_i` (out-links) and columns `z_j`
-//! (in-links) are the two sample sets. With `r` components:
+//! (in-links) are the two sample sets. `A` is a [`ksvd_linalg::CsrMatrix`], or any `petgraph`
+//! graph through [`adjacency_from_petgraph`] / [`weighted_adjacency_from_petgraph`] (`Graph`,
+//! `StableGraph`, `GraphMap`, ...; `examples/reconstruction.rs` runs Cora's reconstruction with
+//! petgraph end to end). With `r` components:
 //!
 //! | [`Method`] | matrix | features of node `i` |
 //! |---|---|---|
@@ -95,6 +98,7 @@
 mod classify;
 mod embed;
 mod error;
+mod petgraph_input;
 mod reconstruct;
 
 pub use classify::{
@@ -105,6 +109,7 @@ pub use embed::{
     NystromMethod, Scaling, SvdSolver, MATERIALIZE_MAX_ENTRIES,
 };
 pub use error::{ensure, GraphTaskError, Result};
+pub use petgraph_input::{adjacency_from_petgraph, weighted_adjacency_from_petgraph};
 pub use reconstruct::{
     evaluate_reconstruction, reconstruct_adjacency, reconstruction_norms, Distance, ReconstructionNorms,
 };
