@@ -604,6 +604,15 @@ fn split_test_rows<'py>(
     Ok((0..rows).map(|t| sel.keeps(t)).collect::<Vec<bool>>().into_pyarray(py))
 }
 
+/// Peak resident set size (`VmHWM`) of this process in bytes (`ksvd_streaming::peak_rss_bytes`);
+/// `None` where `/proc` is not available. Unlike `resource.getrusage(...).ru_maxrss`, it does not
+/// include the peak of the process that started this one (Linux carries that across fork + exec,
+/// so a Dask worker spawned by a large driver would report the driver's size).
+#[pyfunction]
+fn peak_rss_bytes() -> Option<u64> {
+    ksvd_streaming::peak_rss_bytes()
+}
+
 /// Registers the classes in the native module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamParams>()?;
@@ -619,5 +628,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(write_synthetic, m)?)?;
     m.add_function(wrap_pyfunction!(large_scale_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(split_test_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(peak_rss_bytes, m)?)?;
     Ok(())
 }
