@@ -25,7 +25,7 @@ Differences from the single-machine runner (documented in the rows' notes):
   the driver while splitting the file into parts (a real cluster would split per partition).
 
 Usage: ``python large_scale_dask.py [--spec experiments/large-scale.toml] [--workers 2]
-[--parts 8] [--datasets a9a,...] [--quick] [--out results/quick/large-scale-dask.csv]``
+[--parts 8] [--datasets a9a,...] [--quick] [--out results/large-scale-dask.csv]``
 """
 
 from __future__ import annotations
@@ -144,8 +144,10 @@ def main(argv=None) -> int:
     ap.add_argument("--parts", type=int, default=8, help="files per training / test file (fixes the landmarks)")
     ap.add_argument("--datasets", default=None, help="comma-separated subset of the spec's datasets")
     ap.add_argument("--quick", action="store_true", help="the spec's [quick] variant")
-    ap.add_argument("--out", default=os.path.join(repo_root(), "results", "quick", "large-scale-dask.csv"))
+    ap.add_argument("--out", default=None, help="default: results/large-scale-dask.csv (--quick: results/quick/)")
     args = ap.parse_args(argv)
+    if args.out is None:
+        args.out = os.path.join(repo_root(), "results", *(["quick"] if args.quick else []), "large-scale-dask.csv")
 
     with open(args.spec, "rb") as f:
         spec = tomllib.load(f)
