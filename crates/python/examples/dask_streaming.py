@@ -28,12 +28,12 @@ from ksvd import _ksvd
 from ksvd import dask as kd
 
 
-def _peak_rss_bytes() -> int:
-    import resource
-    import sys
-
-    peak = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss
-    return peak if sys.platform == "darwin" else peak * 1024
+def _peak_rss_bytes() -> float:
+    """This process's own peak RSS (``VmHWM``), not ``ru_maxrss``: a worker process spawned by
+    the driver inherits the driver's high-water mark in ``ru_maxrss`` (Linux keeps it across
+    fork + exec), which made workers look as large as the driver. NaN where ``/proc`` is absent."""
+    peak = _ksvd.peak_rss_bytes()
+    return float("nan") if peak is None else float(peak)
 
 
 def main() -> None:

@@ -5,9 +5,9 @@
 //! `ValueError` naming the problem. Every pass runs with the GIL released.
 use ksvd_linalg::CsrMatrix;
 use ksvd_streaming::{
-    Bandwidth, ColumnsPartial, FittedKsvd, LabelRule, LandmarkPlan, LibsvmSource, PartRows, PartialState, RowSelection,
-    ScanPartial, ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec, TrainPartial,
-    TrainedKsvd, ValidStreamingParams,
+    Bandwidth, ColumnsPartial, Embedding, FittedKpca, FittedKsvd, LandmarkPlan, LibsvmSource, PartRows, PartialModel,
+    PartialState, RowSelection, ScanPartial, ScorePartial, StreamingError, StreamingParams, SyntheticPart,
+    SyntheticSpec, TrainPartial, TrainedKpca, TrainedKsvd, ValidStreamingParams,
 };
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -245,10 +245,15 @@ state_class!(
             let inner = run(py, || ColumnsPartial::from_part(&self.inner, b.part, b.rows()))?;
             Ok(PyColumnsPartial { inner })
         }
-        /// The landmark solve on the merged columns of every training file.
+        /// The KSVD landmark solve on the merged columns of every training file.
         fn solve(&self, py: Python<'_>, columns: &PyColumnsPartial) -> PyResult<PyFittedKsvd> {
             let inner = run(py, || self.inner.solve(&columns.inner))?;
             Ok(PyFittedKsvd { inner })
+        }
+        /// The KPCA landmark solve (symmetric Nystrom on the landmark rows; needs no pass 2).
+        fn solve_kpca(&self, py: Python<'_>) -> PyResult<PyFittedKpca> {
+            let inner = run(py, || self.inner.solve_kpca())?;
+            Ok(PyFittedKpca { inner })
         }
         /// Global ids of the landmark rows (increasing).
         #[getter]
@@ -272,77 +277,174 @@ state_class!(
     PyColumnsPartial,
     ColumnsPartial,
     "ColumnsPartial",
-    "Pass 2: partial landmark columns P (M x m), merged by addition.",
+    "Pass 2: partial landmark columns P (M x m), merged by addition; rows mapped (M > N): the rows of X[:, J], merged by concatenation.",
     merge,
-    {}
+    {
+        /// Stored entries of the gathered `X[:, J]` (rows mapped; 0 otherwise).
+        #[getter]
+        fn gathered_nnz(&self) -> usize {
+            self.inner.gathered_nnz()
+        }
+    }
 );
 
-fn labels(fitted: &FittedKsvd, positive: Option<f64>) -> Result<LabelRule, StreamingError> {
-    fitted.label_rule(positive)
+/// A state class of a fitted model with its spectrum (under the name `$spectrum`), rank and `γ`.
+macro_rules! model_class {
+    ($py:ident, $rust:ty, $name:literal, $doc:literal, $spectrum:ident, $sdoc:literal, { $($methods:tt)* }) => {
+        state_class!($py, $rust, $name, $doc, {
+            $($methods)*
+            #[doc = $sdoc]
+            fn $spectrum<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+                self.inner.model().spectrum().to_owned().into_pyarray(py)
+            }
+            /// The embedding dimension `r` actually used.
+            #[getter]
+            fn rank(&self) -> usize {
+                self.inner.model().rank()
+            }
+            /// The bandwidth `γ`.
+            #[getter]
+            fn gamma(&self) -> f64 {
+                self.inner.model().bandwidth()
+            }
+        });
+    };
 }
 
-state_class!(
+/// Declares the fitted and trained classes of one model (KSVD, KPCA): the same passes 3 and 4
+/// (`ksvd_streaming::Fitted`, `Trained`), the spectrum under the model's own name.
+macro_rules! model_classes {
+    (
+        $fpy:ident, $fitted:ty, $fname:literal, $fdoc:literal,
+        $tpy:ident, $trained:ty, $tname:literal, $tdoc:literal,
+        $spectrum:ident, $sdoc:literal
+    ) => {
+        model_class!($fpy, $fitted, $fname, $fdoc, $spectrum, $sdoc, {
+            /// Pass 3 over training file `file`: column norms and ridge statistics of its embeddings.
+            #[pyo3(signature = (file, path, zero_based=false, positive_label=None))]
+            fn train_file(
+                &self,
+                py: Python<'_>,
+                file: usize,
+                path: &str,
+                zero_based: bool,
+                positive_label: Option<f64>,
+            ) -> PyResult<PyTrainPartial> {
+                let src = source(path, None, zero_based);
+                let inner = run(py, || {
+                    self.inner
+                        .train_file(file, &src, self.inner.label_rule(positive_label)?)
+                })?;
+                Ok(PyTrainPartial { inner })
+            }
+            /// Pass 3 over an in-memory training block (as `ScanPartial.scan_block`).
+            #[pyo3(signature = (block, positive_label=None))]
+            fn train_block(
+                &self,
+                py: Python<'_>,
+                block: BlockArg<'_>,
+                positive_label: Option<f64>,
+            ) -> PyResult<PyTrainPartial> {
+                let b = block.convert()?;
+                let inner = run(py, || {
+                    self.inner
+                        .train_part(b.part, b.rows(), self.inner.label_rule(positive_label)?)
+                })?;
+                Ok(PyTrainPartial { inner })
+            }
+            /// The classifier solve (ridge `λ`) on the merged pass-3 state of every training file.
+            #[pyo3(signature = (train, ridge, positive_label=None))]
+            fn finish(
+                &self,
+                py: Python<'_>,
+                train: &PyTrainPartial,
+                ridge: f64,
+                positive_label: Option<f64>,
+            ) -> PyResult<$tpy> {
+                let inner = run(py, || {
+                    self.inner
+                        .finish(&train.inner, ridge, self.inner.label_rule(positive_label)?)
+                })?;
+                Ok($tpy { inner })
+            }
+        });
+
+        model_class!($tpy, $trained, $tname, $tdoc, $spectrum, $sdoc, {
+            /// Pass 4 over test file `file`: its scores sorted per class and (`keep_embeddings`) its
+            /// normalised embeddings (`rows x r`, else `None`).
+            #[pyo3(signature = (file, path, zero_based=false, keep_embeddings=false))]
+            fn score_file<'py>(
+                &self,
+                py: Python<'py>,
+                file: usize,
+                path: &str,
+                zero_based: bool,
+                keep_embeddings: bool,
+            ) -> PyResult<(PyScorePartial, Option<Bound<'py, PyArray2<f64>>>)> {
+                let src = source(path, None, zero_based);
+                let (inner, emb) = run(py, || self.inner.score_file(file, &src, keep_embeddings))?;
+                Ok((PyScorePartial { inner }, emb.map(|e| e.into_pyarray(py))))
+            }
+            /// Pass 4 over an in-memory test block (as `ScanPartial.scan_block`): as `score_file`.
+            #[pyo3(signature = (block, keep_embeddings=false))]
+            fn score_block<'py>(
+                &self,
+                py: Python<'py>,
+                block: BlockArg<'py>,
+                keep_embeddings: bool,
+            ) -> PyResult<(PyScorePartial, Option<Bound<'py, PyArray2<f64>>>)> {
+                let b = block.convert()?;
+                let (inner, emb) = run(py, || self.inner.score_part(b.part, b.rows(), keep_embeddings))?;
+                Ok((PyScorePartial { inner }, emb.map(|e| e.into_pyarray(py))))
+            }
+            /// Normalised embeddings of every row of `path` (`rows x r`).
+            #[pyo3(signature = (path, zero_based=false))]
+            fn embed_file<'py>(
+                &self,
+                py: Python<'py>,
+                path: &str,
+                zero_based: bool,
+            ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+                let src = source(path, None, zero_based);
+                Ok(run(py, || self.inner.embed_file(&src))?.into_pyarray(py))
+            }
+            /// Classifier weights on normalised embeddings.
+            fn weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
+                self.inner.classifier().weights.clone().into_pyarray(py)
+            }
+            /// Classifier intercept.
+            #[getter]
+            fn bias(&self) -> f64 {
+                self.inner.classifier().bias
+            }
+        });
+    };
+}
+
+model_classes!(
     PyFittedKsvd,
     FittedKsvd,
     "FittedKsvd",
-    "The landmark solve, broadcast to pass 3.",
-    {
-        /// Pass 3 over training file `file`: column norms and ridge statistics of its embeddings.
-        #[pyo3(signature = (file, path, zero_based=false, positive_label=None))]
-        fn train_file(
-            &self,
-            py: Python<'_>,
-            file: usize,
-            path: &str,
-            zero_based: bool,
-            positive_label: Option<f64>,
-        ) -> PyResult<PyTrainPartial> {
-            let src = source(path, None, zero_based);
-            let inner = run(py, || {
-                self.inner.train_file(file, &src, labels(&self.inner, positive_label)?)
-            })?;
-            Ok(PyTrainPartial { inner })
-        }
-        /// Pass 3 over an in-memory training block (as `ScanPartial.scan_block`).
-        #[pyo3(signature = (block, positive_label=None))]
-        fn train_block(
-            &self,
-            py: Python<'_>,
-            block: BlockArg<'_>,
-            positive_label: Option<f64>,
-        ) -> PyResult<PyTrainPartial> {
-            let b = block.convert()?;
-            let inner = run(py, || {
-                self.inner
-                    .train_part(b.part, b.rows(), labels(&self.inner, positive_label)?)
-            })?;
-            Ok(PyTrainPartial { inner })
-        }
-        /// The classifier solve (ridge `λ`) on the merged pass-3 state of every training file.
-        #[pyo3(signature = (train, ridge, positive_label=None))]
-        fn finish(
-            &self,
-            py: Python<'_>,
-            train: &PyTrainPartial,
-            ridge: f64,
-            positive_label: Option<f64>,
-        ) -> PyResult<PyTrainedKsvd> {
-            let inner = run(py, || {
-                self.inner
-                    .finish(&train.inner, ridge, labels(&self.inner, positive_label)?)
-            })?;
-            Ok(PyTrainedKsvd { inner })
-        }
-        /// Approximate singular values, descending.
-        fn singular_values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-            self.inner.model().singular_values().to_owned().into_pyarray(py)
-        }
-        /// The bandwidth `γ`.
-        #[getter]
-        fn gamma(&self) -> f64 {
-            self.inner.model().gamma()
-        }
-    }
+    "The KSVD landmark solve (asymmetric Nystrom), broadcast to pass 3.",
+    PyTrainedKsvd,
+    TrainedKsvd,
+    "TrainedKsvd",
+    "Normalised KSVD embeddings and the linear classifier on them.",
+    singular_values,
+    "Approximate singular values, descending."
+);
+
+model_classes!(
+    PyFittedKpca,
+    FittedKpca,
+    "FittedKpca",
+    "The KPCA landmark solve (symmetric Nystrom on the landmark rows), broadcast to pass 3.",
+    PyTrainedKpca,
+    TrainedKpca,
+    "TrainedKpca",
+    "Normalised KPCA embeddings and the linear classifier on them.",
+    eigenvalues,
+    "Top eigenvalues of K_LL (the landmark rows' kernel matrix), descending."
 );
 
 state_class!(
@@ -356,71 +458,6 @@ state_class!(
         #[getter]
         fn rows(&self) -> usize {
             self.inner.rows()
-        }
-    }
-);
-
-state_class!(
-    PyTrainedKsvd,
-    TrainedKsvd,
-    "TrainedKsvd",
-    "Normalised KSVD embeddings and the linear classifier on them.",
-    {
-        /// Pass 4 over test file `file`: its scores sorted per class and (`keep_embeddings`) its
-        /// normalised embeddings (`rows x r`, else `None`).
-        #[pyo3(signature = (file, path, zero_based=false, keep_embeddings=false))]
-        fn score_file<'py>(
-            &self,
-            py: Python<'py>,
-            file: usize,
-            path: &str,
-            zero_based: bool,
-            keep_embeddings: bool,
-        ) -> PyResult<(PyScorePartial, Option<Bound<'py, PyArray2<f64>>>)> {
-            let src = source(path, None, zero_based);
-            let (inner, emb) = run(py, || self.inner.score_file(file, &src, keep_embeddings))?;
-            Ok((PyScorePartial { inner }, emb.map(|e| e.into_pyarray(py))))
-        }
-        /// Pass 4 over an in-memory test block (as `ScanPartial.scan_block`): as `score_file`.
-        #[pyo3(signature = (block, keep_embeddings=false))]
-        fn score_block<'py>(
-            &self,
-            py: Python<'py>,
-            block: BlockArg<'py>,
-            keep_embeddings: bool,
-        ) -> PyResult<(PyScorePartial, Option<Bound<'py, PyArray2<f64>>>)> {
-            let b = block.convert()?;
-            let (inner, emb) = run(py, || self.inner.score_part(b.part, b.rows(), keep_embeddings))?;
-            Ok((PyScorePartial { inner }, emb.map(|e| e.into_pyarray(py))))
-        }
-        /// Normalised embeddings of every row of `path` (`rows x r`).
-        #[pyo3(signature = (path, zero_based=false))]
-        fn embed_file<'py>(
-            &self,
-            py: Python<'py>,
-            path: &str,
-            zero_based: bool,
-        ) -> PyResult<Bound<'py, PyArray2<f64>>> {
-            let src = source(path, None, zero_based);
-            Ok(run(py, || self.inner.embed_file(&src))?.into_pyarray(py))
-        }
-        /// Approximate singular values, descending.
-        fn singular_values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-            self.inner.model().singular_values().to_owned().into_pyarray(py)
-        }
-        /// Classifier weights on normalised embeddings.
-        fn weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
-            self.inner.classifier().weights.clone().into_pyarray(py)
-        }
-        /// Classifier intercept.
-        #[getter]
-        fn bias(&self) -> f64 {
-            self.inner.classifier().bias
-        }
-        /// The bandwidth `γ`.
-        #[getter]
-        fn gamma(&self) -> f64 {
-            self.inner.model().gamma()
         }
     }
 );
@@ -567,6 +604,15 @@ fn split_test_rows<'py>(
     Ok((0..rows).map(|t| sel.keeps(t)).collect::<Vec<bool>>().into_pyarray(py))
 }
 
+/// Peak resident set size (`VmHWM`) of this process in bytes (`ksvd_streaming::peak_rss_bytes`);
+/// `None` where `/proc` is not available. Unlike `resource.getrusage(...).ru_maxrss`, it does not
+/// include the peak of the process that started this one (Linux carries that across fork + exec,
+/// so a Dask worker spawned by a large driver would report the driver's size).
+#[pyfunction]
+fn peak_rss_bytes() -> Option<u64> {
+    ksvd_streaming::peak_rss_bytes()
+}
+
 /// Registers the classes in the native module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamParams>()?;
@@ -576,9 +622,12 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyFittedKsvd>()?;
     m.add_class::<PyTrainPartial>()?;
     m.add_class::<PyTrainedKsvd>()?;
+    m.add_class::<PyFittedKpca>()?;
+    m.add_class::<PyTrainedKpca>()?;
     m.add_class::<PyScorePartial>()?;
     m.add_function(wrap_pyfunction!(write_synthetic, m)?)?;
     m.add_function(wrap_pyfunction!(large_scale_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(split_test_rows, m)?)?;
+    m.add_function(wrap_pyfunction!(peak_rss_bytes, m)?)?;
     Ok(())
 }

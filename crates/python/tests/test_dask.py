@@ -1,5 +1,6 @@
-"""ksvd.dask: the distributed out-of-core fit equals the single-process one for any partitioning
-and merge order, survives a killed worker, and fails cleanly on a malformed line.
+"""ksvd.dask: the distributed out-of-core fit (KSVD with either side mapped, and KPCA) equals the
+single-process one for any partitioning and merge order, survives a killed worker, and fails
+cleanly on a malformed line.
 
 Tolerances (see ksvd/dask.py): sums regrouped differently change by at most N eps relative;
 quantities behind the landmark SVD (singular values, embeddings, scores) are compared at
@@ -25,16 +26,20 @@ EPS = np.finfo(float).eps
 OPTS = dict(rank=6, landmarks=60, chunk_rows=300, seed=3, n_features=80)
 
 
+def synthetic_files(d, rows, test_rows, *, features, nnz, seed, parts, test_parts):
+    """Seeded synthetic training and test rows in ``d``, split into ``parts`` and ``test_parts`` files."""
+    out = []
+    for part, n, k in (("train", rows, parts), ("test", test_rows, test_parts)):
+        whole = os.path.join(str(d), f"{part}.svm")
+        _ksvd.write_synthetic(whole, n, features=features, nnz_per_row=nnz, part=part, seed=seed)
+        out.append(kd.split_file(whole, k, str(d), prefix=part))
+    return tuple(out)
+
+
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     d = tmp_path_factory.mktemp("dask-data")
-    whole = str(d / "train.svm")
-    _ksvd.write_synthetic(whole, 3000, features=80, nnz_per_row=8, part="train", seed=1)
-    train = kd.split_file(whole, 7, str(d), prefix="train")
-    t = str(d / "test.svm")
-    _ksvd.write_synthetic(t, 800, features=80, nnz_per_row=8, part="test", seed=1)
-    test = kd.split_file(t, 3, str(d), prefix="test")
-    return train, test
+    return synthetic_files(d, 3000, 800, features=80, nnz=8, seed=1, parts=7, test_parts=3)
 
 
 @pytest.fixture(scope="module")
@@ -60,6 +65,57 @@ def test_partition_count_and_order_do_not_matter(data, single, npartitions, orde
     fit = kd.fit(train, test, npartitions=npartitions, order_seed=order_seed, scheduler="threads", **OPTS)
     assert_same(fit, fit.embeddings.compute(scheduler="threads"), *single)
     assert 0.5 < fit.auroc <= 1.0  # the planted signal is found
+
+
+@pytest.fixture(scope="module")
+def single_kpca(data):
+    train, test = data
+    fit = kd.fit_local(train, test, method="kpca", **OPTS)
+    return fit, fit.embeddings.compute(scheduler="synchronous")
+
+
+@pytest.mark.parametrize("npartitions,order_seed", [(2, None), (4, 5), (7, 11)])
+def test_kpca_partition_count_and_order_do_not_matter(data, single_kpca, npartitions, order_seed):
+    # KPCA's solve sees only the landmark rows (the same for every partitioning), so its
+    # eigenvalues are bit for bit the same; embeddings and AUROC go through the merged sums.
+    train, test = data
+    ref, ref_emb = single_kpca
+    fit = kd.fit(train, test, method="kpca", npartitions=npartitions, order_seed=order_seed, scheduler="threads", **OPTS)
+    np.testing.assert_array_equal(fit.model.eigenvalues(), ref.model.eigenvalues())
+    assert fit.plan.row_landmarks == ref.plan.row_landmarks
+    emb = fit.embeddings.compute(scheduler="threads")
+    assert emb.shape == ref_emb.shape == (800, fit.model.rank)
+    assert np.max(np.abs(emb - ref_emb)) <= np.sqrt(EPS) * np.max(np.abs(ref_emb))
+    assert abs(fit.auroc - ref.auroc) <= 1e-9 and 0.5 < fit.auroc <= 1.0
+    assert "columns" not in fit.state_bytes
+
+
+def test_kpca_states_pickle_and_are_not_ksvd_states(data):
+    train, test = data
+    fit = kd.fit_local(train, test, method="kpca", **OPTS)
+    back = pickle.loads(pickle.dumps(fit.model))
+    np.testing.assert_array_equal(back.weights(), fit.model.weights())
+    with pytest.raises(ValueError, match='"trained-kpca" state'):
+        _ksvd.TrainedKsvd.from_bytes(fit.model.to_bytes())
+    with pytest.raises(ValueError, match="method 'pca'"):
+        kd.fit(train, test, method="pca", **OPTS)
+
+
+@pytest.mark.parametrize("method", ["ksvd", "kpca"])
+def test_more_features_than_rows_maps_the_rows(tmp_path, method):
+    # M > N: KSVD maps the rows (pass 2 gathers the sparse X[:, J], merged exactly); the fit
+    # equals the single-process one for every partitioning.
+    train, test = synthetic_files(tmp_path, 400, 200, features=600, nnz=12, seed=2, parts=5, test_parts=2)
+    opts = dict(method=method, rank=6, landmarks=50, chunk_rows=90, seed=1, n_features=600)
+    ref = kd.fit_local(train, test, **opts)
+    spectrum = "singular_values" if method == "ksvd" else "eigenvalues"
+    s_ref = getattr(ref.model, spectrum)()
+    for npartitions, order_seed in [(2, None), (5, 3)]:
+        fit = kd.fit(train, test, npartitions=npartitions, order_seed=order_seed, scheduler="threads", **opts)
+        assert fit.plan.shape == (400, 600)
+        s = getattr(fit.model, spectrum)()
+        assert np.max(np.abs(s - s_ref)) <= 8 * 400 * EPS * s_ref[0]
+        assert abs(fit.auroc - ref.auroc) <= 1e-9
 
 
 def test_a_bag_of_paths_with_bz2_gives_the_same_fit(data, single, tmp_path):

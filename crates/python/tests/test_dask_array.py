@@ -1,5 +1,5 @@
 """ksvd.dask.fit on (X, y) dask arrays: row chunks are partitions keyed by their global row ids,
-so the same data in 2 or 5 chunks and as one LIBSVM file give the same fit.
+so the same data in 2 or 5 chunks and as one LIBSVM file give the same fit (KSVD and KPCA).
 
 Tolerances (as in test_dask.py, see ksvd/dask.py): the landmark rows and the sorted score lists
 are exact (the sketch keys use global row ids); sums regrouped by the chunking differ by rounding,
@@ -43,24 +43,30 @@ def dense():
 
 @pytest.fixture(scope="module")
 def from_file(dense, tmp_path_factory):
+    """The fit of each method on the same rows as one LIBSVM file."""
     (x, y), (xt, yt) = dense
     d = tmp_path_factory.mktemp("dask-array")
-    fit = kd.fit([_write_libsvm(d / "train.svm", x, y)], [_write_libsvm(d / "test.svm", xt, yt)], n_features=12, **OPTS)
-    return fit, fit.embeddings.compute(scheduler="synchronous")
+    files = [_write_libsvm(d / "train.svm", x, y)], [_write_libsvm(d / "test.svm", xt, yt)]
+    out = {}
+    for method in ("ksvd", "kpca"):
+        fit = kd.fit(*files, method=method, n_features=12, **OPTS)
+        out[method] = fit, fit.embeddings.compute(scheduler="synchronous")
+    return out
 
 
+@pytest.mark.parametrize("method,spectrum", [("ksvd", "singular_values"), ("kpca", "eigenvalues")])
 @pytest.mark.parametrize("chunks", [2, 5])
-def test_array_chunks_equal_libsvm_file(dense, from_file, chunks):
+def test_array_chunks_equal_libsvm_file(dense, from_file, chunks, method, spectrum):
     (x, y), (xt, yt) = dense
-    ref, ref_emb = from_file
+    ref, ref_emb = from_file[method]
     rows = -(-x.shape[0] // chunks)
     train = (da.from_array(x, chunks=(rows, 12)), da.from_array(y, chunks=rows))
     test = (da.from_array(xt, chunks=(-(-xt.shape[0] // chunks), 12)), da.from_array(yt, chunks=-(-xt.shape[0] // chunks)))
-    fit = kd.fit(train, test, **OPTS)
+    fit = kd.fit(train, test, method=method, **OPTS)
     assert train[0].numblocks[0] == chunks
     assert fit.plan.row_landmarks == ref.plan.row_landmarks
     assert fit.scan.rows == x.shape[0] and fit.scores.rows == xt.shape[0]
-    s, s_ref = fit.model.singular_values(), ref.model.singular_values()
+    s, s_ref = getattr(fit.model, spectrum)(), getattr(ref.model, spectrum)()
     assert s.shape == s_ref.shape and np.all(np.diff(s) <= 0)
     assert np.max(np.abs(s - s_ref)) <= np.sqrt(EPS) * s_ref[0]
     emb = fit.embeddings.compute(scheduler="synchronous")

@@ -2,6 +2,7 @@
 //! samples, `K_il = exp(-‖x_i − x_l‖²/γ²)`, out of core.
 use ksvd_linalg::{dense, CsrMatrix};
 use ndarray::{s, Array1, Array2, ArrayViewMut2};
+use serde::{Deserialize, Serialize};
 
 use crate::embedding::{blocked_embed, median, ColumnNormalization, Embedding};
 use crate::error::{Result, StreamingError};
@@ -16,7 +17,7 @@ use crate::source::LibsvmSource;
 /// embedded as `ũ(x) = k(x, x_L) Q_r Λ_r⁻¹ ⊙ f` with `f` the [`ColumnNormalization`]: at the
 /// training rows these are the unit-norm Nyström eigenvectors of `K` computed by
 /// `ksvd_nystrom::symmetric_nystrom` (without centring, as the paper's KPCA).
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamingKpca {
     summary: ScanSummary,
     row_landmarks: Vec<usize>,
@@ -62,11 +63,34 @@ pub fn fit_kpca(
     progress: &mut ProgressFn<'_>,
 ) -> Result<StreamingKpca> {
     let sc = scan(source, params, progress, "kpca: pass 1/1 (scan, reservoir)")?;
-    let n = sc.landmark_rows.len();
-    let landmarks_t = sc.landmark_x.transpose();
-    let landmark_sq = Array1::from(sc.landmark_x.row_sq_norms());
+    solve_kpca(sc.summary, sc.landmark_rows, &sc.landmark_x, params)
+}
+
+/// The landmark solve of KPCA, shared by [`fit_kpca`] and the distributed fit
+/// ([`crate::LandmarkPlan::solve_kpca`]): `γ` (fixed, or the median heuristic on the landmark
+/// pairs), `K_LL` and its top-`r` eigenpairs (`r` capped at the numerical rank).
+/// `row_landmarks` are the indices of the rows of `landmark_x` among the training rows.
+pub(crate) fn solve_kpca(
+    summary: ScanSummary,
+    row_landmarks: Vec<usize>,
+    landmark_x: &CsrMatrix,
+    params: &ValidStreamingParams,
+) -> Result<StreamingKpca> {
+    let n = row_landmarks.len();
+    if n == 0 || landmark_x.nrows() != n {
+        return Err(StreamingError::invalid(
+            "landmark rows",
+            n,
+            format!(
+                "need at least one landmark row and one index per row ({} rows given)",
+                landmark_x.nrows()
+            ),
+        ));
+    }
+    let landmarks_t = landmark_x.transpose();
+    let landmark_sq = Array1::from(landmark_x.row_sq_norms());
     let mut d2 = Array2::<f64>::zeros((n, n));
-    sq_dists(&landmarks_t, &landmark_sq, &sc.landmark_x, 0..n, d2.view_mut());
+    sq_dists(&landmarks_t, &landmark_sq, landmark_x, 0..n, d2.view_mut());
     let gamma = match params.bandwidth {
         Bandwidth::Fixed(g) => g,
         Bandwidth::Median(c) => {
@@ -102,8 +126,8 @@ pub fn fit_kpca(
     let inv = eigenvalues.mapv(|l| 1.0 / l);
     let right = &q.slice(s![.., ..r]) * &inv;
     Ok(StreamingKpca {
-        summary: sc.summary,
-        row_landmarks: sc.landmark_rows,
+        summary,
+        row_landmarks,
         landmarks_t,
         landmark_sq,
         gamma,

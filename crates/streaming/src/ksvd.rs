@@ -172,7 +172,6 @@ pub fn fit_ksvd(
             })?;
         }
         CompatSide::Rows => {
-            let pos = &acc.pos;
             let mut indptr = vec![0usize];
             let (mut ind, mut dat) = (Vec::new(), Vec::new());
             for_each_chunk(source, params.chunk_rows, Some(mm), |c| {
@@ -182,12 +181,7 @@ pub fn fit_ksvd(
                 }
                 for a in 0..c.x.nrows() {
                     let (idx, val) = c.x.row(a);
-                    for (&k, &v) in idx.iter().zip(val) {
-                        if pos[k] != u32::MAX {
-                            ind.push(pos[k] as usize);
-                            dat.push(v);
-                        }
-                    }
+                    acc.gather_row(idx, val, &mut ind, &mut dat);
                     indptr.push(ind.len());
                 }
                 report(progress, stage, end, nn);
@@ -198,19 +192,7 @@ pub fn fit_ksvd(
             }
             let xj = CsrMatrix::try_new(nn, m, indptr, ind, dat)?;
             if let Some(pr) = &projection {
-                // P[k, :] = Σ_i C_x[k, i] X[i, J]: rows of P are independent.
-                p.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each_init(
-                    || (Vec::new(), Vec::new()),
-                    |(rc, rv), (k, mut prow)| {
-                        pr.row_into(k, rc, rv);
-                        for (&i, &c) in rc.iter().zip(rv.iter()) {
-                            let (js, vs) = xj.row(i);
-                            for (&b, &x) in js.iter().zip(vs) {
-                                prow[b] += c * x;
-                            }
-                        }
-                    },
-                );
+                project_gathered(pr, &xj, &mut p);
             }
         }
     }
@@ -276,7 +258,27 @@ pub(crate) fn make_projection(
     })
 }
 
-/// Accumulates `P = C_zᵀ X[:, J]` (columns mapped) or `P = X[:, J]` (square) row by row.
+/// Rows mapped: `P = C_x X[:, J]` (`M × m`) from the gathered `X[:, J]` (`N × m`, columns by
+/// their position in `J`), added into `p`. Rows of `P` are independent (computed in parallel),
+/// each summed over `i` in increasing order, so the result does not depend on the thread count.
+pub(crate) fn project_gathered(pr: &SparseProjection, xj: &CsrMatrix, p: &mut Array2<f64>) {
+    // P[k, :] = Σ_i C_x[k, i] X[i, J].
+    p.axis_iter_mut(Axis(0)).into_par_iter().enumerate().for_each_init(
+        || (Vec::new(), Vec::new()),
+        |(rc, rv), (k, mut prow)| {
+            pr.row_into(k, rc, rv);
+            for (&i, &c) in rc.iter().zip(rv.iter()) {
+                let (js, vs) = xj.row(i);
+                for (&b, &x) in js.iter().zip(vs) {
+                    prow[b] += c * x;
+                }
+            }
+        },
+    );
+}
+
+/// Accumulates `P = C_zᵀ X[:, J]` (columns mapped) or `P = X[:, J]` (square) row by row, or
+/// (rows mapped) gathers the entries of `X[:, J]`.
 pub(crate) struct ColumnAccumulator {
     /// Position of feature `k` in `J`, or `u32::MAX`.
     pos: Vec<u32>,
@@ -289,6 +291,17 @@ impl ColumnAccumulator {
             pos[j] = b as u32;
         }
         ColumnAccumulator { pos }
+    }
+
+    /// Appends the entries of a row in the landmark columns `J` (as positions in `J`, in the
+    /// row's order) to `cols`, `vals`: the row's part of `X[:, J]`.
+    pub(crate) fn gather_row(&self, idx: &[usize], val: &[f64], cols: &mut Vec<usize>, vals: &mut Vec<f64>) {
+        for (&k, &v) in idx.iter().zip(val) {
+            if self.pos[k] != u32::MAX {
+                cols.push(self.pos[k] as usize);
+                vals.push(v);
+            }
+        }
     }
 
     /// Adds training row `i` (entries `idx`, `val`) to `P` (`M × m`): for every landmark

@@ -135,14 +135,16 @@
 //! deterministic tree, or accumulate in compensated/fixed-point arithmetic); (c) the broadcast
 //! of `P` (`8 M m` bytes) dominates communication, so for `M ≈ 10⁶` prefer storing `P` in
 //! `f32` or sharding it by feature ranges and joining partitions' nonzeros against the shards;
-//! (d) rows mapped (`M > N`) needs `X[:, J]` gathered by a shuffle on `j` instead of collected.
+//! (d) rows mapped (`M > N`) needs `X[:, J]` gathered (a concatenation of each partition's
+//! sparse entries in the landmark columns) instead of collected.
 //! Nothing else in the algebra changes: every quantity above is a sum over rows.
 //!
 //! These passes exist as mergeable, serialisable states over a list of LIBSVM files:
 //! [`ScanPartial`] (the bottom-`n` sketch), [`LandmarkPlan`] and [`ColumnsPartial`] (`P`),
 //! [`FittedKsvd`] and [`TrainPartial`] (the ridge statistics), [`TrainedKsvd`] and
-//! [`ScorePartial`] (AUROC from sorted per-class scores); the Python package's `ksvd.dask`
-//! runs them on Dask.
+//! [`ScorePartial`] (AUROC from sorted per-class scores), for KSVD with either side mapped and
+//! for KPCA ([`LandmarkPlan::solve_kpca`], [`FittedKpca`], [`TrainedKpca`]); the Python
+//! package's `ksvd.dask` runs them on Dask.
 
 mod classifier;
 mod embedding;
@@ -171,8 +173,8 @@ pub use ksvd::{fit_ksvd, CompatSide, StreamingKsvd};
 pub use memory::{cpu_seconds, current_rss_bytes, peak_rss_bytes, reset_peak_rss};
 pub use params::{Bandwidth, ColLandmarks, RowLandmarks, StreamingParams, ValidStreamingParams};
 pub use partial::{
-    ColumnsPartial, FittedKsvd, LandmarkPlan, PartRows, PartialState, ScanPartial, ScorePartial, TrainPartial,
-    TrainedKsvd, PARTIAL_FORMAT, PARTIAL_FORMAT_VERSION,
+    ColumnsPartial, Fitted, FittedKpca, FittedKsvd, LandmarkPlan, PartRows, PartialModel, PartialState, ScanPartial,
+    ScorePartial, TrainPartial, Trained, TrainedKpca, TrainedKsvd, PARTIAL_FORMAT, PARTIAL_FORMAT_VERSION,
 };
 pub use pipeline::{
     normalize, run_pipeline, score_pass, train_pass, Method, PipelineOutcome, PipelineParams, TrainOutcome,

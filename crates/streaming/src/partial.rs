@@ -9,9 +9,15 @@
 //! | pass | per file | merge | driver |
 //! |---|---|---|---|
 //! | 1 | [`ScanPartial`]: counts, labels, `‖X[:, j]‖²`, bottom-`n` key sketch | add, keep the `n` smallest keys | [`LandmarkPlan::new`] |
-//! | 2 | [`ColumnsPartial`]: `P_f = Σ_{i ∈ f} C_z[i, :]ᵀ X[i, J]` (`M × m`) | add | [`LandmarkPlan::solve`] → [`FittedKsvd`] |
-//! | 3 | [`TrainPartial`]: column norms + `(r + 1)²` ridge statistics | add | [`FittedKsvd::finish`] → [`TrainedKsvd`] |
+//! | 2 (KSVD) | [`ColumnsPartial`]: `P_f = Σ_{i ∈ f} C_z[i, :]ᵀ X[i, J]` (`M × m`); rows mapped: the rows of `X[:, J]` | add; rows mapped: concatenate | [`LandmarkPlan::solve`] → [`FittedKsvd`] |
+//! | — (KPCA) | | | [`LandmarkPlan::solve_kpca`] → [`FittedKpca`] |
+//! | 3 | [`TrainPartial`]: column norms + `(r + 1)²` ridge statistics | add | [`Fitted::finish`] → [`TrainedKsvd`], [`TrainedKpca`] |
 //! | 4 | [`ScorePartial`]: scores of the test rows, sorted per class | merge sorted lists | [`ScorePartial::auroc`] |
+//!
+//! **KPCA** (the paper's baseline: the symmetric Nyström method on `K_il = k(x_i, x_l)`) shares
+//! pass 1: its landmark rows are the sketch's, and its solve ([`LandmarkPlan::solve_kpca`]) is
+//! the code of [`crate::fit_kpca`] on them, so it needs no pass 2. Passes 3 and 4 are generic
+//! over the model ([`PartialModel`]: [`Fitted`], [`Trained`]).
 //!
 //! **The sketch.** Row `(f, t)` gets the key `u = hash(seed, f, t)` (a 64-bit mixer, uniform);
 //! the landmark rows are the `n` rows with the smallest keys. A file keeps its own `n` smallest
@@ -39,9 +45,10 @@
 //! `hash(seed, 0, first_row + t)`, the keys of the same rows in one file `0`, so a matrix cut
 //! into blocks anywhere gives the same landmark rows as the matrix as one LIBSVM file.
 //!
-//! Supported: KSVD with the columns mapped (`N > M`, the large-scale case) or `N = M`, landmark
-//! rows by the sketch, landmark columns uniform or explicit. Rows mapped (`M > N`) needs `X[:, J]`
-//! gathered by a shuffle on `j` and is rejected with a typed error.
+//! Supported: KSVD with the columns mapped (`N > M`, the large-scale case), `N = M`, or the
+//! rows mapped (`M > N`: pass 2 gathers the sparse `X[:, J]`, `nnz(X[:, J])` entries, and the
+//! driver forms `P = C_x X[:, J]` as [`crate::fit_ksvd`] does, so that sum is not regrouped);
+//! KPCA; landmark rows by the sketch, landmark columns uniform or explicit.
 use std::collections::BTreeMap;
 use std::path::PathBuf;
 
@@ -53,7 +60,8 @@ use serde::{Deserialize, Serialize};
 use crate::classifier::{auroc, LabelRule, LinearClassifier, RidgeAccumulator};
 use crate::embedding::{Embedding, NormAccumulator};
 use crate::error::{Result, StreamingError};
-use crate::ksvd::{choose_cols, make_projection, solve_landmarks, ColumnAccumulator, LandmarkInputs};
+use crate::kpca::{solve_kpca, StreamingKpca};
+use crate::ksvd::{choose_cols, make_projection, project_gathered, solve_landmarks, ColumnAccumulator, LandmarkInputs};
 use crate::ksvd::{CompatSide, StreamingKsvd};
 use crate::params::{RowLandmarks, StreamingParams, ValidStreamingParams};
 use crate::projection::SparseProjection;
@@ -144,7 +152,8 @@ pub const PARTIAL_FORMAT_VERSION: u64 = 1;
 
 /// A serialisable state of the distributed passes: one versioned JSON document.
 pub trait PartialState: Serialize + DeserializeOwned {
-    /// The `kind` field (`"scan"`, `"plan"`, `"columns"`, `"fitted"`, `"train"`, `"trained"`, `"score"`).
+    /// The `kind` field (`"scan"`, `"plan"`, `"columns"`, `"fitted"`, `"fitted-kpca"`, `"train"`,
+    /// `"trained"`, `"trained-kpca"`, `"score"`).
     const KIND: &'static str;
 
     /// Invariants checked after decoding (shapes, sortedness).
@@ -481,13 +490,6 @@ impl LandmarkPlan {
             ));
         }
         let side = CompatSide::of(nn, mm);
-        if side == CompatSide::Rows {
-            return Err(StreamingError::invalid(
-                "shape",
-                format!("{nn} x {mm}"),
-                "the distributed fit maps the columns (N >= M); rows mapped (M > N) needs X[:, J] gathered by a shuffle and is not supported",
-            ));
-        }
         let index = FileIndex::new(&scan.files);
         let mut rows = Vec::with_capacity(scan.sketch.len());
         for s in &scan.sketch {
@@ -550,12 +552,33 @@ impl LandmarkPlan {
         )?)
     }
 
-    /// The driver's landmark solve (the same as [`crate::fit_ksvd`]'s) from the merged landmark
-    /// columns of every training file.
+    /// The driver's landmark solve of KSVD (the same as [`crate::fit_ksvd`]'s) from the merged
+    /// landmark columns of every training file. Rows mapped: `P = C_x X[:, J]` is formed here
+    /// from the gathered `X[:, J]`, as [`crate::fit_ksvd`] forms it.
     pub fn solve(&self, columns: &ColumnsPartial) -> Result<FittedKsvd> {
         check_files(ColumnsPartial::KIND, &self.index.files, &columns.files)?;
         let params = self.valid_params()?;
         let landmark_x = self.landmark_x()?;
+        let (mm, m) = (self.summary.features, self.col_landmarks.len());
+        let p = match (&columns.columns, self.projection.as_ref()) {
+            (LandmarkColumns::Summed(p), _) if self.side != CompatSide::Rows && p.dim() == (mm, m) => p.clone(),
+            (LandmarkColumns::Gathered { m: mg, rows }, Some(pr)) if self.side == CompatSide::Rows && *mg == m => {
+                let xj = gathered_matrix(rows, self.summary.rows, m)?;
+                let mut p = Array2::zeros((mm, m));
+                project_gathered(pr, &xj, &mut p);
+                p
+            }
+            _ => {
+                return Err(state_error(
+                    ColumnsPartial::KIND,
+                    format!(
+                        "the landmark columns ({}) do not belong to this plan ({}, M = {mm}, m = {m})",
+                        columns.describe(),
+                        self.side
+                    ),
+                ))
+            }
+        };
         let model = solve_landmarks(
             LandmarkInputs {
                 side: self.side,
@@ -564,50 +587,114 @@ impl LandmarkPlan {
                 row_landmarks: self.row_landmarks.clone(),
                 landmark_x: &landmark_x,
                 col_landmarks: self.col_landmarks.clone(),
-                p: columns.p.clone(),
+                p,
                 col_sq_norms: &self.col_sq_norms,
             },
             &params,
         )?;
-        // The ridge statistics of every partition are shifted by the mean embedding of the
-        // landmark rows (known here), so that they merge by addition.
-        let raw = model.embed_raw(&landmark_x)?;
-        let shift = raw.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(raw.ncols()));
-        Ok(FittedKsvd {
-            model,
-            index: self.index.clone(),
-            chunk_rows: params.chunk_rows,
-            shift,
-        })
+        Fitted::new(model, &landmark_x, self.index.clone(), params.chunk_rows)
+    }
+
+    /// The driver's landmark solve of KPCA (the symmetric Nyström method of [`crate::fit_kpca`],
+    /// the same code) on the landmark rows of the plan. KPCA needs no pass 2: its landmark
+    /// block `K_LL` involves the landmark rows only.
+    pub fn solve_kpca(&self) -> Result<FittedKpca> {
+        let params = self.valid_params()?;
+        let landmark_x = self.landmark_x()?;
+        let model = solve_kpca(self.summary.clone(), self.row_landmarks.clone(), &landmark_x, &params)?;
+        Fitted::new(model, &landmark_x, self.index.clone(), params.chunk_rows)
     }
 }
 
-/// Pass 2: the partial landmark columns `P_f` of a set of files (`M × m`), merged by addition.
+/// `X[:, J]` (`N × m`, columns by position in `J`) from gathered rows sorted by global row id.
+fn gathered_matrix(rows: &[GatheredRow], nn: usize, m: usize) -> Result<CsrMatrix> {
+    let mut indptr = Vec::with_capacity(nn + 1);
+    indptr.push(0usize);
+    let (mut ind, mut dat) = (Vec::new(), Vec::new());
+    for r in rows {
+        if r.row >= nn {
+            return Err(state_error(
+                ColumnsPartial::KIND,
+                format!("gathered row {} is out of range (N = {nn})", r.row),
+            ));
+        }
+        indptr.resize(r.row + 1, ind.len());
+        ind.extend_from_slice(&r.cols);
+        dat.extend_from_slice(&r.vals);
+        indptr.push(ind.len());
+    }
+    indptr.resize(nn + 1, ind.len());
+    Ok(CsrMatrix::try_new(nn, m, indptr, ind, dat)?)
+}
+
+/// One training row's entries in the landmark columns (positions in `J`), by global row id.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+struct GatheredRow {
+    row: usize,
+    cols: Vec<usize>,
+    vals: Vec<f64>,
+}
+
+/// What pass 2 accumulates: `P` summed (columns mapped or square) or `X[:, J]` gathered (rows
+/// mapped: `P = C_x X[:, J]` needs all of `X[:, J]` for every row of `C_x`).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+enum LandmarkColumns {
+    /// `P_f = Σ_{i ∈ f} C_z[i, :]ᵀ X[i, J]` (`M × m`).
+    Summed(Array2<f64>),
+    /// The nonzero rows of `X[:, J]` (`m` columns), sorted by global row id.
+    Gathered { m: usize, rows: Vec<GatheredRow> },
+}
+
+/// Pass 2: the landmark columns of a set of files. Columns mapped or square (`N ≥ M`): the
+/// partial `P_f` (`M × m`), merged by addition. Rows mapped (`M > N`): the rows' entries in
+/// the landmark columns, `X[f, J]` (sparse, `nnz(X[:, J])` entries in all), merged by
+/// concatenation in row order (exact).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct ColumnsPartial {
     files: BTreeMap<usize, usize>,
-    p: Array2<f64>,
+    columns: LandmarkColumns,
 }
 
 impl PartialState for ColumnsPartial {
     const KIND: &'static str = "columns";
+    fn check(&self) -> std::result::Result<(), String> {
+        if let LandmarkColumns::Gathered { m, rows } = &self.columns {
+            let bad_row = |r: &GatheredRow| {
+                r.cols.len() != r.vals.len() || r.cols.iter().any(|&b| b >= *m) || r.vals.iter().any(|v| !v.is_finite())
+            };
+            if rows.windows(2).any(|w| w[0].row >= w[1].row) || rows.iter().any(bad_row) {
+                return Err(format!(
+                    "the gathered rows are unsorted, repeated, or hold entries outside the {m} landmark columns"
+                ));
+            }
+        }
+        Ok(())
+    }
 }
 
 impl ColumnsPartial {
     /// The zero state of `plan` (the identity of [`ColumnsPartial::merge`]).
     pub fn empty(plan: &LandmarkPlan) -> Self {
+        let m = plan.col_landmarks.len();
         ColumnsPartial {
             files: BTreeMap::new(),
-            p: Array2::zeros((plan.summary.features, plan.col_landmarks.len())),
+            columns: match plan.side {
+                CompatSide::Rows => LandmarkColumns::Gathered { m, rows: Vec::new() },
+                CompatSide::Cols | CompatSide::Square => {
+                    LandmarkColumns::Summed(Array2::zeros((plan.summary.features, m)))
+                }
+            },
         }
     }
 
-    /// `P_f` of training file `file`: `Σ_{i ∈ f} C_z[i, :]ᵀ X[i, J]` over its global row ids `i`.
+    /// Pass 2 over training file `file`: `P_f = Σ_{i ∈ f} C_z[i, :]ᵀ X[i, J]` over its global
+    /// row ids `i` (rows mapped: its rows of `X[:, J]`).
     pub fn from_file(plan: &LandmarkPlan, file: usize, source: &LibsvmSource) -> Result<Self> {
         Self::from_part(plan, file, PartRows::File(source))
     }
 
-    /// `P_f` of part `file` (a file or an in-memory block).
+    /// Pass 2 over part `file` (a file or an in-memory block).
     pub fn from_part(plan: &LandmarkPlan, file: usize, part: PartRows<'_>) -> Result<Self> {
         let (offset, expected) = plan.index.locate(Self::KIND, file)?;
         let mm = plan.summary.features;
@@ -627,7 +714,16 @@ impl ColumnsPartial {
             for a in 0..c.x.nrows() {
                 let (idx, val) = c.x.row(a);
                 let i = offset + c.first + a;
-                acc.add_row(&mut state.p, plan.projection.as_ref(), i, idx, val, &mut buf);
+                match &mut state.columns {
+                    LandmarkColumns::Summed(p) => acc.add_row(p, plan.projection.as_ref(), i, idx, val, &mut buf),
+                    LandmarkColumns::Gathered { rows, .. } => {
+                        let (mut cols, mut vals) = (Vec::new(), Vec::new());
+                        acc.gather_row(idx, val, &mut cols, &mut vals);
+                        if !cols.is_empty() {
+                            rows.push(GatheredRow { row: i, cols, vals });
+                        }
+                    }
+                }
             }
             Ok(())
         })?;
@@ -638,41 +734,119 @@ impl ColumnsPartial {
         Ok(state)
     }
 
+    /// What the state holds, for error messages.
+    fn describe(&self) -> String {
+        match &self.columns {
+            LandmarkColumns::Summed(p) => format!("P of shape {:?}", p.dim()),
+            LandmarkColumns::Gathered { m, rows } => format!("X[:, J] gathered, {} rows x {m} columns", rows.len()),
+        }
+    }
+
     /// Adds the state of a disjoint set of files.
     pub fn merge(&mut self, other: &ColumnsPartial) -> Result<()> {
-        if other.p.dim() != self.p.dim() {
+        let compatible = match (&self.columns, &other.columns) {
+            (LandmarkColumns::Summed(a), LandmarkColumns::Summed(b)) => a.dim() == b.dim(),
+            (LandmarkColumns::Gathered { m: a, .. }, LandmarkColumns::Gathered { m: b, .. }) => a == b,
+            _ => false,
+        };
+        if !compatible {
             return Err(state_error(
                 Self::KIND,
-                format!(
-                    "cannot add P of shape {:?} to one of shape {:?}",
-                    other.p.dim(),
-                    self.p.dim()
-                ),
+                format!("cannot merge {} into {}", other.describe(), self.describe()),
             ));
         }
         merge_files(Self::KIND, &mut self.files, &other.files)?;
-        self.p += &other.p;
+        match (&mut self.columns, &other.columns) {
+            (LandmarkColumns::Summed(a), LandmarkColumns::Summed(b)) => *a += b,
+            (LandmarkColumns::Gathered { rows: a, .. }, LandmarkColumns::Gathered { rows: b, .. }) => {
+                // Disjoint files have disjoint global row ids: a stable sort keeps the merge exact.
+                a.extend(b.iter().cloned());
+                a.sort_by_key(|r| r.row);
+            }
+            _ => {}
+        }
         Ok(())
     }
 
-    /// The accumulated `P` (`M × m`).
-    pub fn p(&self) -> &Array2<f64> {
-        &self.p
+    /// The accumulated `P` (`M × m`); `None` when rows are mapped (the state then holds the
+    /// gathered `X[:, J]`, and `P = C_x X[:, J]` is formed by [`LandmarkPlan::solve`]).
+    pub fn p(&self) -> Option<&Array2<f64>> {
+        match &self.columns {
+            LandmarkColumns::Summed(p) => Some(p),
+            LandmarkColumns::Gathered { .. } => None,
+        }
+    }
+
+    /// Stored entries of the gathered `X[:, J]` (rows mapped; 0 otherwise).
+    pub fn gathered_nnz(&self) -> usize {
+        match &self.columns {
+            LandmarkColumns::Summed(_) => 0,
+            LandmarkColumns::Gathered { rows, .. } => rows.iter().map(|r| r.cols.len()).sum(),
+        }
+    }
+}
+
+/// A model the distributed passes 3 and 4 train and score: [`StreamingKsvd`] (solved from the
+/// plan and pass 2) or [`StreamingKpca`] (solved from the plan alone). Implemented by these two.
+pub trait PartialModel: Embedding + Clone + Send + Serialize + DeserializeOwned {
+    /// The `kind` of its [`Fitted`] state.
+    const FITTED_KIND: &'static str;
+    /// The `kind` of its [`Trained`] state.
+    const TRAINED_KIND: &'static str;
+    /// What the scan found (`N`, `M`, labels).
+    fn scan_summary(&self) -> &ScanSummary;
+    /// The landmark solve's spectrum, descending: KSVD's approximate singular values, KPCA's
+    /// eigenvalues of `K_LL`.
+    fn spectrum(&self) -> &Array1<f64>;
+    /// The RBF bandwidth `γ`.
+    fn bandwidth(&self) -> f64;
+}
+
+impl PartialModel for StreamingKsvd {
+    const FITTED_KIND: &'static str = "fitted";
+    const TRAINED_KIND: &'static str = "trained";
+    fn scan_summary(&self) -> &ScanSummary {
+        self.summary()
+    }
+    fn spectrum(&self) -> &Array1<f64> {
+        self.singular_values()
+    }
+    fn bandwidth(&self) -> f64 {
+        self.gamma()
+    }
+}
+
+impl PartialModel for StreamingKpca {
+    const FITTED_KIND: &'static str = "fitted-kpca";
+    const TRAINED_KIND: &'static str = "trained-kpca";
+    fn scan_summary(&self) -> &ScanSummary {
+        self.summary()
+    }
+    fn spectrum(&self) -> &Array1<f64> {
+        self.eigenvalues()
+    }
+    fn bandwidth(&self) -> f64 {
+        self.gamma()
     }
 }
 
 /// The fitted model (the landmark solve) as the driver broadcasts it to pass 3.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct FittedKsvd {
-    model: StreamingKsvd,
+pub struct Fitted<E> {
+    model: E,
     index: FileIndex,
     chunk_rows: usize,
     /// Shift of the ridge statistics: the mean raw embedding of the landmark rows.
     shift: Array1<f64>,
 }
 
-impl PartialState for FittedKsvd {
-    const KIND: &'static str = "fitted";
+/// The KSVD landmark solve ([`LandmarkPlan::solve`]).
+pub type FittedKsvd = Fitted<StreamingKsvd>;
+/// The KPCA landmark solve ([`LandmarkPlan::solve_kpca`]).
+pub type FittedKpca = Fitted<StreamingKpca>;
+
+impl<E: PartialModel> PartialState for Fitted<E> {
+    const KIND: &'static str = E::FITTED_KIND;
     fn check(&self) -> std::result::Result<(), String> {
         if self.shift.len() != self.model.rank() {
             return Err(format!(
@@ -685,9 +859,22 @@ impl PartialState for FittedKsvd {
     }
 }
 
-impl FittedKsvd {
+impl<E: PartialModel> Fitted<E> {
+    /// Wraps the driver's solve. The ridge statistics of every partition are shifted by the
+    /// mean raw embedding of the landmark rows (known here), so that they merge by addition.
+    fn new(model: E, landmark_x: &CsrMatrix, index: FileIndex, chunk_rows: usize) -> Result<Self> {
+        let raw = model.embed_raw(landmark_x)?;
+        let shift = raw.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(raw.ncols()));
+        Ok(Fitted {
+            model,
+            index,
+            chunk_rows,
+            shift,
+        })
+    }
+
     /// The landmark solve (before the column normalisation of pass 3).
-    pub fn model(&self) -> &StreamingKsvd {
+    pub fn model(&self) -> &E {
         &self.model
     }
 
@@ -695,7 +882,7 @@ impl FittedKsvd {
     pub fn label_rule(&self, positive: Option<f64>) -> Result<LabelRule> {
         LabelRule::from_counts(
             &PathBuf::from(format!("the {} training file(s)", self.index.files.len())),
-            &self.model.summary().label_counts,
+            &self.model.scan_summary().label_counts,
             positive,
         )
     }
@@ -742,13 +929,23 @@ impl FittedKsvd {
     /// The driver's classifier solve from the merged pass-3 state of every training file: the
     /// column normalisation of the model and the ridge classifier (`λ = ridge`) on normalised
     /// embeddings, as [`crate::train_pass`] computes them in one process.
-    pub fn finish(&self, train: &TrainPartial, ridge: f64, labels: LabelRule) -> Result<TrainedKsvd> {
+    pub fn finish(&self, train: &TrainPartial, ridge: f64, labels: LabelRule) -> Result<Trained<E>> {
         check_files(TrainPartial::KIND, &self.index.files, &train.files)?;
+        if train.norms.rank() != self.model.rank() {
+            return Err(state_error(
+                TrainPartial::KIND,
+                format!(
+                    "the statistics have rank {}, the model {}",
+                    train.norms.rank(),
+                    self.model.rank()
+                ),
+            ));
+        }
         let normalization = train.norms.finish();
         let classifier = train.ridge.solve(ridge)?.for_scaled_features(&normalization.factors());
         let mut model = self.model.clone();
         model.set_normalization(normalization);
-        Ok(TrainedKsvd {
+        Ok(Trained {
             model,
             classifier,
             positive: labels.positive,
@@ -791,17 +988,22 @@ impl TrainPartial {
     }
 }
 
-/// The trained model: normalised KSVD embeddings and the linear classifier on them.
+/// The trained model: normalised embeddings (KSVD or KPCA) and the linear classifier on them.
 #[derive(Debug, Clone, Serialize, Deserialize)]
-pub struct TrainedKsvd {
-    model: StreamingKsvd,
+pub struct Trained<E> {
+    model: E,
     classifier: LinearClassifier,
     positive: f64,
     chunk_rows: usize,
 }
 
-impl PartialState for TrainedKsvd {
-    const KIND: &'static str = "trained";
+/// Trained KSVD ([`FittedKsvd::finish`]).
+pub type TrainedKsvd = Trained<StreamingKsvd>;
+/// Trained KPCA ([`FittedKpca::finish`]).
+pub type TrainedKpca = Trained<StreamingKpca>;
+
+impl<E: PartialModel> PartialState for Trained<E> {
+    const KIND: &'static str = E::TRAINED_KIND;
     fn check(&self) -> std::result::Result<(), String> {
         if self.model.normalization().is_none() || self.classifier.weights.len() != self.model.rank() {
             return Err("the model has no normalisation or the classifier the wrong dimension".into());
@@ -810,9 +1012,9 @@ impl PartialState for TrainedKsvd {
     }
 }
 
-impl TrainedKsvd {
+impl<E: PartialModel> Trained<E> {
     /// The fitted model with its column normalisation.
-    pub fn model(&self) -> &StreamingKsvd {
+    pub fn model(&self) -> &E {
         &self.model
     }
 

@@ -1,7 +1,8 @@
 //! The mergeable partial states of the distributed passes: random partitions of the training
 //! file into files, merged in random trees and orders, give the single-pass answer (exactly for
 //! the sketch, counts and sorted scores; to rounding for the sums), and the distributed fit equals
-//! the one-process `fit_ksvd` + `train_pass` + `score_pass` with the same landmark rows.
+//! the one-process `fit_ksvd` + `train_pass` + `score_pass` with the same landmark rows; the
+//! same for KPCA (`fit_kpca`) and for KSVD with the rows mapped (`M > N`, `X[:, J]` gathered).
 //!
 //! Tolerances: a sum of `N` terms regrouped differently changes by at most `N ε Σ|terms|`, so the
 //! sums (`P`, singular values, the ridge statistics) are compared at `8 N ε` relative to their
@@ -12,9 +13,10 @@ use std::path::{Path, PathBuf};
 
 use ksvd_linalg::random::rng_from_seed;
 use ksvd_streaming::{
-    auroc, fit_ksvd, score_pass, train_pass, ColumnsPartial, Embedding, LabelRule, LandmarkPlan, LibsvmSource,
-    PartRows, PartialState, ScanPartial, ScorePartial, StreamingError, StreamingParams, SyntheticPart, SyntheticSpec,
-    TrainPartial, TrainedKsvd, ValidStreamingParams,
+    auroc, fit_kpca, fit_ksvd, score_pass, train_pass, ColumnsPartial, CompatSide, Embedding, Fitted, FittedKpca,
+    FittedKsvd, LabelRule, LandmarkPlan, LibsvmSource, PartRows, PartialModel, PartialState, ScanPartial, ScorePartial,
+    StreamingError, StreamingParams, SyntheticPart, SyntheticSpec, TrainPartial, Trained, TrainedKpca, TrainedKsvd,
+    ValidStreamingParams,
 };
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -74,36 +76,42 @@ fn random_tree<T>(mut states: Vec<T>, seed: u64, merge: impl Fn(&mut T, &T)) -> 
     states.pop().unwrap()
 }
 
-struct Run {
+struct Run<E> {
     scan: ScanPartial,
     plan: LandmarkPlan,
-    columns: ColumnsPartial,
+    columns: Option<ColumnsPartial>,
     train: TrainPartial,
-    trained: TrainedKsvd,
+    trained: Trained<E>,
     scores: ScorePartial,
 }
 
 fn source(p: &Path) -> LibsvmSource {
-    LibsvmSource::new(p).n_features(spec().features)
+    source_m(p, spec().features)
 }
 
-fn run(train: &[PathBuf], test: &[PathBuf], seed: u64) -> Run {
-    let params = params();
-    let src: Vec<LibsvmSource> = train.iter().map(|p| source(p)).collect();
+fn source_m(p: &Path, features: usize) -> LibsvmSource {
+    LibsvmSource::new(p).n_features(features)
+}
+
+/// Pass 1 over `src` merged along the tree of `seed`, and the driver's plan.
+fn plan_of(src: &[LibsvmSource], params: &ValidStreamingParams, seed: u64) -> (ScanPartial, LandmarkPlan) {
     let scans = src
         .iter()
         .enumerate()
-        .map(|(f, s)| ScanPartial::scan_file(&params, f, s).unwrap())
+        .map(|(f, s)| ScanPartial::scan_file(params, f, s).unwrap())
         .collect();
     let scan = random_tree(scans, seed, |a, b| a.merge(b).unwrap());
-    let plan = LandmarkPlan::new(&scan, &params).unwrap();
-    let cols = src
-        .iter()
-        .enumerate()
-        .map(|(f, s)| ColumnsPartial::from_file(&plan, f, s).unwrap())
-        .collect();
-    let columns = random_tree(cols, seed + 1, |a, b| a.merge(b).unwrap());
-    let fitted = plan.solve(&columns).unwrap();
+    let plan = LandmarkPlan::new(&scan, params).unwrap();
+    (scan, plan)
+}
+
+/// Passes 3 and 4 of any fitted model, merged along the trees of `seed + 2`, `seed + 3`.
+fn train_and_score<E: PartialModel>(
+    fitted: &Fitted<E>,
+    src: &[LibsvmSource],
+    test: &[LibsvmSource],
+    seed: u64,
+) -> (TrainPartial, Trained<E>, ScorePartial) {
     let labels = fitted.label_rule(None).unwrap();
     let parts = src
         .iter()
@@ -115,13 +123,52 @@ fn run(train: &[PathBuf], test: &[PathBuf], seed: u64) -> Run {
     let scored = test
         .iter()
         .enumerate()
-        .map(|(f, p)| trained.score_file(f, &source(p), false).unwrap().0)
+        .map(|(f, s)| trained.score_file(f, s, false).unwrap().0)
         .collect();
     let scores = random_tree(scored, seed + 3, |a, b| a.merge(b).unwrap());
+    (train, trained, scores)
+}
+
+/// The distributed KSVD fit of files with `features` columns.
+fn run_ksvd(train: &[PathBuf], test: &[PathBuf], seed: u64, features: usize) -> Run<ksvd_streaming::StreamingKsvd> {
+    let params = params();
+    let src: Vec<LibsvmSource> = train.iter().map(|p| source_m(p, features)).collect();
+    let tsrc: Vec<LibsvmSource> = test.iter().map(|p| source_m(p, features)).collect();
+    let (scan, plan) = plan_of(&src, &params, seed);
+    let cols = src
+        .iter()
+        .enumerate()
+        .map(|(f, s)| ColumnsPartial::from_file(&plan, f, s).unwrap())
+        .collect();
+    let columns = random_tree(cols, seed + 1, |a, b| a.merge(b).unwrap());
+    let fitted: FittedKsvd = plan.solve(&columns).unwrap();
+    let (train, trained, scores) = train_and_score(&fitted, &src, &tsrc, seed);
     Run {
         scan,
         plan,
-        columns,
+        columns: Some(columns),
+        train,
+        trained,
+        scores,
+    }
+}
+
+fn run(train: &[PathBuf], test: &[PathBuf], seed: u64) -> Run<ksvd_streaming::StreamingKsvd> {
+    run_ksvd(train, test, seed, spec().features)
+}
+
+/// The distributed KPCA fit: pass 1, the driver's symmetric Nyström solve, passes 3 and 4.
+fn run_kpca(train: &[PathBuf], test: &[PathBuf], seed: u64) -> Run<ksvd_streaming::StreamingKpca> {
+    let params = params();
+    let src: Vec<LibsvmSource> = train.iter().map(|p| source(p)).collect();
+    let tsrc: Vec<LibsvmSource> = test.iter().map(|p| source(p)).collect();
+    let (scan, plan) = plan_of(&src, &params, seed);
+    let fitted: FittedKpca = plan.solve_kpca().unwrap();
+    let (train, trained, scores) = train_and_score(&fitted, &src, &tsrc, seed);
+    Run {
+        scan,
+        plan,
+        columns: None,
         train,
         trained,
         scores,
@@ -151,7 +198,7 @@ fn random_partitions_and_orders_give_the_single_pass_answer() {
     let tests = split_lines(&test, dir.path(), "test", 4, 2);
     let single = run(&train, &tests, 0);
     assert_eq!(single.plan.row_landmarks().len(), 40);
-    let scale_p = max_abs(single.columns.p().iter().copied());
+    let scale_p = max_abs(single.columns.as_ref().unwrap().p().unwrap().iter().copied());
     let tol_sum = 8.0 * n as f64 * EPS;
     let emb_single = single.trained.embed_file(&source(&test)).unwrap();
     let scale_e = max_abs(emb_single.iter().copied());
@@ -165,7 +212,12 @@ fn random_partitions_and_orders_give_the_single_pass_answer() {
         assert_eq!(got.plan.row_landmarks(), single.plan.row_landmarks());
         assert_eq!(got.plan.col_landmarks(), single.plan.col_landmarks());
         // Sums: to rounding.
-        assert!(max_diff(got.columns.p(), single.columns.p()) <= tol_sum * scale_p);
+        assert!(
+            max_diff(
+                got.columns.as_ref().unwrap().p().unwrap(),
+                single.columns.as_ref().unwrap().p().unwrap()
+            ) <= tol_sum * scale_p
+        );
         let (sa, sb) = (
             got.trained.model().singular_values(),
             single.trained.model().singular_values(),
@@ -193,21 +245,17 @@ fn distributed_fit_equals_the_one_process_fit_with_the_same_landmarks() {
     let train = split_lines(&whole, dir.path(), "train", 4, 7);
     let dist = run(&train, std::slice::from_ref(&test), 3);
     // The existing one-process path, told to use the sketch's landmark rows.
-    let rows = dist.plan.row_landmarks().to_vec();
-    let p = StreamingParams::new(6, 40)
-        .chunk_rows(97)
-        .seed(5)
-        .explicit_rows(rows)
-        .check()
-        .unwrap();
-    let mut model = fit_ksvd(&source(&whole), &p, &mut |_| {}).unwrap();
+    let (model, one) = one_process(
+        &whole,
+        &test,
+        spec().features,
+        dist.plan.row_landmarks(),
+        |s, p| fit_ksvd(s, p, &mut |_| {}),
+        |m| m.summary().label_counts.clone(),
+    );
     assert_eq!(model.col_landmarks(), dist.plan.col_landmarks());
     let (sa, sb) = (dist.trained.model().singular_values(), model.singular_values().clone());
     assert!(max_abs(sa.iter().zip(&sb).map(|(a, b)| a - b)) <= 8.0 * 2000.0 * EPS * sb[0]);
-    let labels = LabelRule::from_counts(&whole, &model.summary().label_counts, None).unwrap();
-    let trained = train_pass(&source(&whole), &mut model, labels, 1e-3, 97, &mut |_| {}).unwrap();
-    let (scores, pos) = score_pass(&source(&test), &model, &trained.classifier, labels, 97, &mut |_| {}).unwrap();
-    let one = auroc(&scores, &pos).unwrap();
     assert!((dist.scores.auroc().unwrap() - one).abs() <= 1e-9);
     let e1 = model.embed(&read_rows(&test)).unwrap();
     let e2 = dist.trained.model().embed(&read_rows(&test)).unwrap();
@@ -218,6 +266,18 @@ fn distributed_fit_equals_the_one_process_fit_with_the_same_landmarks() {
 fn read_rows(path: &Path) -> ksvd_linalg::CsrMatrix {
     let opts = ksvd_datasets::LibsvmOptions::default().n_features(spec().features);
     ksvd_datasets::read_libsvm(path, &opts).unwrap().features
+}
+
+/// `(s0 + s1) + s2` and `s0 + (s1 + s2)`.
+fn both_groupings<T: Clone>(s: &[T], merge: impl Fn(&mut T, &T)) -> (T, T) {
+    let mut left = s[0].clone();
+    merge(&mut left, &s[1]);
+    merge(&mut left, &s[2]);
+    let mut bc = s[1].clone();
+    merge(&mut bc, &s[2]);
+    let mut right = s[0].clone();
+    merge(&mut right, &bc);
+    (left, right)
 }
 
 #[test]
@@ -232,13 +292,7 @@ fn merges_are_associative_and_the_sketch_exact() {
         .enumerate()
         .map(|(f, p)| ScanPartial::scan_file(&params, f, &source(p)).unwrap())
         .collect();
-    let mut left = s[0].clone();
-    left.merge(&s[1]).unwrap();
-    left.merge(&s[2]).unwrap();
-    let mut bc = s[1].clone();
-    bc.merge(&s[2]).unwrap();
-    let mut right = s[0].clone();
-    right.merge(&bc).unwrap();
+    let (left, right) = both_groupings(&s, |a, b| a.merge(b).unwrap());
     assert_eq!(left.sketch_rows(), right.sketch_rows());
     assert_eq!(left.rows(), 1500);
     // The sketch is the bottom-40 of the union: every file's own sketch agrees with it below
@@ -266,7 +320,7 @@ fn bytes_round_trip_and_bad_bytes_are_named() {
     let plan = LandmarkPlan::new(&scan, &params()).unwrap();
     let cols = ColumnsPartial::from_file(&plan, 0, &source(&whole)).unwrap();
     let back = ColumnsPartial::from_bytes(&cols.to_bytes().unwrap()).unwrap();
-    assert_eq!(back.p(), cols.p());
+    assert_eq!(back.p().unwrap(), cols.p().unwrap());
     let fitted = plan.solve(&cols).unwrap();
     let again = plan.solve(&back).unwrap();
     assert_eq!(again.model().singular_values(), fitted.model().singular_values());
@@ -348,8 +402,8 @@ fn in_memory_blocks_equal_the_whole_file() {
             .map(|(k, b)| ColumnsPartial::from_part(&plan, k, part(b)).unwrap())
             .collect();
         let columns = random_tree(cols, 10, |a, b| a.merge(b).unwrap());
-        let scale = max_abs(file.columns.p().iter().copied());
-        assert!(max_diff(columns.p(), file.columns.p()) <= 8.0 * 1500.0 * EPS * scale);
+        let (pc, pf) = (columns.p().unwrap(), file.columns.as_ref().unwrap().p().unwrap());
+        assert!(max_diff(pc, pf) <= 8.0 * 1500.0 * EPS * max_abs(pf.iter().copied()));
         let fitted = plan.solve(&columns).unwrap();
         let labels = fitted.label_rule(None).unwrap();
         let parts = blocks
@@ -375,4 +429,201 @@ fn in_memory_blocks_equal_the_whole_file() {
     };
     let err = ScanPartial::scan_part(&params, 0, bad).unwrap_err();
     assert!(err.to_string().contains("one label per row"), "{err}");
+}
+
+/// The one-process reference: `fit` (`fit_ksvd` or `fit_kpca`) on the whole file `whole`
+/// (`features` columns) told to use the landmark rows `rows`, then `train_pass` and
+/// `score_pass` on `test`. Returns the normalised model and its AUROC.
+fn one_process<E: Embedding>(
+    whole: &Path,
+    test: &Path,
+    features: usize,
+    rows: &[usize],
+    fit: impl Fn(&LibsvmSource, &ValidStreamingParams) -> ksvd_streaming::Result<E>,
+    label_counts: impl Fn(&E) -> Vec<(f64, usize)>,
+) -> (E, f64) {
+    let p = StreamingParams::new(6, 40)
+        .chunk_rows(97)
+        .seed(5)
+        .explicit_rows(rows.to_vec())
+        .check()
+        .unwrap();
+    let mut model = fit(&source_m(whole, features), &p).unwrap();
+    let labels = LabelRule::from_counts(whole, &label_counts(&model), None).unwrap();
+    let tr = train_pass(&source_m(whole, features), &mut model, labels, 1e-3, 97, &mut |_| {}).unwrap();
+    let (scores, pos) = score_pass(
+        &source_m(test, features),
+        &model,
+        &tr.classifier,
+        labels,
+        97,
+        &mut |_| {},
+    )
+    .unwrap();
+    (model, auroc(&scores, &pos).unwrap())
+}
+
+fn wide_spec(features: usize, nnz_per_row: usize) -> SyntheticSpec {
+    SyntheticSpec {
+        features,
+        nnz_per_row,
+        ..SyntheticSpec::default()
+    }
+}
+
+/// KPCA through the partial states: the sketch's landmark rows (the same for every
+/// partitioning), then `fit_kpca`'s own solve. With the same landmark rows the solve is the same
+/// code on the same rows, so `γ` and the eigenvalues are bit for bit those of `fit_kpca`;
+/// the training pass regroups sums (embeddings and scores at `√ε` relative, AUROC a ranking).
+#[test]
+fn kpca_equals_fit_kpca_with_the_same_landmarks_for_any_partitioning() {
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("train.svm");
+    let test = dir.path().join("test.svm");
+    ksvd_streaming::write_synthetic(&whole, &spec(), SyntheticPart::Train, 2000).unwrap();
+    ksvd_streaming::write_synthetic(&test, &spec(), SyntheticPart::Test, 500).unwrap();
+    let tests = std::slice::from_ref(&test);
+    // The files are the units of the sketch's keys; the partitions are groupings of them, and
+    // the merges any tree (seed 0: left to right, one partition).
+    let train = split_lines(&whole, dir.path(), "kpca", 6, 3);
+    let one = run_kpca(&train, tests, 0);
+    // The one-process path on the whole file, told to use the sketch's landmark rows.
+    let (model, auc) = one_process(
+        &whole,
+        &test,
+        spec().features,
+        one.plan.row_landmarks(),
+        |s, p| fit_kpca(s, p, &mut |_| {}),
+        |m| m.summary().label_counts.clone(),
+    );
+    assert_eq!(model.row_landmarks(), one.plan.row_landmarks());
+    assert_eq!(model.gamma(), one.trained.model().gamma());
+    assert_eq!(model.eigenvalues(), one.trained.model().eigenvalues());
+    assert!((one.scores.auroc().unwrap() - auc).abs() <= 1e-9);
+    let x = read_rows(&test);
+    let e_ref = model.embed(&x).unwrap();
+    let tol = EPS.sqrt() * max_abs(e_ref.iter().copied());
+    assert!(max_diff(&one.trained.model().embed(&x).unwrap(), &e_ref) <= tol);
+    assert!(0.5 < auc && auc <= 1.0, "the planted signal is found: AUROC {auc}");
+    for seed in [1u64, 2, 3] {
+        let got = run_kpca(&train, tests, 10 * seed);
+        assert_eq!(got.plan.row_landmarks(), one.plan.row_landmarks());
+        assert_eq!(got.trained.model().eigenvalues(), one.trained.model().eigenvalues());
+        assert_eq!((got.train.rows(), got.train.positives()), (2000, one.train.positives()));
+        assert!(max_diff(&got.trained.model().embed(&x).unwrap(), &e_ref) <= tol);
+        assert!((got.scores.auroc().unwrap() - auc).abs() <= 1e-9);
+    }
+}
+
+/// Rows mapped (`M > N`): pass 2 gathers `X[:, J]` (merged exactly, whatever the tree) and the
+/// driver forms `P = C_x X[:, J]` as `fit_ksvd` does; only `‖X[:, j]‖²` (pass 1) is a regrouped
+/// sum, so the singular values agree with `fit_ksvd` at `8 N ε`, the rest at `√ε`.
+#[test]
+fn rows_mapped_gathers_the_landmark_columns_and_equals_fit_ksvd() {
+    let wide = wide_spec(500, 12);
+    let (n, m) = (300, wide.features);
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("train.svm");
+    let test = dir.path().join("test.svm");
+    ksvd_streaming::write_synthetic(&whole, &wide, SyntheticPart::Train, n).unwrap();
+    ksvd_streaming::write_synthetic(&test, &wide, SyntheticPart::Test, 200).unwrap();
+    let tests = std::slice::from_ref(&test);
+    let train = split_lines(&whole, dir.path(), "wide", 5, 2);
+    let one = run_ksvd(&train, tests, 0, m);
+    assert_eq!(one.trained.model().side(), CompatSide::Rows);
+    let cols = one.columns.as_ref().unwrap();
+    assert!(cols.p().is_none() && cols.gathered_nnz() > 0);
+    let (model, auc) = one_process(
+        &whole,
+        &test,
+        m,
+        one.plan.row_landmarks(),
+        |s, p| fit_ksvd(s, p, &mut |_| {}),
+        |m| m.summary().label_counts.clone(),
+    );
+    assert_eq!(model.col_landmarks(), one.plan.col_landmarks());
+    let (sa, sb) = (one.trained.model().singular_values(), model.singular_values().clone());
+    let tol_sum = 8.0 * n as f64 * EPS * sb[0];
+    assert!(max_abs(sa.iter().zip(&sb).map(|(a, b)| a - b)) <= tol_sum);
+    assert!((one.scores.auroc().unwrap() - auc).abs() <= 1e-9);
+    let opts = ksvd_datasets::LibsvmOptions::default().n_features(m);
+    let x = ksvd_datasets::read_libsvm(&test, &opts).unwrap().features;
+    let e_ref = model.embed(&x).unwrap();
+    let tol = EPS.sqrt() * max_abs(e_ref.iter().copied());
+    assert!(max_diff(&one.trained.model().embed(&x).unwrap(), &e_ref) <= tol);
+    for seed in [1u64, 2, 3] {
+        let got = run_ksvd(&train, tests, 10 * seed, m);
+        let gc = got.columns.as_ref().unwrap();
+        // Gathering is exact: the same bytes for every grouping and merge order.
+        assert_eq!(gc.to_bytes().unwrap(), cols.to_bytes().unwrap());
+        let s = got.trained.model().singular_values();
+        assert!(max_abs(s.iter().zip(&sb).map(|(a, b)| a - b)) <= tol_sum);
+        assert!(max_diff(&got.trained.model().embed(&x).unwrap(), &e_ref) <= tol);
+        assert!((got.scores.auroc().unwrap() - auc).abs() <= 1e-9);
+    }
+}
+
+/// The gathered columns merge associatively and exactly (equal bytes for both groupings); the
+/// KPCA and rows-mapped states round-trip through bytes; states of the wrong kind, a corrupt
+/// gathered state and columns of another plan are typed errors.
+#[test]
+fn gathered_and_kpca_states_merge_round_trip_and_reject_bad_input() {
+    let wide = wide_spec(400, 10);
+    let dir = tempfile::tempdir().unwrap();
+    let whole = dir.path().join("wide.svm");
+    ksvd_streaming::write_synthetic(&whole, &wide, SyntheticPart::Train, 240).unwrap();
+    let files = split_lines(&whole, dir.path(), "w", 3, 13);
+    let src: Vec<LibsvmSource> = files.iter().map(|p| source_m(p, 400)).collect();
+    let params = params();
+    let (_, plan) = plan_of(&src, &params, 0);
+    let c: Vec<ColumnsPartial> = src
+        .iter()
+        .enumerate()
+        .map(|(f, s)| ColumnsPartial::from_file(&plan, f, s).unwrap())
+        .collect();
+    let (left, right) = both_groupings(&c, |a, b| a.merge(b).unwrap());
+    assert_eq!(left.to_bytes().unwrap(), right.to_bytes().unwrap());
+    let back = ColumnsPartial::from_bytes(&left.to_bytes().unwrap()).unwrap();
+    assert_eq!(back.to_bytes().unwrap(), left.to_bytes().unwrap());
+    let fitted = plan.solve(&left).unwrap();
+    let again = FittedKsvd::from_bytes(&fitted.to_bytes().unwrap()).unwrap();
+    assert_eq!(again.model().singular_values(), fitted.model().singular_values());
+    // A gathered state with its rows out of order is rejected by name.
+    let mut v: serde_json::Value = serde_json::from_slice(&left.to_bytes().unwrap()).unwrap();
+    v["state"]["columns"]["gathered"]["rows"]
+        .as_array_mut()
+        .unwrap()
+        .reverse();
+    let err = ColumnsPartial::from_bytes(&serde_json::to_vec(&v).unwrap()).unwrap_err();
+    assert!(
+        matches!(err, StreamingError::PartialState { .. }) && err.to_string().contains("unsorted"),
+        "{err}"
+    );
+    // Summed columns (another plan: N > M) neither merge into gathered ones nor solve this plan.
+    let tall = dir.path().join("tall.svm");
+    ksvd_streaming::write_synthetic(&tall, &spec(), SyntheticPart::Train, 500).unwrap();
+    let tsrc = [source(&tall)];
+    let (_, tplan) = plan_of(&tsrc, &params, 0);
+    let summed = ColumnsPartial::from_file(&tplan, 0, &tsrc[0]).unwrap();
+    assert!(matches!(
+        left.clone().merge(&summed),
+        Err(StreamingError::PartialState { .. })
+    ));
+    let err = plan.solve(&summed).unwrap_err();
+    assert!(matches!(err, StreamingError::PartialState { .. }), "{err}");
+
+    // KPCA states: round trip, and their kinds differ from KSVD's.
+    let fk = tplan.solve_kpca().unwrap();
+    let bytes = fk.to_bytes().unwrap();
+    let fk2 = FittedKpca::from_bytes(&bytes).unwrap();
+    assert_eq!(fk2.model().eigenvalues(), fk.model().eigenvalues());
+    let err = FittedKsvd::from_bytes(&bytes).unwrap_err();
+    assert!(err.to_string().contains("\"fitted-kpca\""), "{err}");
+    let labels = fk.label_rule(None).unwrap();
+    let tr = fk.train_file(0, &tsrc[0], labels).unwrap();
+    let trained = fk.finish(&tr, 1e-3, labels).unwrap();
+    let t2 = TrainedKpca::from_bytes(&trained.to_bytes().unwrap()).unwrap();
+    let x = read_rows(&tall);
+    assert_eq!(t2.model().embed(&x).unwrap(), trained.model().embed(&x).unwrap());
+    assert!(TrainedKsvd::from_bytes(&trained.to_bytes().unwrap()).is_err());
 }

@@ -1,4 +1,4 @@
-"""The out-of-core asymmetric Nystrom KSVD on Dask (``pip install "ksvd[dask]"``).
+"""The out-of-core asymmetric Nystrom KSVD (and the KPCA baseline) on Dask (``pip install "ksvd[dask]"``).
 
 Runs the four passes of ``ksvd-stream`` (Tao, Tonin et al., ICML 2024, the large-scale table:
 RBF kernel, compatibility a2 by a very sparse random projection, ridge / LS-SVM classifier on the
@@ -13,9 +13,15 @@ driver does the small solves in between:
    (``key = hash(seed, file, row)``, for array chunks ``hash(seed, 0, global row)``: an exact
    uniform sample, the same for every partitioning; an array in any chunking gives the landmarks
    of its rows as one LIBSVM file);
-2. landmark columns ``P = C_z^T X[:, J]`` (``M x m``), summed; driver: the landmark SVD;
+2. landmark columns ``P = C_z^T X[:, J]`` (``M x m``), summed; driver: the landmark SVD (when
+   the rows are mapped, ``M > N``: the rows' entries of ``X[:, J]`` are gathered instead, sparse
+   and merged exactly, and the driver forms ``P = C_x X[:, J]`` as the single-machine path does);
 3. embeddings + ``(r+1)^2`` ridge statistics and column norms, summed; driver: the classifier;
 4. test scores sorted per class, merged; driver: AUROC.
+
+``method="kpca"`` runs the paper's KPCA baseline (the symmetric Nystrom method on the RBF kernel
+between samples, the code of ``ksvd-stream``'s single-machine KPCA) through the same passes: the
+landmark rows of pass 1, the driver's eigendecomposition of ``K_LL`` (no pass 2), passes 3 and 4.
 
 Results do not depend on the number of workers, and on the partitioning only through the
 order of floating-point additions: sums agree to ``8 N eps`` relative, embeddings and scores
@@ -43,11 +49,12 @@ __all__ = ["DaskFit", "fit", "fit_local", "embeddings", "split_file"]
 class DaskFit:
     """What :func:`fit` returns.
 
-    ``model``: the trained model (``_ksvd.TrainedKsvd``: the landmark solve, the column
-    normalisation and the classifier); ``auroc``: the classifier's AUROC on the test files;
+    ``model``: the trained model (``_ksvd.TrainedKsvd`` or ``_ksvd.TrainedKpca``: the landmark
+    solve, the column normalisation and the classifier); ``auroc``: the classifier's AUROC on the test files;
     ``embeddings``: normalised embeddings of the test rows as a lazy ``dask.array``
     (``rows x r``, files in order); ``plan``: the landmark plan (landmark rows and columns);
-    ``state_bytes``: size in bytes of each pass's merged state (what one message carries);
+    ``state_bytes``: size in bytes of each pass's merged state (what one message carries; KPCA
+    has no ``columns``);
     ``scan``: the merged scan (``rows``, ``features`` of the training files); ``scores``: the
     merged test scores (``rows``).
     """
@@ -228,7 +235,7 @@ def embeddings(trained, paths: Sequence[str], *, zero_based: bool = False):
     import dask.array as da
     from dask import delayed
 
-    r = len(trained.singular_values())
+    r = trained.rank
     name = f"ksvd-embed-{uuid.uuid4().hex[:8]}"
     bcast = delayed(trained, name=f"{name}-input")
     blocks = [
@@ -247,7 +254,7 @@ def _array_embeddings(trained, units, chunks):
     import dask.array as da
     from dask import delayed
 
-    r = len(trained.singular_values())
+    r = trained.rank
     name = f"ksvd-embed-{uuid.uuid4().hex[:8]}"
     bcast = delayed(trained, name=f"{name}-input")
     blocks = [
@@ -261,6 +268,7 @@ def fit(
     train: Sequence[str],
     test: Sequence[str],
     *,
+    method: str = "ksvd",
     rank: int = 10,
     landmarks: int = 1000,
     col_landmarks: Optional[int] = None,
@@ -280,7 +288,9 @@ def fit(
     partition_hook: Optional[Callable[[], None]] = None,
 ) -> DaskFit:
     """Fits KSVD (asymmetric Nystrom, ``rank`` r, ``landmarks`` n rows and ``col_landmarks`` m
-    columns, default n) on the ``train`` LIBSVM files, trains the ridge classifier (``ridge`` λ on
+    columns, default n; either side of the data mapped by the a2 compatibility) or, with
+    ``method="kpca"``, KPCA (symmetric Nystrom on the ``landmarks`` rows; ``col_landmarks`` is
+    unused) on the ``train`` LIBSVM files, trains the ridge classifier (``ridge`` λ on
     standardised features, ``±1`` targets; ``positive_label`` or the larger of two labels) and
     scores the ``test`` files, all as Dask tasks.
 
@@ -296,12 +306,14 @@ def fit(
     bag's partition count, else one file per task). ``order_seed``: shuffles the order in which the
     partitions are merged (the result changes only by rounding). ``client``: a
     ``dask.distributed.Client`` (default: the current one, else ``scheduler``). ``out_dir``: when
-    given, the trained model's bytes are written there atomically as ``model.ksvd-trained``
+    given, the trained model's bytes are written there atomically as ``model.<method>-trained``
     after every pass has succeeded (nothing is written on failure). ``partition_hook``: a
     picklable callable run at the start of every partition task (for tests).
     """
     import dask
 
+    if method not in ("ksvd", "kpca"):
+        raise ValueError(f"method {method!r}: expected 'ksvd' or 'kpca'")
     arrays = _is_arrays(train)
     if arrays != _is_arrays(test):
         raise ValueError("train and test must both be file lists / bags, or both (X, y) pairs of dask arrays")
@@ -349,16 +361,21 @@ def fit(
     scan_fn, columns_fn, train_fn, score_fn = fns
     scan = compute(_pass(scan_fn, units, (params, *scan_rest), f"ksvd-scan-{tag}", o, client))
     plan = _ksvd.LandmarkPlan(scan, params)
-    cols = compute(_pass(columns_fn, units, (plan, *zb, partition_hook), f"ksvd-columns-{tag}", o, client))
-    fitted = plan.solve(cols)
+    states = [("scan", scan), ("plan", plan)]
+    if method == "kpca":
+        fitted = plan.solve_kpca()
+    else:
+        cols = compute(_pass(columns_fn, units, (plan, *zb, partition_hook), f"ksvd-columns-{tag}", o, client))
+        fitted = plan.solve(cols)
+        states.append(("columns", cols))
     tr = compute(_pass(train_fn, units, (fitted, *zb, positive_label, partition_hook), f"ksvd-train-{tag}", o, client))
     trained = fitted.finish(tr, ridge, positive_label)
     scores = compute(_pass(score_fn, tunits, (trained, *zb, partition_hook), f"ksvd-score-{tag}", to, client))
     auc = scores.auroc()
-    for name, state in [("scan", scan), ("plan", plan), ("columns", cols), ("fitted", fitted), ("train", tr), ("trained", trained), ("score", scores)]:
+    for name, state in states + [("fitted", fitted), ("train", tr), ("trained", trained), ("score", scores)]:
         sizes[name] = len(state.to_bytes())
     if out_dir is not None:
-        _write_atomic(os.path.join(out_dir, "model.ksvd-trained"), trained.to_bytes())
+        _write_atomic(os.path.join(out_dir, f"model.{method}-trained"), trained.to_bytes())
     emb = _array_embeddings(trained, tunits, tchunks) if arrays else embeddings(trained, test, zero_based=zero_based)
     return DaskFit(trained, auc, emb, plan, sizes, scan, scores)
 
