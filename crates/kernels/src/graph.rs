@@ -9,6 +9,8 @@ use ksvd_linalg::CsrMatrix;
 /// `RowNormalizedSelfLoops` (`D_out⁻¹ (A + I)`) is how AsK-LS stores Cora and the only choice
 /// whose entry variance matches the paper's `γ_x = 0.0002` on Cora (REPRODUCTION-NOTES §1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum GraphInput {
     /// `A` as given.
     Raw,

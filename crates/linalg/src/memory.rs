@@ -9,8 +9,24 @@ use crate::error::{LinalgError, Result};
 
 /// A memory budget in bytes (at least 1 MiB, at most 2^50 bytes).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(try_from = "u64", into = "u64"))]
 pub struct MemoryBudget {
     bytes: u64,
+}
+
+/// Deserialised budgets are validated as [`MemoryBudget::bytes`] validates them.
+impl TryFrom<u64> for MemoryBudget {
+    type Error = LinalgError;
+    fn try_from(bytes: u64) -> Result<Self> {
+        MemoryBudget::bytes(bytes)
+    }
+}
+
+impl From<MemoryBudget> for u64 {
+    fn from(b: MemoryBudget) -> u64 {
+        b.bytes
+    }
 }
 
 const MIN_BYTES: u64 = 1 << 20;

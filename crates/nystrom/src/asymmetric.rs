@@ -72,6 +72,7 @@ impl Default for InnerSolver {
 
 /// Parameters of [`asymmetric_nystrom`].
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct NystromParams {
     /// Target rank `r`.
     pub rank: usize,

@@ -8,6 +8,7 @@ use ndarray::{Array1, Array2, Axis};
 
 /// Which symmetric matrix `K` the method approximates.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Gram {
     /// `K = G Gᵀ` (`N × N`): its eigenvectors are the left singular vectors of `G`.
     Left,

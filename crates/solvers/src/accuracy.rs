@@ -26,6 +26,7 @@ use ndarray::{s, ArrayView1, ArrayView2};
 
 /// Weights of the `η` accuracy measure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum EtaWeights {
     /// The paper's `w_i = λ_i`, with the `1/r` factor.
     SingularValues,

@@ -12,6 +12,7 @@ use ndarray::{Array2, Axis};
 
 /// Parameters of [`auto_svd`].
 #[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct AutoParams {
     /// Relative residual tolerance every returned triplet meets (see [`crate::Residuals`]).
     pub tol: f64,
@@ -33,6 +34,7 @@ impl Default for AutoParams {
 
 /// Which method [`auto_svd`] used.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum AutoChoice {
     /// Dense SVD of the materialised matrix.
     Dense,
