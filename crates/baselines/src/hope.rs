@@ -187,9 +187,10 @@ pub fn spectral_radius_estimate(adjacency: &CsrMatrix, max_iter: usize, tol: f64
 /// The Katz matrix `S = (I − βA)^{-1} βA = Σ_{l ≥ 1} (βA)^l` as an implicit operator.
 ///
 /// Every product sums the Neumann series term by term with sparse products until the newest
-/// term's Frobenius norm is at most `tol` times the partial sum's (or `max_terms` terms). If a
-/// product does not converge, its output is filled with NaN (so the solvers stop with a
-/// non-finite error) and the failure is recorded; [`KatzOperator::check_converged`] reports it.
+/// term's Frobenius norm is at most `tol` times the partial sum's (or `max_terms` terms). A
+/// product that does not converge is a typed error
+/// ([`ksvd_linalg::LinalgError::OperatorFailed`], which the solvers pass on), and the failure is
+/// recorded: [`KatzOperator::check_converged`] reports it as [`BaselineError::KatzDiverged`].
 #[derive(Debug)]
 pub struct KatzOperator {
     beta_a: CsrMatrix,
@@ -254,40 +255,46 @@ impl KatzOperator {
         }
     }
 
-    fn series(&self, m: &CsrMatrix, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+    fn series(
+        &self,
+        m: &CsrMatrix,
+        x: ArrayView2<'_, f64>,
+        mut out: ArrayViewMut2<'_, f64>,
+    ) -> ksvd_linalg::Result<()> {
         let norm = |a: &Array2<f64>| a.iter().map(|v| v * v).sum::<f64>().sqrt();
-        let Ok(mut term) = m.mul_dense(x) else {
-            out.fill(f64::NAN);
-            return;
-        };
+        let mut term = m.mul_dense(x)?;
         let mut sum = term.clone();
         let mut terms = 1;
         loop {
             let (t, s) = (norm(&term), norm(&sum));
             if !(t.is_finite() && s.is_finite()) {
                 self.record_failure(terms, f64::INFINITY);
-                out.fill(f64::NAN);
-                return;
+                return Err(self.diverged(terms, f64::INFINITY));
             }
             if t <= self.tol * s || t == 0.0 {
                 break;
             }
             if terms >= self.max_terms {
                 self.record_failure(terms, t / s);
-                out.fill(f64::NAN);
-                return;
+                return Err(self.diverged(terms, t / s));
             }
-            term = match m.mul_dense(term.view()) {
-                Ok(next) => next,
-                Err(_) => {
-                    out.fill(f64::NAN);
-                    return;
-                }
-            };
+            term = m.mul_dense(term.view())?;
             sum += &term;
             terms += 1;
         }
         out.assign(&sum);
+        Ok(())
+    }
+
+    fn diverged(&self, terms: usize, relative_term: f64) -> ksvd_linalg::LinalgError {
+        ksvd_linalg::LinalgError::OperatorFailed {
+            operator: "the Katz operator",
+            reason: format!(
+                "its series did not converge after {terms} terms (last term / sum = {relative_term:.3e} > tol {:e}); \
+                 beta * rho(A) must be < 1 (beta = {})",
+                self.tol, self.beta
+            ),
+        }
     }
 }
 
@@ -298,10 +305,10 @@ impl LinearOperator for KatzOperator {
     fn ncols(&self) -> usize {
         self.beta_a.ncols()
     }
-    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         self.series(&self.beta_a, x, out)
     }
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         // S^T = Σ_l (βA^T)^l.
         self.series(&self.beta_at, x, out)
     }
@@ -411,7 +418,7 @@ mod tests {
         let a =
             CsrMatrix::from_triplets(n, n, [(0, 1, 1.0), (1, 2, 1.0), (2, 0, 1.0), (3, 4, 2.0), (4, 3, 1.0)]).unwrap();
         let op = KatzOperator::new(&a, 0.3, 1e-14, 500).unwrap();
-        let s = materialize(&op);
+        let s = materialize(&op).unwrap();
         // Dense reference: S = (I - beta A)^{-1} beta A.
         let ba = a.to_dense() * 0.3;
         let m = Array2::<f64>::eye(n) - &ba;
@@ -423,8 +430,11 @@ mod tests {
         assert!((&st - &reference.t()).iter().all(|v| v.abs() < 1e-12));
         // beta * rho(A) = 0.8 * sqrt(2) > 1: the series diverges.
         let bad = KatzOperator::new(&a, 0.8, 1e-14, 200).unwrap();
-        let y = bad.apply(Array2::<f64>::eye(n).view()).unwrap();
-        assert!(y.iter().all(|v| v.is_nan()));
+        let err = bad.apply(Array2::<f64>::eye(n).view()).unwrap_err();
+        assert!(
+            matches!(&err, ksvd_linalg::LinalgError::OperatorFailed { reason, .. } if reason.contains("did not converge")),
+            "{err}"
+        );
         assert!(matches!(bad.check_converged(), Err(BaselineError::KatzDiverged { .. })));
     }
 }

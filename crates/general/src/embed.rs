@@ -981,7 +981,7 @@ mod tests {
         .unwrap()
         .centered()
         .unwrap();
-        let kt = materialize(&g);
+        let kt = materialize(&g).unwrap();
         let (w, q) = dense::symmetric_eigen(kt.view()).unwrap();
         let reference = &q.slice(s![.., ..3]) * &w.slice(s![..3]);
         assert!(same_up_to_signs(&f, &reference, 1e-8 * w[0]));

@@ -373,17 +373,19 @@ impl LinearOperator for ColumnCentered<'_> {
     fn ncols(&self) -> usize {
         self.x.ncols()
     }
-    fn apply_into(&self, v: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
-        self.x.apply_into(v, out.view_mut());
+    fn apply_into(&self, v: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
+        self.x.apply_into(v, out.view_mut())?;
         let mv = self.mean.dot(&v); // 1 x k
         out -= &mv;
+        Ok(())
     }
-    fn apply_transpose_into(&self, u: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
-        self.x.apply_transpose_into(u, out.view_mut());
+    fn apply_transpose_into(&self, u: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
+        self.x.apply_transpose_into(u, out.view_mut())?;
         let su = u.sum_axis(Axis(0));
         for (mut row, &m) in out.outer_iter_mut().zip(self.mean.iter()) {
             row.scaled_add(-m, &su);
         }
+        Ok(())
     }
 }
 
@@ -665,7 +667,7 @@ mod tests {
                 .block(&all, &all)
                 .unwrap();
             center_in_place(&mut dense);
-            let implicit = materialize(&g);
+            let implicit = materialize(&g).unwrap();
             let scale = implicit.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             assert!(
                 (&dense - &implicit)

@@ -691,18 +691,16 @@ impl KernelMatrix {
         }
     }
 
-    fn raw_apply(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+    fn raw_apply(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         match &self.repr {
             Repr::RankOnePlusSparse { a, e, c, .. } => {
                 let etx = Array1::from(e.clone()).dot(&x);
-                c.apply_into(x, out.view_mut());
+                c.apply_into(x, out.view_mut())?;
                 for (mut row, &ai) in out.outer_iter_mut().zip(a) {
                     row.scaled_add(ai, &etx);
                 }
             }
-            Repr::Stored(g) => {
-                let _ = dense::gemm_into(out, g.view(), x, 1.0, false);
-            }
+            Repr::Stored(g) => dense::gemm_into(out, g.view(), x, 1.0, false)?,
             Repr::Blocked => {
                 let m = self.ncols();
                 let all_cols: Vec<usize> = (0..m).collect();
@@ -710,27 +708,26 @@ impl KernelMatrix {
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()
                     .enumerate()
-                    .for_each(|(b, oc)| {
+                    .try_for_each(|(b, oc)| {
                         let rows: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
                         let g = self.raw_block(&rows, &all_cols);
-                        let _ = dense::gemm_into_seq(oc, g.view(), x);
-                    });
+                        dense::gemm_into_seq(oc, g.view(), x)
+                    })?;
             }
         }
+        Ok(())
     }
 
-    fn raw_apply_transpose(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+    fn raw_apply_transpose(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         match &self.repr {
             Repr::RankOnePlusSparse { a, e, ct, .. } => {
                 let atx = Array1::from(a.clone()).dot(&x);
-                ct.apply_into(x, out.view_mut());
+                ct.apply_into(x, out.view_mut())?;
                 for (mut row, &ej) in out.outer_iter_mut().zip(e) {
                     row.scaled_add(ej, &atx);
                 }
             }
-            Repr::Stored(g) => {
-                let _ = dense::gemm_into(out, g.t(), x, 1.0, false);
-            }
+            Repr::Stored(g) => dense::gemm_into(out, g.t(), x, 1.0, false)?,
             Repr::Blocked => {
                 let n = self.nrows();
                 let all_rows: Vec<usize> = (0..n).collect();
@@ -738,13 +735,14 @@ impl KernelMatrix {
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()
                     .enumerate()
-                    .for_each(|(b, oc)| {
+                    .try_for_each(|(b, oc)| {
                         let cols: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
                         let gt = self.raw_block_t(&all_rows, &cols);
-                        let _ = dense::gemm_into_seq(oc, gt.view(), x);
-                    });
+                        dense::gemm_into_seq(oc, gt.view(), x)
+                    })?;
             }
         }
+        Ok(())
     }
 
     /// Squared Euclidean norm of every row of `G` (of `G̃` when centred), without forming `G`:
@@ -886,7 +884,7 @@ impl LinearOperator for KernelMatrix {
     }
     /// `G` (centred if `G` is) as a dense matrix: a copy of the stored matrix, or every block
     /// evaluated in parallel.
-    fn to_dense(&self) -> Array2<f64> {
+    fn to_dense(&self) -> ksvd_linalg::Result<Array2<f64>> {
         let mut out = match &self.repr {
             Repr::Stored(g) => g.clone(),
             _ => {
@@ -914,29 +912,31 @@ impl LinearOperator for KernelMatrix {
                         .for_each(|(v, &cm)| *v += c.grand_mean - r - cm);
                 });
         }
-        out
+        Ok(out)
     }
-    fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+    fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         match &self.centering {
-            None => self.raw_apply(x, out),
+            None => self.raw_apply(x, out)?,
             Some(_) => {
                 let xc = center_columns(x);
-                self.raw_apply(xc.view(), out.view_mut());
+                self.raw_apply(xc.view(), out.view_mut())?;
                 let y = center_columns(out.view());
                 out.assign(&y);
             }
         }
+        Ok(())
     }
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         match &self.centering {
-            None => self.raw_apply_transpose(x, out),
+            None => self.raw_apply_transpose(x, out)?,
             Some(_) => {
                 let xc = center_columns(x);
-                self.raw_apply_transpose(xc.view(), out.view_mut());
+                self.raw_apply_transpose(xc.view(), out.view_mut())?;
                 let y = center_columns(out.view());
                 out.assign(&y);
             }
         }
+        Ok(())
     }
 }
 

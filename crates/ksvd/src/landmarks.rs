@@ -25,10 +25,10 @@ impl<G: MatrixBlocks + ?Sized> LinearOperator for Chosen<'_, G> {
     fn ncols(&self) -> usize {
         self.g.ncols()
     }
-    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         self.g.apply_into(x, out)
     }
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         self.g.apply_transpose_into(x, out)
     }
 }

@@ -386,7 +386,7 @@ fn precomputed_kernel_models_extend_kernel_values() {
             let kernel = Kernel::Rbf { gamma: 2.0 };
             // The uncentred G, materialised.
             let raw = fit(kernel, Solver::Exact, false, &x, &z);
-            let g = ksvd_linalg::materialize(raw.kernel_matrix());
+            let g = ksvd_linalg::materialize(raw.kernel_matrix()).unwrap();
             let params = Ksvd::params()
                 .rank(R)
                 .solver(solver.clone())

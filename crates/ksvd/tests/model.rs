@@ -62,7 +62,7 @@ fn solvers_agree_on_the_cce_solution() {
         assert!(1.0 - min_abs_cos(&exact.b_psi().to_owned(), &other.b_psi().to_owned()) < 1e-9);
     }
     // CCE in the dual (Proposition 3.3): G^T G B_psi = G^T B_phi Λ and G G^T B_phi = G B_psi Λ.
-    let g = ksvd_linalg::materialize(exact.kernel_matrix());
+    let g = ksvd_linalg::materialize(exact.kernel_matrix()).unwrap();
     let lam = exact.singular_values().to_owned();
     let lhs = g.t().dot(&g).dot(&exact.b_psi());
     let rhs = g.t().dot(&exact.b_phi()) * &lam;

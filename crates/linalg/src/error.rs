@@ -4,6 +4,15 @@ use thiserror::Error;
 #[derive(Debug, Error, Clone, PartialEq)]
 #[non_exhaustive]
 pub enum LinalgError {
+    /// A product with an operator could not be formed (see
+    /// [`crate::LinearOperator::apply_into`]).
+    #[error("the product with {operator} failed: {reason}")]
+    OperatorFailed {
+        /// Which operator.
+        operator: &'static str,
+        /// Why, with the values involved.
+        reason: String,
+    },
     /// Two operands have incompatible shapes.
     #[error("shape mismatch in {op}: left is {left:?}, right is {right:?}")]
     ShapeMismatch {

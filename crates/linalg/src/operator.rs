@@ -18,9 +18,15 @@ pub trait LinearOperator: Sync {
     fn ncols(&self) -> usize;
     /// `out = A x` with `x` of shape `ncols x k` and `out` of shape `nrows x k`.
     /// Implementations may assume the shapes were checked (use [`LinearOperator::apply`]).
-    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>);
-    /// `out = A^T x` with `x` of shape `nrows x k` and `out` of shape `ncols x k`.
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>);
+    ///
+    /// # Errors
+    /// A product that cannot be formed (an inner series that does not converge, a block that
+    /// cannot be evaluated) is a typed error, [`LinalgError::OperatorFailed`] or the cause's
+    /// own; `out` is then unspecified. Operators never signal failure through NaN.
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()>;
+    /// `out = A^T x` with `x` of shape `nrows x k` and `out` of shape `ncols x k` (errors as
+    /// [`LinearOperator::apply_into`]).
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()>;
 
     /// `A x`, with shapes checked.
     fn apply(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
@@ -32,7 +38,7 @@ pub trait LinearOperator: Sync {
             });
         }
         let mut out = Array2::zeros((self.nrows(), x.ncols()));
-        self.apply_into(x, out.view_mut());
+        self.apply_into(x, out.view_mut())?;
         Ok(out)
     }
     /// `A^T x`, with shapes checked.
@@ -45,14 +51,17 @@ pub trait LinearOperator: Sync {
             });
         }
         let mut out = Array2::zeros((self.ncols(), x.ncols()));
-        self.apply_transpose_into(x, out.view_mut());
+        self.apply_transpose_into(x, out.view_mut())?;
         Ok(out)
     }
 
     /// The dense matrix `A` (`nrows × ncols`). The default multiplies column blocks of the
     /// identity (at most 256 columns at a time); stored and implicit matrices override it with
     /// a direct evaluation. `O(nrows · ncols)` memory: callers check their memory budget first.
-    fn to_dense(&self) -> Array2<f64> {
+    ///
+    /// # Errors
+    /// As [`LinearOperator::apply_into`].
+    fn to_dense(&self) -> Result<Array2<f64>> {
         let (n, m) = (self.nrows(), self.ncols());
         let mut out = Array2::zeros((n, m));
         let step = 256;
@@ -62,9 +71,9 @@ pub trait LinearOperator: Sync {
             for j in c0..c1 {
                 e[[j, j - c0]] = 1.0;
             }
-            self.apply_into(e.view(), out.slice_mut(ndarray::s![.., c0..c1]));
+            self.apply_into(e.view(), out.slice_mut(ndarray::s![.., c0..c1]))?;
         }
-        out
+        Ok(out)
     }
 }
 
@@ -135,7 +144,10 @@ pub fn check_indices(what: &'static str, idx: &[usize], len: usize) -> Result<()
 }
 
 /// The dense matrix of an operator ([`LinearOperator::to_dense`]).
-pub fn materialize<O: LinearOperator + ?Sized>(op: &O) -> Array2<f64> {
+///
+/// # Errors
+/// As [`LinearOperator::apply_into`].
+pub fn materialize<O: LinearOperator + ?Sized>(op: &O) -> Result<Array2<f64>> {
     op.to_dense()
 }
 
@@ -146,13 +158,13 @@ impl<T: LinearOperator + ?Sized> LinearOperator for &T {
     fn ncols(&self) -> usize {
         (**self).ncols()
     }
-    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
         (**self).apply_into(x, out)
     }
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
         (**self).apply_transpose_into(x, out)
     }
-    fn to_dense(&self) -> Array2<f64> {
+    fn to_dense(&self) -> Result<Array2<f64>> {
         (**self).to_dense()
     }
 }
@@ -178,15 +190,14 @@ macro_rules! dense_operator {
             fn ncols(&self) -> usize {
                 self.dim().1
             }
-            fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
-                // Shapes were checked by the caller; gemm_into re-checks and cannot fail here.
-                let _ = gemm_into(out, self.view(), x, 1.0, false);
+            fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
+                gemm_into(out, self.view(), x, 1.0, false)
             }
-            fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
-                let _ = gemm_into(out, self.t(), x, 1.0, false);
+            fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
+                gemm_into(out, self.t(), x, 1.0, false)
             }
-            fn to_dense(&self) -> Array2<f64> {
-                self.to_owned()
+            fn to_dense(&self) -> Result<Array2<f64>> {
+                Ok(self.to_owned())
             }
         }
         impl MatrixBlocks for $t {
@@ -210,14 +221,16 @@ impl LinearOperator for CsrMatrix {
     fn ncols(&self) -> usize {
         CsrMatrix::ncols(self)
     }
-    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
-        self.mul_dense_into(x, out)
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
+        self.mul_dense_into(x, out);
+        Ok(())
     }
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
-        self.tmul_dense_into(x, out)
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
+        self.tmul_dense_into(x, out);
+        Ok(())
     }
-    fn to_dense(&self) -> Array2<f64> {
-        CsrMatrix::to_dense(self)
+    fn to_dense(&self) -> Result<Array2<f64>> {
+        Ok(CsrMatrix::to_dense(self))
     }
 }
 
@@ -259,14 +272,14 @@ impl<O: LinearOperator> LinearOperator for Transposed<O> {
     fn ncols(&self) -> usize {
         self.0.nrows()
     }
-    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
         self.0.apply_transpose_into(x, out)
     }
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
         self.0.apply_into(x, out)
     }
-    fn to_dense(&self) -> Array2<f64> {
-        self.0.to_dense().reversed_axes()
+    fn to_dense(&self) -> Result<Array2<f64>> {
+        Ok(self.0.to_dense()?.reversed_axes())
     }
 }
 
@@ -316,22 +329,21 @@ impl<O: LinearOperator + ?Sized> LinearOperator for LowRankUpdate<'_, O> {
     fn ncols(&self) -> usize {
         self.op.ncols()
     }
-    fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
-        self.op.apply_into(x, out.view_mut());
-        // Shapes were checked in `new` and by the caller: the products cannot fail.
+    fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> Result<()> {
+        self.op.apply_into(x, out.view_mut())?;
         let mut c = self.v.t().dot(&x);
         for (mut row, &si) in c.outer_iter_mut().zip(self.s.iter()) {
             row *= si;
         }
-        let _ = gemm_into(out, self.u.view(), c.view(), -1.0, true);
+        gemm_into(out, self.u.view(), c.view(), -1.0, true)
     }
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
-        self.op.apply_transpose_into(x, out.view_mut());
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> Result<()> {
+        self.op.apply_transpose_into(x, out.view_mut())?;
         let mut c = self.u.t().dot(&x);
         for (mut row, &si) in c.outer_iter_mut().zip(self.s.iter()) {
             row *= si;
         }
-        let _ = gemm_into(out, self.v.view(), c.view(), -1.0, true);
+        gemm_into(out, self.v.view(), c.view(), -1.0, true)
     }
 }
 
@@ -367,7 +379,7 @@ mod tests {
         let x = array![[1.0], [2.0], [3.0]];
         assert_eq!(a.apply(x.view()).unwrap(), s.apply(x.view()).unwrap());
         let t = Transposed(&s);
-        assert_eq!(materialize(&t), a.t().to_owned());
+        assert_eq!(materialize(&t).unwrap(), a.t().to_owned());
         assert_eq!(s.block(&[1, 0], &[2, 1]).unwrap(), array![[0.0, 3.0], [2.0, 0.0]]);
         assert_eq!(s.block(&[0], &[2, 2]).unwrap(), array![[2.0, 2.0]]);
         assert!(matches!(

@@ -167,13 +167,13 @@ impl LinearOperator for KernelOperator<'_> {
     fn ncols(&self) -> usize {
         self.x.nrows()
     }
-    fn apply_into(&self, v: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) {
+    fn apply_into(&self, v: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         let n = self.x.nrows();
         match self.kernel {
             Kernel::Linear => {
                 let mut t = Array2::zeros((self.x.ncols(), v.ncols()));
-                let _ = gemm_into(t.view_mut(), self.x.t(), v, 1.0, false);
-                let _ = gemm_into(out, self.x, t.view(), 1.0, false);
+                gemm_into(t.view_mut(), self.x.t(), v, 1.0, false)?;
+                gemm_into(out, self.x, t.view(), 1.0, false)?;
             }
             Kernel::Rbf { .. } => {
                 let mut buf = Array2::zeros((self.block_rows.min(n), n));
@@ -192,13 +192,14 @@ impl LinearOperator for KernelOperator<'_> {
                     for i in start..end {
                         kb[[i - start, i]] = 1.0;
                     }
-                    let _ = gemm_into(out.slice_mut(s![start..end, ..]), kb.view(), v, 1.0, false);
+                    gemm_into(out.slice_mut(s![start..end, ..]), kb.view(), v, 1.0, false)?;
                     start = end;
                 }
             }
         }
+        Ok(())
     }
-    fn apply_transpose_into(&self, v: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_transpose_into(&self, v: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         // Both kernels are symmetric.
         self.apply_into(v, out)
     }
@@ -227,7 +228,7 @@ mod tests {
             }
             let g = kernel.gram(x.view());
             let op = KernelOperator::new(kernel, x.view()).unwrap().with_block_rows(4);
-            let m = materialize(&op);
+            let m = materialize(&op).unwrap();
             let scale = g.iter().fold(1.0_f64, |a, v| a.max(v.abs()));
             assert!((&m - &g).iter().all(|e| e.abs() <= 64.0 * f64::EPSILON * 9.0 * scale));
             let v = gaussian_matrix(&mut rng, 9, 2);

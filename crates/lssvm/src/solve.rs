@@ -261,7 +261,7 @@ pub fn conjugate_gradient<O: LinearOperator + ?Sized>(
     loop {
         if done.iter().all(|&d| d) {
             // Verify on the true residual; restart the columns that drifted.
-            a.apply_into(x.view(), q.view_mut());
+            a.apply_into(x.view(), q.view_mut())?;
             let true_r = &rhs - &q - &(&x * shift);
             let mut worst = 0.0_f64;
             for j in 0..m {
@@ -294,7 +294,7 @@ pub fn conjugate_gradient<O: LinearOperator + ?Sized>(
                 tol,
             });
         }
-        a.apply_into(p.view(), q.view_mut());
+        a.apply_into(p.view(), q.view_mut())?;
         q.scaled_add(shift, &p);
         iterations += 1;
         for j in 0..m {

@@ -207,7 +207,7 @@ fn adaptive_driver_finds_first_size_meeting_tolerance() {
     ));
     // End to end on a kernel: the found size meets eps.
     let g = rbf(200, 150, 1, 2);
-    let exact = dense_svd(ksvd_linalg::materialize(&g).view(), 4).unwrap();
+    let exact = dense_svd(ksvd_linalg::materialize(&g).unwrap().view(), 4).unwrap();
     let sched = GrowthSchedule {
         start: 8,
         factor: 1.3,

@@ -158,7 +158,7 @@ pub fn dense_svd(a: ArrayView2<'_, f64>, rank: usize) -> Result<SvdResult> {
 /// `O(n m)` memory: check the memory budget first).
 pub fn dense_svd_operator<O: LinearOperator + ?Sized>(op: &O, rank: usize) -> Result<SvdResult> {
     check_rank(op.nrows(), op.ncols(), rank)?;
-    let a = materialize(op);
+    let a = materialize(op)?;
     if a.iter().any(|x| !x.is_finite()) {
         return Err(SolverError::NonFinite);
     }

@@ -154,7 +154,7 @@ fn all_landmarks_give_the_exact_svd() {
     let (g, _) = in_memory_g(&x, 2, ProjectionScaling::NormPreserving, 4.0);
     let exact = dense_svd_operator(&g, r).unwrap();
     let scale = 1.0; // n = N, m = M
-    let s_all = dense::singular_values(ksvd_linalg::materialize(&g).view()).unwrap() * scale;
+    let s_all = dense::singular_values(ksvd_linalg::materialize(&g).unwrap().view()).unwrap() * scale;
     let tol = tolerance(&s_all, r, n_rows, n_feat);
     let err = max_abs_diff(&ours, &exact.u);
     assert!(err <= tol, "max |Ũ − U_exact| = {err:e} > {tol:e}");

@@ -696,12 +696,10 @@ impl<'a> Slice<'a> {
     }
 }
 
-/// Writes `r` into `out`, or NaN (which the solvers report as a non-finite error) when it failed.
-fn write_or_nan(r: ksvd_linalg::Result<Array2<f64>>, mut out: ArrayViewMut2<'_, f64>) {
-    match r {
-        Ok(y) => out.assign(&y),
-        Err(_) => out.fill(f64::NAN),
-    }
+/// Writes the block product `r` into `out` (its error is the product's).
+fn write_block(r: ksvd_linalg::Result<Array2<f64>>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
+    out.assign(&r?);
+    Ok(())
 }
 
 impl LinearOperator for Slice<'_> {
@@ -711,13 +709,13 @@ impl LinearOperator for Slice<'_> {
     fn ncols(&self) -> usize {
         self.index_sets().1.len()
     }
-    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         let (i, j) = self.index_sets();
-        write_or_nan(self.g.block_mul(i, j, x), out);
+        write_block(self.g.block_mul(i, j, x), out)
     }
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) {
+    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         let (i, j) = self.index_sets();
-        write_or_nan(self.g.block_t_mul(i, j, x), out);
+        write_block(self.g.block_t_mul(i, j, x), out)
     }
 }
 
