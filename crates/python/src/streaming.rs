@@ -515,10 +515,10 @@ fn write_synthetic(
     Ok((s.rows, s.positives))
 }
 
-/// The input files of the large-scale spec, resolved as the experiment runner (`xtask`, `large-scale`) does:
-/// the registry stand-ins `stand_ins` under the committed `data/` folder (`data_dir`, default:
-/// found as `DataRoot::committed` finds it; checksum-verified), then the paper's datasets
-/// (`ksvd_streaming::paper_datasets`, relative to that folder). One dict per dataset: `name`,
+/// The input files of the large-scale spec, resolved as the experiment runner (`xtask`'s
+/// `large-scale`) does: the registry stand-ins `stand_ins` under the committed `data/` folder
+/// (`data_dir`, default: found as `DataRoot::committed` finds it; checksum-verified), then the
+/// paper's datasets (`ksvd_streaming::paper_datasets`, relative to that folder). One dict per dataset: `name`,
 /// `train` and `test` paths (`test` is `None` when the set has no test file: the Rust path then
 /// splits the training file), `n_features`, `positive_label`, and `missing` (`None`, or the note
 /// of a `missing-data` row saying where to get the file).

@@ -15,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use crate::rows::{Row, Status};
 
 /// Configuration of [`run_large_scale`] (the spec's `[params]`). Every field has a default (the
-/// full run); the quick variant is a smaller config, e.g. [`LargeScaleConfig::quick`].
+/// full run); the spec's `[quick]` section overrides a few of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LargeScaleConfig {
