@@ -171,8 +171,8 @@ impl Row {
         self
     }
 
-    /// A result row of one of the task crates (the runners in `experiments/`, `ksvd_streaming::ResultRow`,
-    /// ...): they share this schema's field names and status ids, so the conversion goes through serde
+    /// A result row of one of the task crates (the runners in `experiments/`, ...): they share this
+    /// schema's field names and status ids, so the conversion goes through serde
     /// (fields this schema does not have, such as `m`, are dropped).
     pub fn from_crate<T: Serialize>(row: T) -> Result<Row> {
         let value = serde_json::to_value(row).context("serialising a task crate's result row")?;

@@ -2,7 +2,7 @@
 
 For every dataset of the spec whose files are present (the stand-ins under ``data/``; the
 paper's AmazonCat-13K, Avazu and Criteo when put under ``data/external/`` as the spec and
-``ksvd_streaming::LargeScaleConfig::paper_datasets`` say), runs :func:`ksvd.dask.fit` on a
+``ksvd_streaming::paper_datasets`` say), runs :func:`ksvd.dask.fit` on a
 ``LocalCluster`` of ``--workers`` processes with the spec's ``[params]`` (``components`` = rank,
 ``landmarks`` = n = m, RBF with the median heuristic or a fixed bandwidth, compatibility a2,
 ``ridge``, ``chunk_rows``) and the spec's seeds, and writes rows in the tidy schema of
@@ -162,7 +162,7 @@ def main(argv=None) -> int:
         if unknown:
             raise SystemExit(f"error: datasets {unknown} are not in the spec ({datasets})")
         datasets = wanted
-    # Defaults of ksvd_streaming::LargeScaleConfig for keys the spec leaves out.
+    # Defaults of xtask's LargeScaleConfig (experiments/large_scale/runner.rs) for keys the spec leaves out.
     stand_ins = params.get("stand_ins", ["a9a", "w8a", "ijcnn1", "reuters_lasvm"])
     methods = [m for m in params.get("methods", ["kpca", "ksvd"]) if any(m == x["id"] for x in spec["methods"])]
     landmarks = int(params.get("landmarks", 1000))

@@ -515,10 +515,10 @@ fn write_synthetic(
     Ok((s.rows, s.positives))
 }
 
-/// The input files of the large-scale spec, resolved as `ksvd_streaming::run_large_scale` does:
-/// the registry stand-ins `stand_ins` under the committed `data/` folder (`data_dir`, default:
-/// found as `DataRoot::committed` finds it; checksum-verified), then the paper's datasets
-/// (`LargeScaleConfig::paper_datasets`, relative to that folder). One dict per dataset: `name`,
+/// The input files of the large-scale spec, resolved as the experiment runner (`xtask`'s
+/// `large-scale`) does: the registry stand-ins `stand_ins` under the committed `data/` folder
+/// (`data_dir`, default: found as `DataRoot::committed` finds it; checksum-verified), then the
+/// paper's datasets (`ksvd_streaming::paper_datasets`, relative to that folder). One dict per dataset: `name`,
 /// `train` and `test` paths (`test` is `None` when the set has no test file: the Rust path then
 /// splits the training file), `n_features`, `positive_label`, and `missing` (`None`, or the note
 /// of a `missing-data` row saying where to get the file).
@@ -569,7 +569,7 @@ fn large_scale_inputs<'py>(
         };
         out.push(entry(name, train, test, Some(spec.n_features), None, missing)?);
     }
-    for d in ksvd_streaming::LargeScaleConfig::paper_datasets() {
+    for d in ksvd_streaming::paper_datasets() {
         let at = |p: &std::path::Path| root.dir().join(p);
         let train = at(&d.train_path);
         let test = d.test_path.as_deref().map(at);

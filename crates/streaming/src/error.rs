@@ -102,14 +102,6 @@ pub enum StreamingError {
         #[source]
         source: std::io::Error,
     },
-    /// The benchmark child process failed or printed something unexpected.
-    #[error("benchmark child `{command}` failed: {message}")]
-    Child {
-        /// The command line.
-        command: String,
-        /// Exit status and stderr, or the parse failure.
-        message: String,
-    },
     /// The reader thread stopped unexpectedly.
     #[error("the chunk reader thread of {path} stopped unexpectedly")]
     ReaderThread {

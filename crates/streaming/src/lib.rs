@@ -94,11 +94,19 @@
 //!
 //! Lower level: [`fit_ksvd`] / [`fit_kpca`] give models implementing [`Embedding`]
 //! (`embed_raw`, `embed` chunk by chunk); [`train_pass`] and [`score_pass`] are the two
-//! classifier passes. Runner entry points: [`run_large_scale`] (the table) and [`run_scaling`]
-//! (time and peak memory against `N`, each measurement in a `ksvd-stream bench` child process).
-//! [`write_synthetic`] writes seeded LIBSVM files of any size with a planted signal. The binary
-//! `ksvd-stream` (`run`, `generate`, `bench`) and the examples `large_scale` and `scaling` print
-//! the same rows from the command line.
+//! classifier passes.
+//!
+//! **Measurements.** [`measure_pipeline`] is one cell of the large-scale table (files + method +
+//! params + seed → AUROC, wall and CPU seconds, peak memory); [`bench_once`] is one point of the
+//! scaling benchmark (what the `ksvd-stream bench` child process runs), with the in-memory dense
+//! and RSVD reference paths and their memory estimate ([`in_memory_estimate`]). [`paper_datasets`]
+//! lists the paper's three large files under `data/external/` ([`UserDataset`]), for the
+//! experiment runner and the Python bindings alike. The loops over datasets, seeds, sizes and
+//! methods, their configs and tidy rows live in the experiment runner, not here:
+//! `cargo xtask reproduce --only large-scale` and `--only scaling`
+//! (`xtask/src/experiments/large_scale/`). [`write_synthetic`] writes seeded LIBSVM files of any
+//! size with a planted signal. The binary `ksvd-stream` (`run`, `generate`, `bench`) runs the
+//! pipeline from the command line.
 //!
 //! **Bandwidth.** The paper does not state `γ`. The default is the median heuristic on the
 //! landmark pairs; with it, the a2 kernel `exp(2 x·z'_j/γ²)` is close to its linear regime (on
@@ -146,9 +154,11 @@
 //! for KPCA ([`LandmarkPlan::solve_kpca`], [`FittedKpca`], [`TrainedKpca`]); the Python
 //! package's `ksvd.dask` runs them on Dask.
 
+mod bench;
 mod classifier;
 mod embedding;
 mod error;
+mod inputs;
 mod kpca;
 mod ksvd;
 mod memory;
@@ -158,16 +168,19 @@ mod pipeline;
 mod progress;
 mod projection;
 mod reservoir;
-mod runner;
-mod scaling;
 mod scan;
 mod seeding;
 mod source;
 mod synthetic;
 
+pub use bench::{
+    bench_once, in_memory_estimate, in_memory_samples, measure_pipeline, BenchOutcome, BenchParams, CellMeasurement,
+    ScalingMethod,
+};
 pub use classifier::{auroc, fit_ridge_in_memory, LabelRule, LinearClassifier, RidgeAccumulator};
 pub use embedding::{ColumnNormalization, Embedding};
 pub use error::{Result, StreamingError};
+pub use inputs::{paper_datasets, UserDataset, LIBSVM_BINARY_PAGE};
 pub use kpca::{fit_kpca, StreamingKpca};
 pub use ksvd::{fit_ksvd, CompatSide, StreamingKsvd};
 pub use memory::{cpu_seconds, current_rss_bytes, peak_rss_bytes, reset_peak_rss};
@@ -182,11 +195,6 @@ pub use pipeline::{
 pub use progress::{Progress, ProgressFn};
 pub use projection::{ProjectionScaling, SparseProjection};
 pub use reservoir::Reservoir;
-pub use runner::{run_large_scale, LargeScaleConfig, ResultRow, Status, UserDataset};
-pub use scaling::{
-    bench_once, in_memory_estimate, in_memory_samples, locate_binary, run_scaling, BenchOutcome, BenchParams,
-    Isolation, ScalingConfig, ScalingMethod,
-};
 pub use scan::ScanSummary;
 pub use source::{LibsvmSource, RowSelection};
 pub use synthetic::{write_synthetic, SyntheticPart, SyntheticSpec, SyntheticSummary};

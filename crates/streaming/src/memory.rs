@@ -14,7 +14,7 @@ pub fn current_rss_bytes() -> Option<u64> {
 /// Resets the peak (`VmHWM`) to the current resident size by writing `5` to
 /// `/proc/self/clear_refs` (Linux ≥ 4.0). Returns whether it worked; when it did not, peaks of
 /// successive measurements in one process accumulate, and a child process per measurement is the
-/// honest alternative (what [`crate::run_scaling`] does).
+/// honest alternative (what the scaling benchmark of `xtask` does with `ksvd-stream bench`).
 pub fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }

@@ -1,11 +1,11 @@
-//! End-to-end: the pipeline on synthetic files, the runner's rows (stand-in, user file, missing
-//! file), and the scaling benchmark in process and through the `ksvd-stream` child.
+//! End-to-end: the pipeline on synthetic files, the large-scale cell ([`measure_pipeline`]), and
+//! one measurement of the scaling benchmark in process and through the `ksvd-stream` child. (The
+//! loops over datasets and sizes, with their rows, are tested in `xtask`.)
 #![allow(clippy::unwrap_used, clippy::expect_used)]
-use ksvd_datasets::DataRoot;
 use ksvd_streaming::{
-    run_large_scale, run_pipeline, run_scaling, write_synthetic, Isolation, LargeScaleConfig, LibsvmSource, Method,
-    PipelineParams, RowSelection, ScalingConfig, ScalingMethod, Status, StreamingParams, SyntheticPart, SyntheticSpec,
-    UserDataset,
+    bench_once, in_memory_estimate, measure_pipeline, run_pipeline, write_synthetic, Bandwidth, BenchOutcome,
+    BenchParams, LibsvmSource, Method, PipelineParams, RowSelection, ScalingMethod, StreamingParams, SyntheticPart,
+    SyntheticSpec,
 };
 
 fn spec() -> SyntheticSpec {
@@ -86,197 +86,100 @@ fn split_selections_partition_the_file() {
 }
 
 #[test]
-fn runner_reports_missing_files_and_runs_user_files() {
+fn the_cell_measures_the_pipelines_outcome() {
     let dir = tempfile::tempdir().unwrap();
-    let root = DataRoot::shared(dir.path());
-    write_synthetic(&dir.path().join("mine.svm"), &spec(), SyntheticPart::Train, 4000).unwrap();
-    let cfg = LargeScaleConfig {
-        stand_ins: vec![],
-        datasets: vec![
-            UserDataset {
-                name: "criteo_kaggle".into(),
-                train_path: "external/criteo/absent.svm".into(),
-                test_path: None,
-                n_features: Some(1_000_000),
-                positive_label: None,
-                origin: "the LIBSVM binary datasets page".into(),
-            },
-            UserDataset {
-                name: "mine".into(),
-                train_path: "mine.svm".into(),
-                test_path: None,
-                n_features: Some(300),
-                positive_label: Some(1.0),
-                origin: String::new(),
-            },
-        ],
-        landmarks: 100,
-        components: 10,
-        ..LargeScaleConfig::default()
+    let (tr, te) = (dir.path().join("train.svm"), dir.path().join("test.svm"));
+    write_synthetic(&tr, &spec(), SyntheticPart::Train, 3000).unwrap();
+    write_synthetic(&te, &spec(), SyntheticPart::Test, 1000).unwrap();
+    let params = PipelineParams {
+        model: StreamingParams::new(10, 100).chunk_rows(700).seed(4),
+        ridge: 1e-3,
+        positive_label: None,
     };
-    let mut cells = Vec::new();
-    let rows = run_large_scale(&cfg, &root, &mut |p| cells.push(p.done)).unwrap();
-    let missing: Vec<_> = rows.iter().filter(|r| r.dataset == "criteo_kaggle").collect();
-    assert_eq!(missing.len(), 3, "data + kpca + ksvd");
-    for r in &missing {
-        assert_eq!(r.status, Status::MissingData);
-        let note = r.note.as_deref().unwrap();
-        assert!(note.contains("absent.svm") && note.contains("LIBSVM"), "{note}");
+    let train = LibsvmSource::new(&tr).n_features(300);
+    let test = LibsvmSource::new(&te);
+    for method in [Method::Ksvd, Method::Kpca] {
+        let direct = run_pipeline(method, &train, &test, &params, &mut |_| {}).unwrap();
+        let cell = measure_pipeline(method, &train, &test, &params, &mut |_| {});
+        let o = cell.outcome.unwrap();
+        // Seeded: the same AUROC, rank and bandwidth to the bit.
+        assert_eq!(
+            (o.auroc, o.rank, o.gamma, o.train_rows),
+            (direct.auroc, direct.rank, direct.gamma, direct.train_rows)
+        );
     }
-    let ok: Vec<_> = rows.iter().filter(|r| r.dataset == "mine").collect();
-    assert!(ok.iter().all(|r| r.status == Status::Ok), "{ok:#?}");
-    for m in ["kpca", "ksvd"] {
-        let auc = ok.iter().find(|r| r.method == m && r.metric == "auroc").unwrap();
-        assert!(auc.value.unwrap() > 0.5);
-        assert!(ok.iter().any(|r| r.method == m && r.metric == "peak_rss_mib"));
-    }
-    let n = ok.iter().find(|r| r.metric == "n_samples").unwrap().value.unwrap();
-    assert!(n > 2800.0 && n < 3600.0, "about 80% of 4000 rows train: {n}");
-    assert_eq!(cells.iter().copied().max(), Some(4));
+    // A missing file is a measured outcome (an error in the cell), not a panic.
+    let absent = LibsvmSource::new(dir.path().join("absent.svm"));
+    assert!(measure_pipeline(Method::Ksvd, &absent, &test, &params, &mut |_| {})
+        .outcome
+        .is_err());
 }
 
-#[test]
-fn runner_on_the_a9a_stand_in() {
-    let root = DataRoot::committed().unwrap();
-    let cfg = LargeScaleConfig {
-        max_train_rows: Some(8000),
-        max_test_rows: Some(4000),
-        ..LargeScaleConfig::quick()
-    };
-    let rows = run_large_scale(&cfg, &root, &mut |_| {}).unwrap();
-    for r in &rows {
-        assert_eq!(r.status, Status::Ok, "{r:?}");
-    }
-    let value = |m: &str, metric: &str| {
-        rows.iter()
-            .find(|r| r.method == m && r.metric == metric)
-            .unwrap()
-            .value
-            .unwrap()
-    };
-    assert_eq!(value("data", "n_samples"), 8000.0);
-    assert_eq!(value("data", "n_features"), 123.0);
-    for m in ["kpca", "ksvd"] {
-        let a = value(m, "auroc");
-        eprintln!("a9a (8000 rows) {m}: AUROC {a:.4}");
-        assert!(a > 0.6 && a <= 1.0, "{m}: {a}");
-    }
-}
-
-fn tiny_scaling() -> ScalingConfig {
-    ScalingConfig {
-        sizes: vec![1500, 3000],
-        test_rows: 1000,
-        synthetic: SyntheticSpec {
-            features: 150,
-            nnz_per_row: 6,
-            ..SyntheticSpec::default()
-        },
+fn bench_params() -> BenchParams {
+    BenchParams {
+        features: 150,
         landmarks: 60,
         components: 8,
+        bandwidth: Bandwidth::Median(1.0),
+        ridge: 1e-3,
         chunk_rows: 700,
-        isolation: Isolation::InProcess,
-        ..ScalingConfig::default()
+        seed: 1,
+        rsvd_oversampling: 10,
+        rsvd_power_iters: 2,
     }
 }
 
 #[test]
-fn scaling_in_process_and_budget_skips() {
+fn the_bench_child_prints_what_bench_once_computes() {
     let dir = tempfile::tempdir().unwrap();
-    let cfg = ScalingConfig {
-        scratch_dir: Some(dir.path().to_path_buf()),
-        ..tiny_scaling()
+    let small = SyntheticSpec {
+        features: 150,
+        nnz_per_row: 6,
+        ..SyntheticSpec::default()
     };
-    let rows = run_scaling(&cfg, &mut |_| {}).unwrap();
+    let (tr, te) = (dir.path().join("train.svm"), dir.path().join("test.svm"));
+    write_synthetic(&tr, &small, SyntheticPart::Train, 2000).unwrap();
+    write_synthetic(&te, &small, SyntheticPart::Test, 1000).unwrap();
+    let params = bench_params();
+    let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
     for method in [
         ScalingMethod::StreamingNystrom,
         ScalingMethod::Dense,
         ScalingMethod::Rsvd,
     ] {
-        for n in [1500, 3000] {
-            let r: Vec<_> = rows
-                .iter()
-                .filter(|r| r.method == method.as_str() && r.setting == format!("n={n}"))
-                .collect();
-            assert!(r.iter().all(|r| r.status == Status::Ok), "{r:#?}");
-            let secs = r.iter().find(|r| r.metric == "seconds").unwrap();
-            assert!(secs.value.unwrap() > 0.0);
-            let auc = r.iter().find(|r| r.metric == "auroc").unwrap().value.unwrap();
-            assert!((0.0..=1.0).contains(&auc));
-        }
+        let here = one_thread.install(|| bench_once(method, &tr, &te, &params)).unwrap();
+        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ksvd-stream"))
+            .args(["bench", "--method", method.as_str(), "--threads", "1", "--params"])
+            .arg(toml::to_string(&params).unwrap())
+            .arg("--train")
+            .arg(&tr)
+            .arg("--test")
+            .arg(&te)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        let child: BenchOutcome = toml::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap();
+        // Same seed, same single thread: the same numbers to the bit.
+        assert_eq!(
+            (child.auroc, child.rank, child.train_rows),
+            (here.auroc, here.rank, here.train_rows),
+            "{method:?}"
+        );
+        assert_eq!(here.train_rows, 2000);
+        assert!((0.0..=1.0).contains(&here.auroc));
+        assert!(child.peak_rss_bytes.is_none_or(|b| b > 0));
     }
-    assert!(rows.iter().any(|r| r.method == "generator"));
-    // A tiny budget skips the in-memory paths with a reason; the files are reused.
-    let small = ScalingConfig {
-        in_memory_budget_mib: 1e-3,
-        methods: vec![ScalingMethod::Dense],
-        sizes: vec![1500],
-        ..cfg
-    };
-    let rows = run_scaling(&small, &mut |_| {}).unwrap();
-    assert!(rows.iter().all(|r| r.method != "generator"), "files are reused");
-    assert!(rows
-        .iter()
-        .all(|r| r.status == Status::NotRun && r.note.as_deref().unwrap().contains("budget")));
 }
 
 #[test]
-fn scaling_through_the_child_binary() {
-    let dir = tempfile::tempdir().unwrap();
-    let cfg = ScalingConfig {
-        scratch_dir: Some(dir.path().to_path_buf()),
-        sizes: vec![2000],
-        methods: vec![ScalingMethod::StreamingNystrom, ScalingMethod::Rsvd],
-        isolation: Isolation::ChildProcess,
-        binary: Some(env!("CARGO_BIN_EXE_ksvd-stream").into()),
-        threads: Some(1),
-        keep_files: false,
-        ..tiny_scaling()
-    };
-    let rows = run_scaling(&cfg, &mut |_| {}).unwrap();
-    let peaks: Vec<f64> = rows
-        .iter()
-        .filter(|r| r.metric == "peak_rss_mib")
-        .map(|r| r.value.unwrap())
-        .collect();
-    assert_eq!(peaks.len(), 2, "{rows:#?}");
-    assert!(peaks.iter().all(|&p| p > 1.0 && p < 2048.0));
-    assert!(rows
-        .iter()
-        .filter(|r| r.metric == "seconds" && r.method != "generator")
-        .all(|r| r.threads == Some(1)));
-    assert_eq!(
-        std::fs::read_dir(dir.path()).unwrap().count(),
-        0,
-        "keep_files = false removes the files"
-    );
-}
-
-#[test]
-fn configs_deserialize_from_partial_toml() {
-    let cfg: LargeScaleConfig = toml::from_str(
-        "landmarks = 200\nbandwidth = { median = 1.5 }\nmethods = [\"ksvd\"]\nseeds = [0, 1]\n\
-         [[datasets]]\nname = \"avazu\"\ntrain_path = \"external/avazu/avazu-app.bz2\"\nn_features = 1000000\n",
-    )
-    .unwrap();
-    assert_eq!(cfg.landmarks, 200);
-    assert_eq!(cfg.bandwidth, ksvd_streaming::Bandwidth::Median(1.5));
-    assert_eq!(cfg.methods, vec![Method::Ksvd]);
-    assert_eq!(cfg.datasets.len(), 1);
-    assert_eq!(
-        cfg.stand_ins,
-        LargeScaleConfig::default().stand_ins,
-        "unset fields keep their defaults"
-    );
-    assert!(
-        toml::from_str::<LargeScaleConfig>("landmark = 3").is_err(),
-        "unknown fields are rejected"
-    );
-    let sc: ScalingConfig = toml::from_str(
-        "sizes = [10000]\nmethods = [\"streaming-nystrom\"]\nisolation = \"in-process\"\n[synthetic]\nfeatures = 500\n",
-    )
-    .unwrap();
-    assert_eq!(sc.synthetic.features, 500);
-    assert_eq!(sc.synthetic.nnz_per_row, SyntheticSpec::default().nnz_per_row);
-    assert_eq!(sc.isolation, Isolation::InProcess);
+fn in_memory_estimates_grow_with_n_and_skip_the_streaming_path() {
+    let est = |m, n| in_memory_estimate(m, n, 2000, 16, 10_000, 50, 10);
+    assert_eq!(est(ScalingMethod::StreamingNystrom, 1_000_000), None);
+    for m in [ScalingMethod::Dense, ScalingMethod::Rsvd] {
+        let (a, b) = (est(m, 10_000).unwrap(), est(m, 100_000).unwrap());
+        assert!(a > 0.0 && b > a, "{m:?}: {a} {b}");
+    }
+    // Dense stores G and its working copy: at least 2 N M doubles.
+    let n = 100_000.0;
+    assert!(est(ScalingMethod::Dense, 100_000).unwrap() >= 2.0 * n * 2000.0 * 8.0);
 }

@@ -1,5 +1,6 @@
 //! `kind = "large-scale"` (the appendix's large LIBSVM table) and `kind = "scaling"` (wall time and peak
-//! memory against N): thin adapters over [`ksvd_streaming`], the out-of-core asymmetric Nyström path.
+//! memory against N) over [`ksvd_streaming`], the out-of-core asymmetric Nyström path, whose cell
+//! ([`ksvd_streaming::measure_pipeline`]) and measurement ([`ksvd_streaming::bench_once`]) they loop over.
 //!
 //! `large-scale`: one cached cell per dataset x seed; the stand-ins are streamed from the committed
 //! `data/`, the paper's three datasets from `data/external/...` when a user supplies them (else
@@ -11,11 +12,15 @@ use std::process::Command;
 
 use anyhow::{ensure, Context as _, Result};
 use ksvd_datasets::DataRoot;
-use ksvd_streaming::{run_large_scale, run_scaling, Isolation, LargeScaleConfig, ScalingConfig};
+use runner::{run_large_scale, LargeScaleConfig};
+use scaling::{run_scaling, Isolation, ScalingConfig};
 
 use super::{Context, Experiment};
 use crate::fsx::project_root;
 use crate::rows::Row;
+
+pub(super) mod runner;
+pub(super) mod scaling;
 
 /// Keeps the rows whose dataset, method and metric the spec declares.
 fn declared(cx: &Context<'_>, rows: Vec<Row>) -> Vec<Row> {
@@ -68,10 +73,7 @@ impl Experiment for LargeScale {
                     let mut progress = |pr: &ksvd_streaming::Progress| bar.set_message(pr.stage.clone());
                     let out = run_large_scale(&config, &root, &mut progress)
                         .with_context(|| format!("large-scale on {dataset}"))?;
-                    Ok(declared(
-                        cx,
-                        out.into_iter().map(Row::from_crate).collect::<Result<_>>()?,
-                    ))
+                    Ok(declared(cx, out))
                 })?);
             }
         }
@@ -144,10 +146,7 @@ impl Experiment for Scaling {
                     let bar = cx.progress;
                     let mut progress = |pr: &ksvd_streaming::Progress| bar.set_message(pr.stage.clone());
                     let out = run_scaling(&c, &mut progress).with_context(|| format!("scaling at N = {n}"))?;
-                    Ok(declared(
-                        cx,
-                        out.into_iter().map(Row::from_crate).collect::<Result<_>>()?,
-                    ))
+                    Ok(declared(cx, out))
                 })?);
             }
         }

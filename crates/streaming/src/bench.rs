@@ -1,0 +1,326 @@
+//! Measurements, the building blocks of the large-scale table and the scaling benchmark: one
+//! cell of the table ([`measure_pipeline`]: files + method + params + seed → AUROC, wall and CPU
+//! seconds, peak memory) and one point of the benchmark ([`bench_once`], what the `ksvd-stream
+//! bench` child process runs), with the in-memory reference paths (dense and randomized SVD of
+//! the whole `G`) and their memory estimate. The loops over datasets, sizes and methods, budget
+//! skips, child processes and result rows belong to the experiment runner (`xtask`).
+use std::path::Path;
+use std::time::Instant;
+
+use ksvd_datasets::{read_libsvm, LibsvmOptions};
+use ksvd_kernels::{Kernel, KernelMatrix, Samples};
+use ksvd_linalg::random::{rng_from_seed, sample_indices};
+use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
+use ksvd_solvers::{dense_svd_operator, randomized_svd, RsvdParams, SvdResult};
+use ndarray::{Array1, Array2};
+use serde::{Deserialize, Serialize};
+
+use crate::classifier::{auroc, LabelRule, RidgeAccumulator};
+use crate::embedding::median;
+use crate::error::Result;
+use crate::ksvd::CompatSide;
+use crate::memory::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
+use crate::params::{Bandwidth, StreamingParams};
+use crate::pipeline::{run_pipeline, Method, PipelineOutcome, PipelineParams};
+use crate::progress::{Progress, ProgressFn};
+use crate::projection::{ProjectionScaling, SparseProjection};
+use crate::source::LibsvmSource;
+
+/// What one cell of the large-scale table measured ([`measure_pipeline`]).
+#[derive(Debug)]
+pub struct CellMeasurement {
+    /// The pipeline's outcome (AUROC, sizes, rank, `γ`, per-pass seconds), or why it failed.
+    pub outcome: Result<PipelineOutcome>,
+    /// Wall seconds of fit + classifier training + scoring (file reading included).
+    pub seconds: f64,
+    /// CPU seconds (user + system, all threads) of this process during the cell.
+    pub cpu_seconds: Option<f64>,
+    /// Peak resident memory of this process (`VmHWM`) after the cell, bytes (`None`: no
+    /// `/proc/self/status`).
+    pub peak_rss_bytes: Option<u64>,
+    /// Whether `VmHWM` was reset before the cell; if not, the peak is the whole process's so far.
+    pub peak_reset: bool,
+}
+
+/// One cell of the large-scale table: resets the peak-memory mark, runs [`run_pipeline`]
+/// (`method` on `train`, scored on `test`, randomness from `params.model.seed`) and measures
+/// wall time, CPU time and peak memory. A failing pipeline is a measured outcome, not an error.
+pub fn measure_pipeline(
+    method: Method,
+    train: &LibsvmSource,
+    test: &LibsvmSource,
+    params: &PipelineParams,
+    progress: &mut ProgressFn<'_>,
+) -> CellMeasurement {
+    let peak_reset = reset_peak_rss();
+    let t0 = Instant::now();
+    let cpu0 = cpu_seconds();
+    let outcome = run_pipeline(method, train, test, params, progress);
+    let seconds = t0.elapsed().as_secs_f64();
+    let cpu_seconds = cpu0.zip(cpu_seconds()).map(|(a, b)| b - a);
+    CellMeasurement {
+        outcome,
+        seconds,
+        cpu_seconds,
+        peak_rss_bytes: peak_rss_bytes(),
+        peak_reset,
+    }
+}
+
+/// A path measured by the scaling benchmark.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum ScalingMethod {
+    /// The out-of-core asymmetric Nyström KSVD of this crate (3 passes over the file).
+    StreamingNystrom,
+    /// In memory: the whole kernel matrix `G ∈ R^{N×M}` materialised and its exact SVD.
+    Dense,
+    /// In memory: randomized SVD of the implicit `G` (data and `Z'` in memory, `G` never stored).
+    Rsvd,
+}
+
+impl ScalingMethod {
+    /// Method id of the rows.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ScalingMethod::StreamingNystrom => "streaming-nystrom",
+            ScalingMethod::Dense => "dense",
+            ScalingMethod::Rsvd => "rsvd",
+        }
+    }
+}
+
+/// Parameters of one measurement (shared by the benchmark and the `ksvd-stream bench` child).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct BenchParams {
+    /// Feature columns `M` of the files.
+    pub features: usize,
+    /// Landmarks `n = m`.
+    pub landmarks: usize,
+    /// Rank `r`.
+    pub components: usize,
+    /// Bandwidth rule.
+    pub bandwidth: Bandwidth,
+    /// Ridge `λ`.
+    pub ridge: f64,
+    /// Rows per chunk.
+    pub chunk_rows: usize,
+    /// Seed.
+    pub seed: u64,
+    /// RSVD oversampling `p`.
+    pub rsvd_oversampling: usize,
+    /// RSVD power iterations `q`.
+    pub rsvd_power_iters: usize,
+}
+
+/// What one measurement found.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct BenchOutcome {
+    /// Wall seconds of fit + classifier training + scoring (file reading included).
+    pub seconds: f64,
+    /// CPU seconds (user + system, all threads) of the measurement; on a shared machine wall
+    /// time also counts waiting for a core.
+    pub cpu_seconds: Option<f64>,
+    /// Peak resident memory of the measuring process (`VmHWM`), bytes.
+    pub peak_rss_bytes: Option<u64>,
+    /// Test AUROC (a sanity check that the run did something sensible).
+    pub auroc: f64,
+    /// Embedding dimension used.
+    pub rank: usize,
+    /// Training rows.
+    pub train_rows: usize,
+}
+
+/// Estimated peak bytes of an in-memory path on `n` rows of `nnz_per_row` nonzeros and `m`
+/// columns (`None` for the streaming path, which the benchmark always runs).
+pub fn in_memory_estimate(
+    method: ScalingMethod,
+    n: usize,
+    m: usize,
+    nnz_per_row: usize,
+    test_rows: usize,
+    rank: usize,
+    oversampling: usize,
+) -> Option<f64> {
+    let (n, m) = (n as f64, m as f64);
+    let data = n * (nnz_per_row as f64) * 16.0 + n * 8.0; // CSR
+    let zp = m * m.min(n) * 8.0; // Z' (columns mapped) or X' (rows mapped)
+    let test = test_rows as f64 * m * 8.0 * 2.0; // k(x', Z) block and its product
+    match method {
+        ScalingMethod::StreamingNystrom => None,
+        // G materialised, the SVD's working copy, and U (n x min(n, m)).
+        ScalingMethod::Dense => Some(data + zp + test + 2.0 * n * m * 8.0 + n * m.min(n) * 8.0),
+        // Blocks of G (the operator's chunks) and ~4 tall (n + m) x (r + p) matrices.
+        ScalingMethod::Rsvd => {
+            Some(data + zp + test + 4.0 * (n + m) * (rank + oversampling) as f64 * 8.0 + 64.0 * 1024.0 * 1024.0)
+        }
+    }
+}
+
+/// Runs one measurement in this process.
+pub fn bench_once(method: ScalingMethod, train: &Path, test: &Path, params: &BenchParams) -> Result<BenchOutcome> {
+    let t0 = Instant::now();
+    let cpu0 = cpu_seconds();
+    let (auc, rank, rows) = match method {
+        ScalingMethod::StreamingNystrom => {
+            let p = PipelineParams {
+                model: StreamingParams::new(params.components, params.landmarks)
+                    .bandwidth(params.bandwidth)
+                    .chunk_rows(params.chunk_rows)
+                    .seed(params.seed),
+                ridge: params.ridge,
+                positive_label: None,
+            };
+            let tr = LibsvmSource::new(train).n_features(params.features);
+            let te = LibsvmSource::new(test).n_features(params.features);
+            let o = run_pipeline(Method::Ksvd, &tr, &te, &p, &mut |_: &Progress| {})?;
+            (o.auroc, o.rank, o.train_rows)
+        }
+        ScalingMethod::Dense | ScalingMethod::Rsvd => in_memory(method, train, test, params)?,
+    };
+    let cpu = match (cpu0, cpu_seconds()) {
+        (Some(a), Some(b)) => Some(b - a),
+        _ => None,
+    };
+    Ok(BenchOutcome {
+        seconds: t0.elapsed().as_secs_f64(),
+        cpu_seconds: cpu,
+        peak_rss_bytes: peak_rss_bytes(),
+        auroc: auc,
+        rank,
+        train_rows: rows,
+    })
+}
+
+/// The in-memory reference paths on the same problem as the streaming path: the same a2
+/// projection (same seed), the same bandwidth rule, exact or randomized SVD of the whole `G`.
+fn in_memory(method: ScalingMethod, train: &Path, test: &Path, params: &BenchParams) -> Result<(f64, usize, usize)> {
+    let opts = LibsvmOptions::default().n_features(params.features);
+    let tr = read_libsvm(train, &opts)?;
+    let x = tr.features;
+    let (nn, mm) = x.shape();
+    let (xs, zs, side, proj) = in_memory_samples(&x, params.seed)?;
+    let n = params.landmarks.min(nn);
+    let m = params.landmarks.min(mm);
+    let gamma = match params.bandwidth {
+        Bandwidth::Fixed(g) => g,
+        Bandwidth::Median(c) => {
+            let rows = sample_indices(&mut rng_from_seed(params.seed), nn, n);
+            let cols = sample_indices(&mut rng_from_seed(params.seed.wrapping_add(0x9e37_79b9)), mm, m);
+            let lin = KernelMatrix::new(xs.select(&rows)?, zs.select(&cols)?, Kernel::Linear)?;
+            let all_r: Vec<usize> = (0..rows.len()).collect();
+            let all_c: Vec<usize> = (0..cols.len()).collect();
+            let ip = lin.block(&all_r, &all_c)?;
+            let (nx, nz) = (lin.x().sq_norms(), lin.z().sq_norms());
+            let d2: Vec<f64> = (0..rows.len())
+                .flat_map(|a| (0..cols.len()).map(move |b| (a, b)))
+                .map(|(a, b)| (nx[a] + nz[b] - 2.0 * ip[[a, b]]).max(0.0))
+                .collect();
+            c * median(d2).unwrap_or(0.0).sqrt()
+        }
+    };
+    let g = KernelMatrix::new(xs, zs, Kernel::Rbf { gamma })?;
+    let r = params.components.min(nn).min(mm);
+    let svd: SvdResult = match method {
+        ScalingMethod::Dense => dense_svd_operator(&g, r)?,
+        _ => randomized_svd(
+            &g,
+            r,
+            &RsvdParams {
+                oversampling: params.rsvd_oversampling,
+                power_iters: params.rsvd_power_iters,
+                seed: params.seed,
+            },
+        )?,
+    };
+    let labels = LabelRule::from_counts(train, &label_counts(&tr.labels), None)?;
+    let y: Vec<f64> = tr.labels.iter().map(|&l| labels.target(l)).collect();
+    let mut acc = RidgeAccumulator::new(r);
+    acc.add(svd.u.view(), &y)?;
+    let clf = acc.solve(params.ridge)?;
+    // Test rows: out-of-sample U = k(x', Z) V S⁻¹.
+    let te = read_libsvm(test, &opts)?;
+    let new_x = match (side, &proj) {
+        (CompatSide::Rows, Some(p)) => Samples::dense(map_rows(&te.features, p))?,
+        _ => Samples::sparse(te.features)?,
+    };
+    let all_cols: Vec<usize> = (0..mm).collect();
+    let k = g.cross_rows(&new_x, &all_cols)?;
+    let inv_s: Array1<f64> = svd.s.mapv(|s| if s > 0.0 { 1.0 / s } else { 0.0 });
+    let u_new = dense::matmul(k.view(), (&svd.v * &inv_s).view())?;
+    let scores = clf.decision(u_new.view());
+    let pos: Vec<bool> = te.labels.iter().map(|&l| labels.target(l) > 0.0).collect();
+    Ok((auroc(scores.as_slice().unwrap_or(&scores.to_vec()), &pos)?, r, nn))
+}
+
+fn label_counts(labels: &[f64]) -> Vec<(f64, usize)> {
+    let mut v = labels.to_vec();
+    v.sort_unstable_by(f64::total_cmp);
+    let mut out: Vec<(f64, usize)> = Vec::new();
+    for l in v {
+        match out.last_mut() {
+            Some((x, c)) if *x == l => *c += 1,
+            _ => out.push((l, 1)),
+        }
+    }
+    out
+}
+
+/// `X C_x` for rows mapped with the projection (`C_x`: row `k` per feature).
+fn map_rows(x: &CsrMatrix, p: &SparseProjection) -> Array2<f64> {
+    let mut out = Array2::zeros((x.nrows(), p.output_dim()));
+    for i in 0..x.nrows() {
+        let (idx, val) = x.row(i);
+        out.row_mut(i).assign(&p.project(idx, val));
+    }
+    out
+}
+
+/// Row and column samples of a data matrix made compatible with the a2 sparse projection
+/// exactly as the streaming path does (default density and scaling, `seed`), in memory:
+/// columns mapped `Z' = Xᵀ C_z` (`N > M`), rows mapped `X' = X C_x` (`M > N`), or `C = I`.
+pub fn in_memory_samples(x: &CsrMatrix, seed: u64) -> Result<(Samples, Samples, CompatSide, Option<SparseProjection>)> {
+    let (nn, mm) = x.shape();
+    let scaling = ProjectionScaling::default();
+    Ok(match nn.cmp(&mm) {
+        std::cmp::Ordering::Greater => {
+            let p = SparseProjection::new(nn, mm, None, scaling, seed)?;
+            let mut zp = Array2::<f64>::zeros((mm, mm));
+            let (mut rc, mut rv) = (Vec::new(), Vec::new());
+            for i in 0..nn {
+                let (idx, val) = x.row(i);
+                if idx.is_empty() {
+                    continue;
+                }
+                p.row_into(i, &mut rc, &mut rv);
+                for (&j, &v) in idx.iter().zip(val) {
+                    for (&l, &r) in rc.iter().zip(&rv) {
+                        zp[[j, l]] += v * r;
+                    }
+                }
+            }
+            (
+                Samples::sparse(x.clone())?,
+                Samples::dense(zp)?,
+                CompatSide::Cols,
+                Some(p),
+            )
+        }
+        std::cmp::Ordering::Less => {
+            let p = SparseProjection::new(mm, nn, None, scaling, seed)?;
+            (
+                Samples::dense(map_rows(x, &p))?,
+                Samples::sparse(x.transpose())?,
+                CompatSide::Rows,
+                Some(p),
+            )
+        }
+        std::cmp::Ordering::Equal => (
+            Samples::sparse(x.clone())?,
+            Samples::sparse(x.transpose())?,
+            CompatSide::Square,
+            None,
+        ),
+    })
+}

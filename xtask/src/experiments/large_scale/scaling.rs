@@ -1,0 +1,444 @@
+//! The scaling benchmark (moved here from `ksvd-streaming`, which keeps one measurement,
+//! [`bench_once`], and the in-memory estimate as building blocks): wall time and peak memory of
+//! the streaming Nyström path against the number of rows `N` (10⁴ … 10⁷ synthetic rows), next to
+//! the in-memory dense and randomized SVD paths where they fit. Each measurement runs in a child
+//! process (`ksvd-stream bench`), so that peak memories do not accumulate.
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use anyhow::{bail, ensure, Context as _, Result};
+use ksvd_streaming::{
+    bench_once, in_memory_estimate, reset_peak_rss, write_synthetic, Bandwidth, BenchOutcome, BenchParams, Progress,
+    ProgressFn, ScalingMethod, SyntheticPart, SyntheticSpec,
+};
+use serde::{Deserialize, Serialize};
+
+use crate::rows::{Row, Status};
+
+/// Where each measurement runs.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Isolation {
+    /// One `ksvd-stream bench` child process per measurement: honest, independent peaks.
+    #[default]
+    ChildProcess,
+    /// In this process, resetting `VmHWM` before each measurement when the kernel allows it.
+    InProcess,
+}
+
+/// Configuration of [`run_scaling`] (the spec's `[params]`).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct ScalingConfig {
+    /// Training sizes `N`.
+    pub sizes: Vec<usize>,
+    /// Rows of the (fixed) test file.
+    pub test_rows: usize,
+    /// The synthetic problem.
+    pub synthetic: SyntheticSpec,
+    /// Paths to measure.
+    pub methods: Vec<ScalingMethod>,
+    /// Landmarks `n = m`.
+    pub landmarks: usize,
+    /// Rank `r`.
+    pub components: usize,
+    /// Bandwidth rule (the in-memory paths apply it to a uniform `n × m` sample of pairs).
+    pub bandwidth: Bandwidth,
+    /// Ridge `λ`.
+    pub ridge: f64,
+    /// Rows per chunk of the streaming path.
+    pub chunk_rows: usize,
+    /// Seed of landmarks, projections and RSVD.
+    pub seed: u64,
+    /// RSVD oversampling `p`.
+    pub rsvd_oversampling: usize,
+    /// RSVD power iterations `q`.
+    pub rsvd_power_iters: usize,
+    /// In-memory paths are skipped (status `not-run`) when their estimated footprint exceeds
+    /// this many MiB.
+    pub in_memory_budget_mib: f64,
+    /// Where each measurement runs.
+    pub isolation: Isolation,
+    /// The `ksvd-stream` binary; `None`: `$KSVD_STREAM_BIN`, else next to the current executable.
+    pub binary: Option<PathBuf>,
+    /// Where the synthetic files go (reused when present); `None`: `$TMPDIR/ksvd-streaming-scaling`.
+    pub scratch_dir: Option<PathBuf>,
+    /// Keep the synthetic files after the run.
+    pub keep_files: bool,
+    /// Threads of each measurement (`None`: the current rayon pool's).
+    pub threads: Option<usize>,
+}
+
+impl Default for ScalingConfig {
+    fn default() -> Self {
+        ScalingConfig {
+            sizes: vec![10_000, 100_000, 1_000_000, 10_000_000],
+            test_rows: 10_000,
+            synthetic: SyntheticSpec::default(),
+            methods: vec![
+                ScalingMethod::StreamingNystrom,
+                ScalingMethod::Dense,
+                ScalingMethod::Rsvd,
+            ],
+            landmarks: 1000,
+            components: 50,
+            bandwidth: Bandwidth::Median(1.0),
+            ridge: 1e-3,
+            chunk_rows: 10_000,
+            seed: 0,
+            rsvd_oversampling: 10,
+            rsvd_power_iters: 2,
+            in_memory_budget_mib: 1536.0,
+            isolation: Isolation::ChildProcess,
+            binary: None,
+            scratch_dir: None,
+            keep_files: true,
+            threads: None,
+        }
+    }
+}
+
+impl ScalingConfig {
+    fn bench_params(&self) -> BenchParams {
+        BenchParams {
+            features: self.synthetic.features,
+            landmarks: self.landmarks,
+            components: self.components,
+            bandwidth: self.bandwidth,
+            ridge: self.ridge,
+            chunk_rows: self.chunk_rows,
+            seed: self.seed,
+            rsvd_oversampling: self.rsvd_oversampling,
+            rsvd_power_iters: self.rsvd_power_iters,
+        }
+    }
+}
+
+/// The `ksvd-stream` binary: `config.binary`, `$KSVD_STREAM_BIN`, or a file `ksvd-stream` next
+/// to the current executable (or one folder up, for test executables in `deps/`).
+fn locate_binary(config: &ScalingConfig) -> Result<PathBuf> {
+    if let Some(b) = &config.binary {
+        return Ok(b.clone());
+    }
+    if let Some(b) = std::env::var_os("KSVD_STREAM_BIN") {
+        return Ok(PathBuf::from(b));
+    }
+    let name = format!("ksvd-stream{}", std::env::consts::EXE_SUFFIX);
+    if let Ok(exe) = std::env::current_exe() {
+        for dir in exe.ancestors().skip(1).take(2) {
+            let cand = dir.join(&name);
+            if cand.is_file() {
+                return Ok(cand);
+            }
+        }
+    }
+    bail!(
+        "benchmark child `{name}` failed: binary not found: build it with `cargo build --release -p ksvd-streaming --bin ksvd-stream` and set \
+         `binary` or $KSVD_STREAM_BIN, or use isolation = \"in-process\""
+    )
+}
+
+/// FNV-1a, a stable 64-bit hash for file names.
+fn fnv1a(bytes: &[u8]) -> u64 {
+    bytes.iter().fold(0xcbf2_9ce4_8422_2325u64, |h, &b| {
+        (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+    })
+}
+
+/// One measurement in a `ksvd-stream bench` child process (the child prints a TOML [`BenchOutcome`]).
+fn run_child(
+    binary: &Path,
+    method: ScalingMethod,
+    train: &Path,
+    test: &Path,
+    params: &BenchParams,
+    threads: usize,
+) -> Result<BenchOutcome> {
+    let text = toml::to_string(params).context("serialising the bench params")?;
+    let shown = format!(
+        "{} bench --method {} --train {} --test {} --threads {threads}",
+        binary.display(),
+        method.as_str(),
+        train.display(),
+        test.display()
+    );
+    let failed = |message: String| anyhow::anyhow!("benchmark child `{shown}` failed: {message}");
+    let out = Command::new(binary)
+        .arg("bench")
+        .arg("--method")
+        .arg(method.as_str())
+        .arg("--train")
+        .arg(train)
+        .arg("--test")
+        .arg(test)
+        .arg("--threads")
+        .arg(threads.to_string())
+        .arg("--params")
+        .arg(&text)
+        .output()
+        .map_err(|e| failed(e.to_string()))?;
+    if !out.status.success() {
+        return Err(failed(format!(
+            "{}: {}",
+            out.status,
+            String::from_utf8_lossy(&out.stderr).trim()
+        )));
+    }
+    let stdout = String::from_utf8_lossy(&out.stdout);
+    toml::from_str(&stdout).map_err(|e| failed(format!("unexpected output ({e}): {stdout}")))
+}
+
+/// Runs the scaling benchmark: for every size, writes (or reuses) a synthetic training file of
+/// `N` rows and one fixed test file, then measures every method (child process per measurement
+/// by default). Rows: `dataset = "synthetic"`, `setting = "n=<N>"`, methods
+/// `streaming-nystrom` / `dense` / `rsvd` with metrics `seconds` (wall), `cpu_seconds`,
+/// `peak_rss_mib`, `auroc`;
+/// in-memory paths whose estimated footprint exceeds the budget get a `not-run` row; and
+/// `generator/seconds` for each file written.
+pub fn run_scaling(config: &ScalingConfig, progress: &mut ProgressFn<'_>) -> Result<Vec<Row>> {
+    ensure!(
+        !config.sizes.is_empty() && !config.methods.is_empty(),
+        "scaling: need at least one size and one method"
+    );
+    let threads = config.threads.unwrap_or_else(rayon::current_num_threads);
+    let binary = match config.isolation {
+        Isolation::ChildProcess => Some(locate_binary(config)?),
+        Isolation::InProcess => None,
+    };
+    let dir = config
+        .scratch_dir
+        .clone()
+        .unwrap_or_else(|| std::env::temp_dir().join("ksvd-streaming-scaling"));
+    let spec = &config.synthetic;
+    // Files are named after a hash of the whole spec, so a changed spec never reuses a file.
+    let spec_text = toml::to_string(spec).context("serialising the synthetic spec")?;
+    let stem = format!(
+        "synthetic-m{}-k{}-{:016x}",
+        spec.features,
+        spec.nnz_per_row,
+        fnv1a(spec_text.as_bytes())
+    );
+    let params = config.bench_params();
+    let mut rows = Vec::new();
+    let cells = config.sizes.len() * config.methods.len();
+    let mut cell = 0usize;
+    let mut written: Vec<PathBuf> = Vec::new();
+    let file = |part: SyntheticPart, n: usize, rows: &mut Vec<Row>, written: &mut Vec<PathBuf>| -> Result<PathBuf> {
+        let tag = match part {
+            SyntheticPart::Train => "train",
+            SyntheticPart::Test => "test",
+        };
+        let path = dir.join(format!("{stem}-{tag}-{n}.svm"));
+        if !path.is_file() {
+            let s = write_synthetic(&path, spec, part, n)?;
+            written.push(path.clone());
+            rows.push(
+                Row::ok("synthetic", "generator", "seconds", s.seconds)
+                    .setting(format!("{tag} n={n}"))
+                    .seconds(s.seconds)
+                    .threads(rayon::current_num_threads() as u32)
+                    .note(format!("{} bytes, {} positives of {n} rows", s.bytes, s.positives)),
+            );
+        }
+        Ok(path)
+    };
+    let test = file(SyntheticPart::Test, config.test_rows, &mut rows, &mut written)?;
+    for &n in &config.sizes {
+        progress(&Progress {
+            stage: format!("generating n={n}"),
+            done: cell,
+            total: cells,
+        });
+        let train = file(SyntheticPart::Train, n, &mut rows, &mut written)?;
+        for &method in &config.methods {
+            progress(&Progress {
+                stage: format!("{} n={n}", method.as_str()),
+                done: cell,
+                total: cells,
+            });
+            // One row of this measurement: seed, one trial, the measurement's threads.
+            let row = |metric: &str, status: Status, value: Option<f64>, note: Option<String>, secs: Option<f64>| Row {
+                setting: format!("n={n}"),
+                seed: Some(config.seed),
+                value,
+                trials: Some(1),
+                seconds: secs,
+                threads: Some(threads as u32),
+                ..Row::status("synthetic", method.as_str(), metric, status, note)
+            };
+            if let Some(est) = in_memory_estimate(
+                method,
+                n,
+                spec.features,
+                spec.nnz_per_row,
+                config.test_rows,
+                config.components,
+                config.rsvd_oversampling,
+            ) {
+                let mib = est / (1024.0 * 1024.0);
+                if mib > config.in_memory_budget_mib {
+                    let note = format!(
+                        "skipped: estimated {mib:.0} MiB > budget {:.0} MiB",
+                        config.in_memory_budget_mib
+                    );
+                    for metric in ["seconds", "cpu_seconds", "peak_rss_mib", "auroc"] {
+                        rows.push(row(metric, Status::NotRun, None, Some(note.clone()), None));
+                    }
+                    cell += 1;
+                    continue;
+                }
+            }
+            let outcome = match &binary {
+                Some(b) => run_child(b, method, &train, &test, &params, threads),
+                None => {
+                    reset_peak_rss();
+                    bench_once(method, &train, &test, &params).map_err(anyhow::Error::from)
+                }
+            };
+            match outcome {
+                Ok(o) => {
+                    let ok = |metric: &str, value: f64, note: Option<String>| {
+                        row(metric, Status::Ok, Some(value), note, Some(o.seconds))
+                    };
+                    let note = format!(
+                        "r = {}, landmarks n = m = {}, {} training rows, isolation {:?}",
+                        o.rank, config.landmarks, o.train_rows, config.isolation
+                    );
+                    rows.push(ok("seconds", o.seconds, Some(note)));
+                    if let Some(c) = o.cpu_seconds {
+                        rows.push(ok("cpu_seconds", c, None));
+                    }
+                    if let Some(p) = o.peak_rss_bytes {
+                        rows.push(ok("peak_rss_mib", p as f64 / (1024.0 * 1024.0), None));
+                    }
+                    rows.push(ok("auroc", o.auroc, None));
+                }
+                Err(e) => rows.push(row("seconds", Status::Failed, None, Some(e.to_string()), None)),
+            }
+            cell += 1;
+            progress(&Progress {
+                stage: format!("{} n={n} done", method.as_str()),
+                done: cell,
+                total: cells,
+            });
+        }
+    }
+    if !config.keep_files {
+        for p in written {
+            // Best effort: a scratch file left behind is reused (or overwritten) by the next run.
+            let _ = std::fs::remove_file(p);
+        }
+    }
+    Ok(rows)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used, clippy::expect_used)]
+    use super::*;
+
+    fn tiny(dir: &Path) -> ScalingConfig {
+        ScalingConfig {
+            sizes: vec![1500, 3000],
+            test_rows: 1000,
+            synthetic: SyntheticSpec {
+                features: 150,
+                nnz_per_row: 6,
+                ..SyntheticSpec::default()
+            },
+            landmarks: 60,
+            components: 8,
+            chunk_rows: 700,
+            isolation: Isolation::InProcess,
+            scratch_dir: Some(dir.to_path_buf()),
+            ..ScalingConfig::default()
+        }
+    }
+
+    #[test]
+    fn in_process_rows_budget_skips_and_file_reuse() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = tiny(dir.path());
+        let rows = run_scaling(&cfg, &mut |_| {}).unwrap();
+        for method in [
+            ScalingMethod::StreamingNystrom,
+            ScalingMethod::Dense,
+            ScalingMethod::Rsvd,
+        ] {
+            for n in [1500, 3000] {
+                let r: Vec<_> = rows
+                    .iter()
+                    .filter(|r| r.method == method.as_str() && r.setting == format!("n={n}"))
+                    .collect();
+                assert!(r.iter().all(|r| r.status == Status::Ok && r.seed == Some(0)), "{r:#?}");
+                let auc = r.iter().find(|r| r.metric == "auroc").unwrap().value.unwrap();
+                assert!((0.0..=1.0).contains(&auc));
+                let note = r
+                    .iter()
+                    .find(|r| r.metric == "seconds")
+                    .unwrap()
+                    .note
+                    .as_deref()
+                    .unwrap();
+                assert!(note.contains(&format!("{n} training rows")), "{note}");
+            }
+        }
+        // One test file and two training files were written.
+        assert_eq!(rows.iter().filter(|r| r.method == "generator").count(), 3);
+        // A tiny budget skips the in-memory paths with a reason; the files are reused.
+        let small = ScalingConfig {
+            in_memory_budget_mib: 1e-3,
+            methods: vec![ScalingMethod::Dense],
+            sizes: vec![1500],
+            ..cfg
+        };
+        let rows = run_scaling(&small, &mut |_| {}).unwrap();
+        assert!(rows.iter().all(|r| r.method != "generator"), "files are reused");
+        assert_eq!(rows.len(), 4, "seconds, cpu_seconds, peak_rss_mib, auroc");
+        assert!(rows
+            .iter()
+            .all(|r| r.status == Status::NotRun && r.value.is_none() && r.note.as_deref().unwrap().contains("budget")));
+    }
+
+    #[test]
+    fn keep_files_false_removes_the_files() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = ScalingConfig {
+            sizes: vec![1500],
+            methods: vec![ScalingMethod::StreamingNystrom],
+            keep_files: false,
+            ..tiny(dir.path())
+        };
+        run_scaling(&cfg, &mut |_| {}).unwrap();
+        assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 0);
+    }
+
+    #[test]
+    fn a_missing_binary_gives_a_failed_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let cfg = ScalingConfig {
+            sizes: vec![1500],
+            methods: vec![ScalingMethod::StreamingNystrom],
+            isolation: Isolation::ChildProcess,
+            binary: Some(dir.path().join("no-such-binary")),
+            ..tiny(dir.path())
+        };
+        let rows = run_scaling(&cfg, &mut |_| {}).unwrap();
+        let failed: Vec<_> = rows.iter().filter(|r| r.method == "streaming-nystrom").collect();
+        assert_eq!(failed.len(), 1);
+        assert_eq!(failed[0].status, Status::Failed);
+        assert!(failed[0].note.as_deref().unwrap().contains("no-such-binary"));
+    }
+
+    #[test]
+    fn config_deserializes_from_partial_toml() {
+        let sc: ScalingConfig = toml::from_str(
+            "sizes = [10000]\nmethods = [\"streaming-nystrom\"]\nisolation = \"in-process\"\n[synthetic]\nfeatures = 500\n",
+        )
+        .unwrap();
+        assert_eq!(sc.synthetic.features, 500);
+        assert_eq!(sc.synthetic.nnz_per_row, SyntheticSpec::default().nnz_per_row);
+        assert_eq!(sc.isolation, Isolation::InProcess);
+        assert!(toml::from_str::<ScalingConfig>("size = [1]").is_err());
+    }
+}
