@@ -28,7 +28,7 @@ use linfa::ParamGuard;
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
 use crate::error::{GeneralError, Result};
-use crate::kernel::{sq_dists, DiffKernel};
+use crate::kernel::DiffKernel;
 
 /// The compatibility matrix `C ∈ R^{N×M}` of alternative a0, a1 or a2 for the training matrix
 /// `x` (`N × M`, `N > M`), from [`ksvd_kernels::compat`]: a0 `C = X (XᵀX)^†` (so `Z = XᵀC` is the
@@ -729,25 +729,6 @@ impl LearnableEmbedding for Kpca {
     }
 }
 
-/// The median of the squared distances `‖x_i − z_j‖²` over all pairs of a seeded subsample of at
-/// most `max_rows` rows of `x` and all rows of `z` (excluding exact zeros, e.g. a sample paired
-/// with itself): the "median heuristic" bandwidth `γ²`.
-pub fn median_sq_distance(x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>, max_rows: usize, seed: u64) -> Result<f64> {
-    let rows = sample_indices(&mut rng_from_seed(seed), x.nrows(), max_rows.max(1));
-    let xs = x.select(Axis(0), &rows);
-    let mut d: Vec<f64> = sq_dists(xs.view(), z).into_iter().filter(|&v| v > 0.0).collect();
-    if d.is_empty() {
-        return Err(GeneralError::invalid(
-            "bandwidth",
-            "median",
-            "at least one pair of distinct samples",
-        ));
-    }
-    let mid = d.len() / 2;
-    d.select_nth_unstable_by(mid, f64::total_cmp);
-    Ok(d[mid])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -1096,14 +1077,5 @@ mod tests {
         assert_eq!(e.train.dim(), (25, 4));
         assert!(max_abs_diff(&dense::matmul(e.train.t(), e.train.view()).unwrap(), &Array2::eye(4)) < tol(25));
         assert!(max_abs_diff(&e.test, &e.train.slice(s![..5, ..]).to_owned()) < 1e2 * tol(25));
-    }
-
-    #[test]
-    fn median_heuristic_by_hand() {
-        let x = array![[0.0], [1.0], [3.0]];
-        // Distances² to z = {0}: 0 (dropped), 1, 9 -> the upper median of [1, 9] is 9.
-        assert_eq!(median_sq_distance(x.view(), array![[0.0]].view(), 10, 0).unwrap(), 9.0);
-        // Pairs of x with itself: 1, 9, 4 (each twice) -> sorted [1,1,4,4,9,9], element 3 -> 4.
-        assert_eq!(median_sq_distance(x.view(), x.view(), 10, 0).unwrap(), 4.0);
     }
 }

@@ -182,10 +182,12 @@ pub mod train;
 
 pub use data::{prepare, Prepared, Preprocessing, TaskKind};
 pub use embed::{
-    compatibility_matrix, ksvd_fixed, median_sq_distance, nonlinear_svd, polynomial_features, EmbeddingScale,
-    FixedEmbedding, Kpca, KpcaPlan, LearnableEmbedding, LearnableKsvd,
+    compatibility_matrix, ksvd_fixed, nonlinear_svd, polynomial_features, EmbeddingScale, FixedEmbedding, Kpca,
+    KpcaPlan, LearnableEmbedding, LearnableKsvd,
 };
 pub use error::{GeneralError, Result};
 pub use head::HeadInit;
 pub use kernel::DiffKernel;
+/// The median heuristic bandwidth, owned by `ksvd-kernels`.
+pub use ksvd_kernels::bandwidth::median_sq_distance;
 pub use train::{evaluate, loss_of, FeatureScaler, SgdOptions, TargetScaler, Trained, DIVERGENCE_FACTOR};
