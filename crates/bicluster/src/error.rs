@@ -108,3 +108,11 @@ pub(crate) fn check_matrix(what: &'static str, a: ndarray::ArrayView2<'_, f64>) 
     }
     Ok(())
 }
+
+/// A failure of the KSVD/KPCA model (crate `ksvd`) is an embedding failure, with its message
+/// (the model's errors are neither `Clone` nor `PartialEq`, which this enum is).
+impl From<ksvd::KsvdError> for BiclusterError {
+    fn from(e: ksvd::KsvdError) -> Self {
+        BiclusterError::Embedding(e.to_string())
+    }
+}

@@ -1,5 +1,5 @@
-//! Dense kernel matrices of the biclustering embeddings: the centred RBF kernel of KPCA (of the
-//! documents or of the terms) and the asymmetric document × term kernel `G` of KSVD.
+//! Dense kernel matrices of the biclustering embeddings: the asymmetric document × term kernel
+//! `G` of KSVD (KPCA's centred RBF kernel is [`ksvd::Kpca`]'s, stored by `ksvd_kernels`).
 //!
 //! Why dense: the Table 2 matrices have at most a few thousand samples per side (ACM
 //! 3025 × 1870, DBLP 4057 × 334, Wiki 2405 × 4973), so a kernel matrix has at most ~25 M entries
@@ -21,7 +21,7 @@ use rayon::prelude::*;
 /// The largest dense matrix (number of `f64` entries, 1 GiB) the embeddings form.
 pub const MAX_DENSE_ENTRIES: usize = 1 << 27;
 
-fn check_dense(what: &'static str, rows: usize, cols: usize) -> Result<()> {
+pub(crate) fn check_dense(what: &'static str, rows: usize, cols: usize) -> Result<()> {
     match rows.checked_mul(cols) {
         Some(e) if e <= MAX_DENSE_ENTRIES => Ok(()),
         _ => Err(BiclusterError::TooLarge {
@@ -100,31 +100,6 @@ pub(crate) fn apply_kernel(p: &mut Array2<f64>, nx: &[f64], nz: &[f64], kernel: 
                 row.mapv_inplace(f64::exp);
             }
         });
-}
-
-/// Centres a square matrix on both sides in place: `K ← H K H`, `H = I − 11ᵀ/n`, i.e.
-/// `K_ij − r_i − c_j + g` with row means `r`, column means `c` and grand mean `g`.
-pub(crate) fn center(k: &mut Array2<f64>) {
-    let (n, m) = k.dim();
-    let r: Vec<f64> = k.outer_iter().map(|row| row.sum() / m as f64).collect();
-    let c = k.sum_axis(Axis(0)) / n as f64;
-    let g = r.iter().sum::<f64>() / n as f64;
-    k.axis_iter_mut(Axis(0))
-        .into_par_iter()
-        .zip(r.par_iter())
-        .for_each(|(mut row, &ri)| {
-            row.iter_mut().zip(c.iter()).for_each(|(v, &cj)| *v += g - ri - cj);
-        });
-}
-
-/// The centred RBF kernel of KPCA over the rows `s_i` of `samples`:
-/// `K̃ = H K H` with `K_ij = exp(−‖s_i − s_j‖² / γ²)`.
-pub fn kpca_kernel(samples: &CsrMatrix, gamma: f64) -> Result<Array2<f64>> {
-    let mut k = gram(samples)?;
-    let norms: Vec<f64> = k.diag().to_vec();
-    apply_kernel(&mut k, &norms, &norms, KsvdKernel::Rbf, gamma);
-    center(&mut k);
-    Ok(k)
 }
 
 /// Inner products `p_ij = x'_i · z'_j` (`n × m`) and squared norms of the compatible row samples

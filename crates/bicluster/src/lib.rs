@@ -12,8 +12,9 @@
 //!   (a1: both sides on the shared principal axes of `X`, so that `x'_i · z'_j = (X (XᵀX)^{1/2})_ij`
 //!   and relabelling the terms only permutes the columns of `G`). Unit singular vectors, as the
 //!   paper's "k-means on the left and right singular vectors".
-//! * [`kpca_kernel`], [`ksvd_kernel`], [`gram`]: the dense kernel matrices those embeddings are
-//!   computed from (formed once, at most [`MAX_DENSE_ENTRIES`] entries; top triplets by Lanczos).
+//! * KPCA is [`ksvd::Kpca`] and KSVD [`ksvd::Ksvd`] (the model crate owns both, and their
+//!   solvers); [`ksvd_kernel`] and [`gram`] form the dense KSVD matrix `G` they are given (at most
+//!   [`MAX_DENSE_ENTRIES`] entries, like the stored KPCA kernel; top triplets by Lanczos).
 //! * [`kmeans`] / [`KMeansParams`]: seeded k-means (k-means++ initialisation, `n_runs` restarts
 //!   keeping the smallest inertia) on the rows of a dense matrix, wrapping
 //!   [`linfa_clustering::KMeans`]; optional row L2-normalisation.
@@ -70,7 +71,7 @@ pub use bicluster::{bicluster, Biclustering};
 pub use coherence::{coherence, ClusterCoherence, Coherence};
 pub use embed::{embed, Compatibility, EmbeddingMethod, Embeddings, KsvdKernel};
 pub use error::{BiclusterError, Result};
-pub use kernel::{gram, kpca_kernel, ksvd_kernel, MAX_DENSE_ENTRIES};
+pub use kernel::{gram, ksvd_kernel, MAX_DENSE_ENTRIES};
 pub use kmeans::{kmeans, KMeansFit, KMeansParams, KMeansValidParams};
 /// The NMI of Table 2, defined in `ksvd-metrics`.
 pub use ksvd_metrics::{entropy, mutual_info, nmi};

@@ -20,14 +20,15 @@
 //! and `(k(x, X) − k̄) A` for a new `x`, with `k̄_j = mean_i K_ij` (the other centring terms
 //! vanish because `Aᵀ 1 = 0`). For large `N` (protein) a Nyström approximation with `m`
 //! landmarks replaces `K` (see [`KpcaPlan`]).
+use ksvd::{Ksvd, LanczosParams, Solver};
 use ksvd_kernels::compat::{compat_matrix, Compat};
-use ksvd_kernels::{KernelMatrix, Samples};
+use ksvd_kernels::Samples;
 use ksvd_linalg::{dense, random::rng_from_seed, random::sample_indices};
-use ksvd_solvers::{dense_svd_operator, lanczos_svd, LanczosParams};
+use linfa::ParamGuard;
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
 use crate::error::{GeneralError, Result};
-use crate::kernel::{sq_dists, DiffKernel};
+use crate::kernel::DiffKernel;
 
 /// The compatibility matrix `C ∈ R^{N×M}` of alternative a0, a1 or a2 for the training matrix
 /// `x` (`N × M`, `N > M`), from [`ksvd_kernels::compat`]: a0 `C = X (XᵀX)^†` (so `Z = XᵀC` is the
@@ -98,8 +99,8 @@ fn divide_columns(a: &mut Array2<f64>, s: &Array1<f64>) -> Result<()> {
 }
 
 /// KSVD embeddings with a fixed compatibility matrix `c` (`N × M`): `G = [k(x_i, z_j)]`,
-/// `Z = XᵀC`, evaluated through [`KernelMatrix`] (test rows with
-/// [`KernelMatrix::cross_rows`], so SNE normalises each test row over the training Z set).
+/// `Z = XᵀC`, fitted by [`ksvd::Ksvd`] with the exact solver; test rows are
+/// [`ksvd::Ksvd::transform_x`], `k(x, Z) V` (SNE normalises each test row over the training Z set).
 pub fn ksvd_fixed(
     x_train: ArrayView2<'_, f64>,
     x_test: ArrayView2<'_, f64>,
@@ -119,17 +120,16 @@ pub fn ksvd_fixed(
     }
     check_rank(rank, m.min(n))?;
     let z = dense::matmul(x_train.t(), c)?;
-    let g = KernelMatrix::new(
-        Samples::dense(x_train.to_owned())?,
-        Samples::dense(z)?,
-        kernel.to_kernel(),
-    )?;
-    // G is N x M (M <= 34 here): materialising it costs N M entries, never N^2.
-    let svd = dense_svd_operator(&g, rank)?;
+    // G is N x M (M <= 34 here): the exact solver materialises N M entries, never N^2.
+    let model = Ksvd::params()
+        .kernel(kernel.to_kernel())
+        .rank(rank)
+        .solver(Solver::Exact)
+        .check()?
+        .fit_samples(Samples::dense(x_train.to_owned())?, Samples::dense(z)?)?;
+    let svd = model.svd();
     check_not_zero(&svd.s, kernel)?;
-    let cols: Vec<usize> = (0..m).collect();
-    let cross = g.cross_rows(&Samples::dense(x_test.to_owned())?, &cols)?;
-    let mut test = dense::matmul(cross.view(), svd.v.view())?;
+    let mut test = model.transform_x(&Samples::dense(x_test.to_owned())?)?;
     let train = match scale {
         EmbeddingScale::Projection => &svd.u * &svd.s,
         EmbeddingScale::LeftSingular => {
@@ -140,7 +140,7 @@ pub fn ksvd_fixed(
     Ok(FixedEmbedding {
         train,
         test,
-        spectrum: svd.s,
+        spectrum: svd.s.clone(),
     })
 }
 
@@ -472,7 +472,8 @@ impl KpcaPlan {
 /// Features are `F(x) = (k(Cᵀx, Cᵀb) − k̄) A` for the basis `b` (all training rows for
 /// [`KpcaPlan::Exact`], the landmarks for [`KpcaPlan::Nystrom`]) with `A` and `k̄` detached:
 ///
-/// * Exact: `K̃ = H K H = Q Λ Qᵀ`, `A = Q_r` (top-`r` eigenvectors by Lanczos), `k̄ = K 1 / N`,
+/// * Exact: `K̃ = H K H = Q Λ Qᵀ`, `A = Q_r` (top-`r` eigenvectors, [`ksvd::Kpca`] with Lanczos
+///   at `1e-10`), `k̄ = K 1 / N`,
 ///   so training features are `K̃ Q_r = Q_r Λ_r`.
 /// * Nyström (landmarks `L`, `m` rows): `K_LL = U_m Λ_m U_mᵀ`, feature map
 ///   `Φ(x) = k(x, L) T` with `T = U_m Λ_m^{-1/2}` (so `Φ Φᵀ = K_NL K_LL⁻¹ K_LN`), centred
@@ -562,29 +563,32 @@ impl Kpca {
     }
 
     fn refresh_exact(&mut self, xc: &Array2<f64>) -> Result<Array2<f64>> {
-        let n = xc.nrows();
-        let k = self.kernel.block(xc.view(), xc.view())?;
-        let kbar = k.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(n));
-        let grand = kbar.mean().unwrap_or(0.0);
-        let mut kt = k.clone();
-        for ((i, j), v) in kt.indexed_iter_mut() {
-            *v += grand - kbar[i] - kbar[j];
-        }
-        // K̃ is positive semi-definite (centred RBF), so its top singular pairs are its top
-        // eigenpairs: a restarted Lanczos costs O(N²) per iteration instead of O(N³).
-        let params = LanczosParams {
-            tol: 1e-10,
-            seed: self.seed,
-            ..LanczosParams::default()
-        };
-        let svd = lanczos_svd(&kt, self.rank, &params)?;
-        let mut a = svd.u;
+        // K̃ = H K H is positive semi-definite (centred RBF): ksvd::Kpca's restarted Lanczos
+        // costs O(N²) per iteration instead of the O(N³) of a full eigendecomposition.
+        let kpca = ksvd::Kpca::params()
+            .kernel(self.kernel.to_kernel())
+            .rank(self.rank)
+            .solver(Solver::Lanczos(LanczosParams {
+                tol: 1e-10,
+                ..LanczosParams::default()
+            }))
+            .center(true)
+            .seed(self.seed)
+            .check()?
+            .fit_samples(Samples::dense(xc.clone())?)?;
+        let mut a = kpca.eigenvectors().to_owned();
         align_signs(&mut a, &self.a);
         self.a = a;
-        self.eig = svd.s;
-        let mut kc = k;
-        kc -= &kbar;
-        self.kbar = kbar;
+        self.eig = kpca.eigenvalues().to_owned();
+        // k̄_j = mean_i K_ij (K is symmetric: its row means).
+        let n = xc.nrows();
+        self.kbar = kpca
+            .centering()
+            .map_or_else(|| Array1::zeros(n), |c| Array1::from(c.col_means));
+        // Training features (K − 1 k̄ᵀ) A through the same kernel block as `forward` and
+        // `transform` (the batch and test features of the head).
+        let mut kc = self.kernel.block(xc.view(), xc.view())?;
+        kc -= &self.kbar;
         Ok(dense::matmul(kc.view(), self.a.view())?)
     }
 
@@ -725,29 +729,11 @@ impl LearnableEmbedding for Kpca {
     }
 }
 
-/// The median of the squared distances `‖x_i − z_j‖²` over all pairs of a seeded subsample of at
-/// most `max_rows` rows of `x` and all rows of `z` (excluding exact zeros, e.g. a sample paired
-/// with itself): the "median heuristic" bandwidth `γ²`.
-pub fn median_sq_distance(x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>, max_rows: usize, seed: u64) -> Result<f64> {
-    let rows = sample_indices(&mut rng_from_seed(seed), x.nrows(), max_rows.max(1));
-    let xs = x.select(Axis(0), &rows);
-    let mut d: Vec<f64> = sq_dists(xs.view(), z).into_iter().filter(|&v| v > 0.0).collect();
-    if d.is_empty() {
-        return Err(GeneralError::invalid(
-            "bandwidth",
-            "median",
-            "at least one pair of distinct samples",
-        ));
-    }
-    let mid = d.len() / 2;
-    d.select_nth_unstable_by(mid, f64::total_cmp);
-    Ok(d[mid])
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::head::{LinearHead, Loss};
+    use ksvd_kernels::KernelMatrix;
     use ksvd_linalg::random::gaussian_matrix;
     use ksvd_linalg::{materialize, LinearOperator};
     use ndarray::{array, Array1};
@@ -1091,14 +1077,5 @@ mod tests {
         assert_eq!(e.train.dim(), (25, 4));
         assert!(max_abs_diff(&dense::matmul(e.train.t(), e.train.view()).unwrap(), &Array2::eye(4)) < tol(25));
         assert!(max_abs_diff(&e.test, &e.train.slice(s![..5, ..]).to_owned()) < 1e2 * tol(25));
-    }
-
-    #[test]
-    fn median_heuristic_by_hand() {
-        let x = array![[0.0], [1.0], [3.0]];
-        // Distances² to z = {0}: 0 (dropped), 1, 9 -> the upper median of [1, 9] is 9.
-        assert_eq!(median_sq_distance(x.view(), array![[0.0]].view(), 10, 0).unwrap(), 9.0);
-        // Pairs of x with itself: 1, 9, 4 (each twice) -> sorted [1,1,4,4,9,9], element 3 -> 4.
-        assert_eq!(median_sq_distance(x.view(), x.view(), 10, 0).unwrap(), 4.0);
     }
 }

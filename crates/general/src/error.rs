@@ -73,6 +73,9 @@ pub enum GeneralError {
     /// A metric's input was invalid (see `ksvd-metrics`).
     #[error(transparent)]
     Metrics(#[from] ksvd_metrics::MetricsError),
+    /// The KSVD/KPCA model (crate `ksvd`) failed.
+    #[error(transparent)]
+    Model(#[from] ksvd::KsvdError),
 }
 
 impl GeneralError {

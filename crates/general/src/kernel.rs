@@ -23,6 +23,7 @@
 //! The bandwidth is given as `γ²` (the paper quotes `γ² = 1e7` etc.); the matching
 //! [`ksvd_kernels::Kernel`] has `gamma = sqrt(γ²)`. Every formula is checked against central
 //! finite differences in the tests.
+use ksvd_kernels::bandwidth::sq_distances;
 use ksvd_kernels::Kernel;
 use ksvd_linalg::dense;
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
@@ -92,12 +93,12 @@ impl DiffKernel {
         check_dims(x, z)?;
         let g = match *self {
             DiffKernel::Rbf { gamma2 } => {
-                let mut d = sq_dists(x, z);
+                let mut d = sq_distances(x, z)?;
                 d.mapv_inplace(|v| (-v / gamma2).exp());
                 d
             }
             DiffKernel::Sne { gamma2 } => {
-                let mut s = sq_dists(x, z);
+                let mut s = sq_distances(x, z)?;
                 s.mapv_inplace(|v| -v / gamma2);
                 for mut row in s.outer_iter_mut() {
                     let max = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
@@ -194,41 +195,6 @@ fn check_dims(x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<()> {
     Ok(())
 }
 
-/// `D_ij = ‖x_i − z_j‖²` by the GEMM identity `‖x'‖² + ‖z'‖² − 2 x'·z'` on inputs shifted by
-/// the mean of the `z` rows (distances are shift-invariant; the shift removes the cancellation
-/// that large raw feature values, e.g. protein's ~1e6, would otherwise cause), clamped at 0.
-pub(crate) fn sq_dists(x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Array2<f64> {
-    let mu = z.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(z.ncols()));
-    let xs = &x - &mu;
-    let zs = &z - &mu;
-    let nx: Array1<f64> = xs.outer_iter().map(|r| r.dot(&r)).collect();
-    let nz: Array1<f64> = zs.outer_iter().map(|r| r.dot(&r)).collect();
-    let mut d = match dense::matmul(xs.view(), zs.t()) {
-        Ok(p) => p,
-        // Shapes always agree here (checked by the callers); fall back to the direct sum anyway.
-        Err(_) => return sq_dists_direct(x, z),
-    };
-    Zip::from(d.outer_iter_mut()).and(&nx).par_for_each(|mut row, &a| {
-        Zip::from(&mut row)
-            .and(&nz)
-            .for_each(|v, &b| *v = (a + b - 2.0 * *v).max(0.0));
-    });
-    d
-}
-
-/// `D_ij = ‖x_i − z_j‖²` summed coordinate by coordinate (reference for the tests).
-pub(crate) fn sq_dists_direct(x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Array2<f64> {
-    let mut d = Array2::zeros((x.nrows(), z.nrows()));
-    Zip::from(d.outer_iter_mut())
-        .and(x.outer_iter())
-        .par_for_each(|mut drow, xi| {
-            for (dv, zj) in drow.iter_mut().zip(z.outer_iter()) {
-                *dv = xi.iter().zip(zj.iter()).map(|(a, b)| (a - b) * (a - b)).sum();
-            }
-        });
-    d
-}
-
 /// `(X̄, Z̄) = (2 (diag(E1) X − E Z), 2 (diag(Eᵀ1) Z − Eᵀ X))` for `E = ∂L/∂D`.
 fn distance_backward(
     x: ArrayView2<'_, f64>,
@@ -296,23 +262,6 @@ mod tests {
             let tol = 64.0 * f64::EPSILON * scale;
             assert!((&ours - &theirs).iter().all(|d| d.abs() <= tol), "{k:?}");
         }
-    }
-
-    #[test]
-    fn shifted_gemm_distances_match_the_direct_sum() {
-        // Raw-scale inputs (offset 1e6, spread 1e2): without the shift the identity would lose
-        // about eps * 1e12 in absolute terms; with it the error is eps * (spread² d).
-        let mut rng = rng_from_seed(8);
-        let x = gaussian_matrix(&mut rng, 9, 5) * 100.0 + 1e6;
-        let z = gaussian_matrix(&mut rng, 6, 5) * 100.0 + 1e6;
-        let a = sq_dists(x.view(), z.view());
-        let b = sq_dists_direct(x.view(), z.view());
-        let scale = b.iter().fold(0.0f64, |m, v| m.max(*v));
-        assert!(
-            (&a - &b).iter().all(|d| d.abs() <= 64.0 * f64::EPSILON * scale),
-            "{}",
-            (&a - &b).mapv(f64::abs).sum()
-        );
     }
 
     #[test]

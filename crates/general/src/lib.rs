@@ -30,7 +30,8 @@
 //!   `V` is re-computed by an SVD of the full `G` every `refresh_every` steps (sign-aligned with
 //!   the previous `V` so the head keeps its meaning). Gradients are analytic ([`kernel`] derives
 //!   them) and checked against finite differences in the tests.
-//! * KPCA: `K̃ = H K H`, `K = [k(x_i, x_j)]`, top-4 eigenvectors `A`, features `K̃ A = A Λ`
+//! * KPCA: `K̃ = H K H`, `K = [k(x_i, x_j)]`, top-4 eigenvectors `A` (the exact plan fits
+//!   [`ksvd::Kpca`]; fixed KSVD embeddings are [`ksvd::Ksvd`] fits), features `K̃ A = A Λ`
 //!   (the analogue of `G V`), `(k(x, X) − k̄) A` for test samples. "Learnable C" uses
 //!   `κ(Cᵀx, Cᵀx')` with `C ∈ R^{M×M}` initialised to `I`, trained like a3 with `A` detached.
 //!   Above `kpca_exact_max` training rows (protein) a Nyström approximation with `m` landmarks is
@@ -181,10 +182,12 @@ pub mod train;
 
 pub use data::{prepare, Prepared, Preprocessing, TaskKind};
 pub use embed::{
-    compatibility_matrix, ksvd_fixed, median_sq_distance, nonlinear_svd, polynomial_features, EmbeddingScale,
-    FixedEmbedding, Kpca, KpcaPlan, LearnableEmbedding, LearnableKsvd,
+    compatibility_matrix, ksvd_fixed, nonlinear_svd, polynomial_features, EmbeddingScale, FixedEmbedding, Kpca,
+    KpcaPlan, LearnableEmbedding, LearnableKsvd,
 };
 pub use error::{GeneralError, Result};
 pub use head::HeadInit;
 pub use kernel::DiffKernel;
+/// The median heuristic bandwidth, owned by `ksvd-kernels`.
+pub use ksvd_kernels::bandwidth::median_sq_distance;
 pub use train::{evaluate, loss_of, FeatureScaler, SgdOptions, TargetScaler, Trained, DIVERGENCE_FACTOR};

@@ -16,6 +16,8 @@
 //!   non-square data matrix whose rows and columns are the two sample sets.
 //! * [`graph`]: adjacency-matrix inputs (`x_i` = out-row, `z_j` = in-column) and their
 //!   transforms, and the paper's bandwidth rule `γ = k sqrt(M γ_x)`.
+//! * [`bandwidth`]: squared distances (shifted GEMM identity) and the median-heuristic
+//!   bandwidth `γ² = median ‖x_i − z_j‖²`.
 //!
 //! ```
 //! use ksvd_kernels::{graph::{graph_samples, GraphInput}, Kernel, KernelMatrix};
@@ -31,6 +33,7 @@
 //! # Ok::<(), ksvd_kernels::KernelError>(())
 //! ```
 
+pub mod bandwidth;
 pub mod compat;
 mod error;
 pub mod graph;

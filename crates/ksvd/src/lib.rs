@@ -17,6 +17,12 @@
 //! ([`KsvdModel::to_bytes`] / [`KsvdModel::from_bytes`], `save` / `load`; feature `serde`, on by
 //! default; format documented at [`MODEL_FORMAT_VERSION`]).
 //!
+//! KPCA is the symmetric case of the same model (`Z = X`, a symmetric PSD kernel, `U = V`):
+//! [`Kpca`] computes the top-`r` eigenpairs `K̃ a_l = λ_l a_l` of the (doubly centred,
+//! `K̃ = H K H`) kernel matrix with the same [`Solver`]s (`Solver::Nystrom` is the symmetric
+//! Nyström method there), and [`Kpca::transform`] scores new samples `k̃(x', X) A` with the
+//! training centring, as [`KsvdModel`] does for KSVD.
+//!
 //! ```
 //! use ksvd::{Ksvd, Solver};
 //! use ksvd_kernels::{Kernel, Samples};
@@ -46,11 +52,13 @@
 
 mod error;
 mod fitted;
+mod kpca;
 mod landmarks;
 mod model;
 
 pub use error::{KsvdError, Result};
 pub use fitted::{CompatMap, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VERSION};
+pub use kpca::{Kpca, KpcaParams, KpcaValidParams};
 pub use ksvd_linalg::MemoryBudget;
 pub use ksvd_nystrom::{InnerSolver, Sampling};
 pub use ksvd_solvers::{

@@ -5,13 +5,14 @@ use std::collections::BTreeMap;
 use std::time::Instant;
 
 use ksvd_datasets::{DataRoot, DatasetError, DatasetName, TabularData};
+use ksvd_kernels::bandwidth::median_sq_distance;
 use ksvd_kernels::compat::Compat;
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
 use ksvd_general::embed::{
-    compatibility_matrix, ksvd_fixed, median_sq_distance, nonlinear_svd, EmbeddingScale, FixedEmbedding, Kpca,
-    KpcaPlan, LearnableEmbedding, LearnableKsvd,
+    compatibility_matrix, ksvd_fixed, nonlinear_svd, EmbeddingScale, FixedEmbedding, Kpca, KpcaPlan,
+    LearnableEmbedding, LearnableKsvd,
 };
 use ksvd_general::head::HeadInit;
 use ksvd_general::kernel::DiffKernel;
@@ -796,7 +797,7 @@ fn table3_cell(
                     .ok_or_else(|| GeneralError::invalid("gamma2", kernel, "a table for `rbf` and `sne`"))?;
                 lookup(map, &p.name, "gamma2")
             }
-            BandwidthRule::Median => median_sq_distance(x, z, 1000, bw_seed),
+            BandwidthRule::Median => Ok(median_sq_distance(x, z, 1000, bw_seed)?),
         }
     };
     match method {

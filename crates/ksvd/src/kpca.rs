@@ -1,0 +1,507 @@
+//! KPCA: the symmetric case of the model (`Z = X`, a symmetric kernel), solved by the same
+//! [`Solver`]s as KSVD.
+use crate::error::{KsvdError, Result};
+use crate::model::{Ksvd, Solver};
+use ksvd_kernels::{Kernel, KernelMatrix, Samples};
+use ksvd_linalg::{dense, LinearOperator, MemoryBudget};
+use ksvd_nystrom::{symmetric_nystrom, Gram, Sampling};
+use linfa::dataset::DatasetBase;
+use linfa::param_guard::ParamGuard;
+use linfa::traits::Fit;
+use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+
+/// Validated KPCA hyper-parameters (see [`KpcaParams`]).
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+pub struct KpcaValidParams {
+    kernel: Kernel,
+    rank: usize,
+    solver: Solver,
+    center: bool,
+    seed: u64,
+    /// Memory budget in bytes (`None`: [`MemoryBudget::auto`]).
+    #[cfg_attr(feature = "serde", serde(default))]
+    memory_budget: Option<u64>,
+}
+
+/// KPCA hyper-parameters, linfa style: build with [`Kpca::params`], validated once by
+/// [`ParamGuard::check`] (or implicitly by [`Fit::fit`]).
+#[derive(Debug, Clone, PartialEq)]
+pub struct KpcaParams(KpcaValidParams);
+
+impl Default for KpcaParams {
+    fn default() -> Self {
+        KpcaParams(KpcaValidParams {
+            kernel: Kernel::Rbf { gamma: 1.0 },
+            rank: 10,
+            solver: Solver::Auto { tol: 1e-8 },
+            center: true,
+            seed: 0,
+            memory_budget: None,
+        })
+    }
+}
+
+impl KpcaParams {
+    /// Sets the kernel; it must be symmetric and positive semi-definite (linear, RBF,
+    /// Laplacian; a polynomial kernel only where it is PSD). SNE is rejected: it is not symmetric.
+    pub fn kernel(mut self, kernel: Kernel) -> Self {
+        self.0.kernel = kernel;
+        self
+    }
+    /// Sets the rank `r` (number of components).
+    pub fn rank(mut self, rank: usize) -> Self {
+        self.0.rank = rank;
+        self
+    }
+    /// Sets the solver. [`Solver::Nystrom`] means the symmetric Nyström method
+    /// ([`ksvd_nystrom::symmetric_nystrom`]) with `landmarks` uniformly sampled samples.
+    pub fn solver(mut self, solver: Solver) -> Self {
+        self.0.solver = solver;
+        self
+    }
+    /// Centres `K` on both sides, `K̃ = H K H` (the default, as KPCA is usually defined).
+    pub fn center(mut self, center: bool) -> Self {
+        self.0.center = center;
+        self
+    }
+    /// Seed of every random choice (landmarks, starting vectors, random projections).
+    pub fn seed(mut self, seed: u64) -> Self {
+        self.0.seed = seed;
+        self
+    }
+    /// Sets the memory budget for storing `K` and for the dense solver (as for KSVD).
+    pub fn memory_budget(mut self, budget: MemoryBudget) -> Self {
+        self.0.memory_budget = Some(budget.as_bytes());
+        self
+    }
+}
+
+impl ParamGuard for KpcaParams {
+    type Checked = KpcaValidParams;
+    type Error = KsvdError;
+
+    fn check_ref(&self) -> Result<&KpcaValidParams> {
+        let p = &self.0;
+        p.kernel.validate()?;
+        if matches!(p.kernel, Kernel::Sne { .. }) {
+            return Err(KsvdError::InvalidParameter {
+                name: "kernel",
+                reason: "KPCA needs a symmetric kernel; SNE is asymmetric (use Ksvd)".into(),
+            });
+        }
+        if p.rank == 0 {
+            return Err(KsvdError::InvalidParameter {
+                name: "rank",
+                reason: "must be at least 1".into(),
+            });
+        }
+        if let Solver::Nystrom {
+            landmarks,
+            cols,
+            sampling,
+            ..
+        } = p.solver
+        {
+            if landmarks < p.rank {
+                return Err(KsvdError::InvalidParameter {
+                    name: "landmarks",
+                    reason: format!("{landmarks} landmarks cannot give rank {}", p.rank),
+                });
+            }
+            if cols.is_some() || sampling != Sampling::Uniform {
+                return Err(KsvdError::InvalidParameter {
+                    name: "solver",
+                    reason: "the symmetric Nyström method samples one set of landmarks uniformly: \
+                             leave cols unset and sampling uniform"
+                        .into(),
+                });
+            }
+        }
+        Ok(p)
+    }
+    fn check(self) -> Result<KpcaValidParams> {
+        self.check_ref()?;
+        Ok(self.0)
+    }
+}
+
+impl KpcaValidParams {
+    /// The kernel.
+    pub fn kernel(&self) -> &Kernel {
+        &self.kernel
+    }
+    /// The rank `r`.
+    pub fn rank(&self) -> usize {
+        self.rank
+    }
+    /// The solver.
+    pub fn solver(&self) -> &Solver {
+        &self.solver
+    }
+    /// Whether `K` is centred on both sides.
+    pub fn center(&self) -> bool {
+        self.center
+    }
+    /// The seed.
+    pub fn seed(&self) -> u64 {
+        self.seed
+    }
+    /// The memory budget for storing `K` and for the dense solver.
+    pub fn memory_budget(&self) -> MemoryBudget {
+        self.memory_budget
+            .and_then(|b| MemoryBudget::bytes(b).ok())
+            .unwrap_or_else(MemoryBudget::auto)
+    }
+
+    /// Fits KPCA on the samples `x` (`N` of them): the top-`r` eigenpairs of
+    /// `K_ij = k(x_i, x_j)` (of `K̃ = H K H` when centred).
+    pub fn fit_samples(&self, x: Samples) -> Result<Kpca> {
+        let mut k = KernelMatrix::with_budget(x.clone(), x, self.kernel, self.memory_budget())?;
+        if self.center {
+            k = k.centered()?;
+        }
+        let n = k.nrows();
+        let (values, vectors, landmarks) = match &self.solver {
+            Solver::Nystrom { landmarks, .. } => {
+                ksvd_solvers::check_rank(n, n, self.rank)?;
+                let ny = symmetric_nystrom(&k, Gram::Itself, self.rank, (*landmarks).min(n), self.seed)?;
+                (ny.values, ny.vectors, Some(ny.landmarks))
+            }
+            // Every other solver is KSVD's on the square matrix K: for a symmetric PSD K the
+            // singular triplets (u, s, v) are eigenpairs (u = v, λ = s).
+            solver => {
+                let mut params = Ksvd::params()
+                    .kernel(self.kernel)
+                    .rank(self.rank)
+                    .solver(solver.clone())
+                    .seed(self.seed);
+                if let Some(b) = self.memory_budget {
+                    params = params.memory_budget(MemoryBudget::bytes(b)?);
+                }
+                let svd = params.check()?.fit_kernel_matrix(k.clone())?.svd().clone();
+                (svd.s, svd.u, None)
+            }
+        };
+        // ‖K a_l − λ_l a_l‖ / λ_1: one product with K.
+        let ka = k.apply(vectors.view())?;
+        let lambda1 = values.first().copied().unwrap_or(0.0).abs();
+        let residuals = (&ka - &(&vectors * &values.view().insert_axis(Axis(0))))
+            .axis_iter(Axis(1))
+            .map(|c| {
+                let r = c.dot(&c).sqrt();
+                if lambda1 > 0.0 {
+                    r / lambda1
+                } else {
+                    r
+                }
+            })
+            .collect();
+        Ok(Kpca {
+            params: self.clone(),
+            k,
+            values,
+            vectors,
+            residuals,
+            landmarks,
+        })
+    }
+}
+
+/// Fits on a data matrix (records, `N × M`): the samples are its rows. Targets are ignored.
+impl<T> Fit<Array2<f64>, T, KsvdError> for KpcaValidParams {
+    type Object = Kpca;
+
+    fn fit(&self, dataset: &DatasetBase<Array2<f64>, T>) -> Result<Kpca> {
+        // `Samples::dense` rejects empty and non-finite data with a typed error.
+        self.fit_samples(Samples::dense(dataset.records().to_owned())?)
+    }
+}
+
+/// A fitted KPCA model: the top-`r` eigenpairs `K̃ a_l = λ_l a_l` of the (centred) kernel
+/// matrix of the training samples, the symmetric case of [`Ksvd`] (`Z = X`, `B_φ = B_ψ = A`).
+///
+/// The score of a sample `x` on component `l` is `Σ_i k̃(x, x_i) a_il`, with `k̃` centred by the
+/// training means exactly as [`crate::KsvdModel`] centres new rows
+/// ([`KernelMatrix::cross_rows`]); at the training samples the scores are `K̃ A = A Λ`
+/// ([`Kpca::transform`]). With the Nyström solver, `A` and `Λ` approximate the eigenpairs
+/// (`Ã = K̃_{N,L} Q Λ_L⁻¹` normalised, `λ̃ = (N/n) λ_L`; all samples as landmarks give the exact
+/// eigenpairs) and the scores of the training samples are `K̃ Ã ≈ Ã Λ̃`.
+///
+/// ```
+/// use ksvd::{Kpca, Solver};
+/// use ksvd_kernels::{Kernel, Samples};
+/// use linfa::prelude::*;
+/// use ndarray::Array2;
+///
+/// let x = Array2::from_shape_fn((40, 3), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 11.0);
+/// let kpca = Kpca::params()
+///     .kernel(Kernel::Rbf { gamma: 0.8 })
+///     .rank(3)
+///     .solver(Solver::Exact)
+///     .check()?
+///     .fit_samples(Samples::dense(x.clone())?)?;
+/// assert_eq!(kpca.eigenvectors().dim(), (40, 3));
+/// // The scores of the training samples are A Λ.
+/// let scores = kpca.transform(&Samples::dense(x)?)?;
+/// let a = kpca.eigenvectors();
+/// assert!((scores[[0, 0]] - a[[0, 0]] * kpca.eigenvalues()[0]).abs() < 1e-10);
+/// # Ok::<(), ksvd::KsvdError>(())
+/// ```
+#[derive(Debug, Clone)]
+pub struct Kpca {
+    params: KpcaValidParams,
+    k: KernelMatrix,
+    values: Array1<f64>,
+    vectors: Array2<f64>,
+    residuals: Array1<f64>,
+    landmarks: Option<Vec<usize>>,
+}
+
+impl Kpca {
+    /// Default parameters (RBF, γ = 1, rank 10, the `Auto` solver at tolerance 1e-8, centred).
+    pub fn params() -> KpcaParams {
+        KpcaParams::default()
+    }
+    /// Eigenvalues `λ_1 ≥ … ≥ λ_r` of `K̃` (approximate for the Nyström solver).
+    pub fn eigenvalues(&self) -> ArrayView1<'_, f64> {
+        self.values.view()
+    }
+    /// Eigenvectors `A` (`N × r`, unit columns; orthonormal for every solver but Nyström).
+    pub fn eigenvectors(&self) -> ArrayView2<'_, f64> {
+        self.vectors.view()
+    }
+    /// Residuals `‖K̃ a_l − λ_l a_l‖ / λ_1` of every pair, computed at the fit.
+    pub fn residuals(&self) -> ArrayView1<'_, f64> {
+        self.residuals.view()
+    }
+    /// The kernel matrix `K̃` (centred when fitted centred).
+    pub fn kernel_matrix(&self) -> &KernelMatrix {
+        &self.k
+    }
+    /// The hyper-parameters.
+    pub fn params_used(&self) -> &KpcaValidParams {
+        &self.params
+    }
+    /// The Nyström landmarks (indices into the training samples), when that solver was used.
+    pub fn landmarks(&self) -> Option<&[usize]> {
+        self.landmarks.as_deref()
+    }
+    /// The centring means of `K` (`None` when not centred): row means (= column means, `K`
+    /// being symmetric) and the grand mean.
+    pub fn centering(&self) -> Option<ksvd_kernels::Centering> {
+        self.k.stats().centering
+    }
+    /// Scores of new samples, `k̃(x', X) A` (`new × r`), centred with the training means.
+    pub fn transform(&self, new_x: &Samples) -> Result<Array2<f64>> {
+        let all: Vec<usize> = (0..self.k.ncols()).collect();
+        let k = self.k.cross_rows(new_x, &all)?;
+        Ok(dense::matmul(k.view(), self.vectors.view())?)
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+    use ksvd_linalg::MatrixBlocks;
+    use ksvd_solvers::{LanczosParams, RsvdParams};
+
+    fn data(n: usize, d: usize, seed: u64) -> Array2<f64> {
+        let mut s = seed.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+        Array2::from_shape_fn((n, d), |_| {
+            s = s.wrapping_mul(6364136223846793005).wrapping_add(1442695040888963407);
+            (s >> 11) as f64 / (1u64 << 53) as f64
+        })
+    }
+
+    fn max_abs(a: &Array2<f64>) -> f64 {
+        a.iter().fold(0.0f64, |m, v| m.max(v.abs()))
+    }
+
+    /// `K̃` formed densely by hand: `K_ij − r_i − r_j + g`.
+    fn dense_centred(x: &Array2<f64>, gamma: f64, center: bool) -> Array2<f64> {
+        let n = x.nrows();
+        let mut k = Array2::from_shape_fn((n, n), |(i, j)| {
+            let d = &x.row(i) - &x.row(j);
+            (-d.dot(&d) / (gamma * gamma)).exp()
+        });
+        if center {
+            let r = k.mean_axis(Axis(1)).unwrap();
+            let g = r.mean().unwrap();
+            for ((i, j), v) in k.indexed_iter_mut() {
+                *v += g - r[i] - r[j];
+            }
+        }
+        k
+    }
+
+    fn fit(x: &Array2<f64>, rank: usize, solver: Solver, center: bool) -> Kpca {
+        Kpca::params()
+            .kernel(Kernel::Rbf { gamma: 0.7 })
+            .rank(rank)
+            .solver(solver)
+            .center(center)
+            .seed(3)
+            .check()
+            .unwrap()
+            .fit_samples(Samples::dense(x.clone()).unwrap())
+            .unwrap()
+    }
+
+    /// Every solver agrees with a dense symmetric eigendecomposition of the (centred) kernel:
+    /// eigenvalues, the projector on the eigenvectors, orthonormality and residuals.
+    #[test]
+    fn agrees_with_a_dense_eigendecomposition() {
+        let (n, r) = (60, 4);
+        let x = data(n, 3, 1);
+        let eps_n = f64::EPSILON * (8.0 * n as f64).sqrt();
+        for center in [true, false] {
+            let k = dense_centred(&x, 0.7, center);
+            let (w, q) = dense::symmetric_eigen(k.view()).unwrap();
+            let qr = q.slice(ndarray::s![.., ..r]).to_owned();
+            let lanczos = Solver::Lanczos(LanczosParams {
+                tol: 1e-12,
+                ..Default::default()
+            });
+            let rsvd = Solver::Rsvd(RsvdParams {
+                power_iters: 12,
+                ..Default::default()
+            });
+            for (solver, tol) in [
+                (Solver::Exact, 1e3 * eps_n),
+                (Solver::Auto { tol: 1e-12 }, 1e4 * eps_n),
+                (lanczos, 1e4 * eps_n),
+                (rsvd, 1e-6),
+            ] {
+                let m = fit(&x, r, solver.clone(), center);
+                let a = m.eigenvectors().to_owned();
+                for l in 0..r {
+                    assert!((m.eigenvalues()[l] - w[l]).abs() <= tol * w[0], "{solver:?} λ_{l}");
+                }
+                let gap = max_abs(&(&a.dot(&a.t()) - &qr.dot(&qr.t())));
+                assert!(gap <= tol * 1e2, "{solver:?} center={center}: projector gap {gap}");
+                let ortho = max_abs(&(&a.t().dot(&a) - &Array2::<f64>::eye(r)));
+                assert!(ortho <= 1e2 * eps_n, "{solver:?}: orthonormality {ortho}");
+                // Residuals as reported and as recomputed from the dense K̃.
+                let res = &k.dot(&a) - &(&a * &m.eigenvalues().insert_axis(Axis(0)));
+                let worst = res.axis_iter(Axis(1)).map(|c| c.dot(&c).sqrt()).fold(0.0, f64::max) / w[0];
+                let reported = m.residuals().iter().copied().fold(0.0, f64::max);
+                assert!(
+                    worst <= tol * 1e2 && reported <= tol * 1e2,
+                    "{solver:?}: {worst} {reported}"
+                );
+                assert!((worst - reported).abs() <= 1e2 * eps_n);
+            }
+        }
+    }
+
+    #[test]
+    fn nystrom_with_every_sample_as_landmark_is_exact() {
+        let (n, r) = (50, 3);
+        let x = data(n, 2, 7);
+        let eps_n = f64::EPSILON * (8.0 * n as f64).sqrt();
+        let exact = fit(&x, r, Solver::Exact, true);
+        let ny = fit(
+            &x,
+            r,
+            Solver::Nystrom {
+                landmarks: n,
+                cols: None,
+                sampling: Sampling::Uniform,
+                inner: Default::default(),
+            },
+            true,
+        );
+        assert_eq!(ny.landmarks().map(<[usize]>::len), Some(n));
+        let l1 = exact.eigenvalues()[0];
+        for l in 0..r {
+            assert!((ny.eigenvalues()[l] - exact.eigenvalues()[l]).abs() <= 1e3 * eps_n * l1);
+        }
+        let (a, b) = (exact.eigenvectors(), ny.eigenvectors());
+        let gap = max_abs(&(&a.dot(&a.t()) - &b.dot(&b.t())));
+        // Eigenvector perturbation: eps-level error over the relative gap λ_r − λ_{r+1}.
+        assert!(gap <= 1e5 * eps_n, "projector gap {gap}");
+        assert!(ny.residuals().iter().all(|&v| v <= 1e5 * eps_n));
+    }
+
+    /// The scores of the training samples are `K̃ A = A Λ`, and a new sample is centred with
+    /// the training means: its score equals the dense formula.
+    #[test]
+    fn transform_reproduces_training_scores_and_centres_new_samples_like_training() {
+        let (n, r) = (45, 3);
+        let x = data(n, 3, 11);
+        let eps_n = f64::EPSILON * (8.0 * n as f64).sqrt();
+        let m = fit(&x, r, Solver::Exact, true);
+        let a = m.eigenvectors().to_owned();
+        let scores = m.transform(&Samples::dense(x.clone()).unwrap()).unwrap();
+        let want = &a * &m.eigenvalues().insert_axis(Axis(0));
+        assert!(max_abs(&(&scores - &want)) <= 1e2 * eps_n * m.eigenvalues()[0]);
+        // New samples: k̃(x', x_i) = k(x', x_i) − mean_j k(x', x_j) − r_i + g.
+        let new = data(5, 3, 99);
+        let raw = Array2::from_shape_fn((5, n), |(p, i)| {
+            let d = &new.row(p) - &x.row(i);
+            (-d.dot(&d) / 0.49).exp()
+        });
+        let kraw = dense_centred(&x, 0.7, false);
+        let rmean = kraw.mean_axis(Axis(1)).unwrap();
+        let g = rmean.mean().unwrap();
+        let mut kc = raw.clone();
+        let own = raw.mean_axis(Axis(1)).unwrap();
+        for ((p, i), v) in kc.indexed_iter_mut() {
+            *v += g - own[p] - rmean[i];
+        }
+        let got = m.transform(&Samples::dense(new).unwrap()).unwrap();
+        assert!(max_abs(&(&got - &kc.dot(&a))) <= 1e2 * eps_n * (n as f64));
+        // The stored means are those of K.
+        let c = m.centering().unwrap();
+        assert!((c.grand_mean - g).abs() <= 1e2 * eps_n);
+        let k = m.kernel_matrix();
+        assert_eq!((k.nrows(), k.ncols()), (n, n));
+        let blk = k.block(&[0, 1], &[0, 1]).unwrap();
+        assert!((blk[[0, 1]] - blk[[1, 0]]).abs() <= 1e2 * eps_n);
+    }
+
+    #[test]
+    fn bad_input_is_a_typed_error() {
+        let x = data(10, 2, 0);
+        let p = || Kpca::params().kernel(Kernel::Rbf { gamma: 1.0 }).solver(Solver::Exact);
+        // Rank beyond the number of samples.
+        let e = p()
+            .rank(11)
+            .check()
+            .unwrap()
+            .fit_samples(Samples::dense(x.clone()).unwrap());
+        assert!(matches!(e, Err(KsvdError::Solver(_))), "{e:?}");
+        assert!(matches!(
+            p().rank(0).check(),
+            Err(KsvdError::InvalidParameter { name: "rank", .. })
+        ));
+        assert!(matches!(
+            p().kernel(Kernel::Sne { gamma: 1.0 }).check(),
+            Err(KsvdError::InvalidParameter { name: "kernel", .. })
+        ));
+        let ny = Solver::Nystrom {
+            landmarks: 2,
+            cols: None,
+            sampling: Sampling::Uniform,
+            inner: Default::default(),
+        };
+        assert!(matches!(
+            p().rank(3).solver(ny).check(),
+            Err(KsvdError::InvalidParameter { name: "landmarks", .. })
+        ));
+        // NaN and empty samples.
+        let mut bad = x.clone();
+        bad[[3, 1]] = f64::NAN;
+        let valid = p().rank(2).check().unwrap();
+        assert!(matches!(valid.fit(&DatasetBase::from(bad)), Err(KsvdError::Kernel(_))));
+        assert!(matches!(
+            valid.fit(&DatasetBase::from(Array2::<f64>::zeros((0, 2)))),
+            Err(KsvdError::Kernel(ksvd_kernels::KernelError::Empty { .. }))
+        ));
+        // The fitted model rejects new samples of another dimension.
+        let m = valid.fit(&DatasetBase::from(x)).unwrap();
+        assert!(m.transform(&Samples::dense(Array2::zeros((2, 5))).unwrap()).is_err());
+    }
+}
