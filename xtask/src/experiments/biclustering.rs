@@ -208,7 +208,7 @@ fn baseline_rows(
         params: params.baselines.clone(),
     };
     let rows = run_bicluster_baselines(&config, root, &mut |_| {}).with_context(|| format!("{method} on {id}"))?;
-    rows.into_iter().map(Row::from_crate).collect()
+    Ok(rows)
 }
 
 impl Experiment for Biclustering {

@@ -154,7 +154,7 @@ impl Experiment for Table1 {
                                     .map_err(|e| e.to_string())
                             };
                             Ok(match run_graph_baselines(&bconfig, &root, &mut |_| {}, evaluate) {
-                                Ok(r) => declared(cx, r.into_iter().map(Row::from_crate).collect::<Result<_>>()?),
+                                Ok(r) => declared(cx, r),
                                 Err(e) => failed_rows(cx, dataset, method, seed, &e.into()),
                             })
                         })?);

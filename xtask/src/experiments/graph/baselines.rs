@@ -10,63 +10,15 @@ use serde::{Deserialize, Serialize};
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-/// Whether a [`ResultRow`] carries a value, and if not why not (the runner's status ids).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RowStatus {
-    /// `value` holds the result.
-    Ok,
-    /// The dataset's files are not available (the note says which).
-    MissingData,
-    /// The computation failed (the note holds the error).
-    Failed,
-}
+use crate::rows::{Row, Status};
 
-/// One tidy result: dataset x method x metric x seed.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResultRow {
-    /// Dataset id (as in the config).
-    pub dataset: String,
-    /// Method id ([`GraphBaseline::id`], [`BiclusterBaseline::id`]).
-    pub method: String,
-    /// Metric id (`nmi`, `coherence`, or whatever the graph evaluator returns).
-    pub metric: String,
-    /// Mean over the trials of the cell (absent unless `status` is `Ok`).
-    pub value: Option<f64>,
-    /// Sample standard deviation over the trials (`n − 1`, [`ksvd_metrics::mean_std`]; absent for one
-    /// trial).
-    pub std: Option<f64>,
-    /// Seed of the cell.
-    pub seed: Option<u64>,
-    /// Trials in the cell.
-    pub trials: Option<u32>,
-    /// Mean wall time of one trial of the method itself (embedding or biclustering, without
-    /// loading or evaluation), seconds.
-    pub seconds: Option<f64>,
-    /// Rayon threads available to the run.
-    pub threads: Option<u32>,
-    /// Status of the row.
-    pub status: RowStatus,
-    /// Provenance or the reason for a missing value.
-    pub note: Option<String>,
-}
-
-impl ResultRow {
-    fn new(dataset: &str, method: &str, metric: &str, seed: u64, status: RowStatus, note: Option<String>) -> Self {
-        Self {
-            dataset: dataset.to_string(),
-            method: method.to_string(),
-            metric: metric.to_string(),
-            value: None,
-            std: None,
-            seed: Some(seed),
-            trials: None,
-            seconds: None,
-            threads: Some(rayon::current_num_threads() as u32),
-            status,
-            note,
-        }
-    }
+/// A row of the tidy table with this runner's fields set: seed of the cell and the threads
+/// available.
+fn row(dataset: &str, method: &str, metric: &str, seed: u64, status: Status, note: Option<String>) -> Row {
+    let mut row = Row::status(dataset, method, metric, status, note);
+    row.seed = Some(seed);
+    row.threads = Some(rayon::current_num_threads() as u32);
+    row
 }
 
 /// Mean and sample standard deviation ([`ksvd_metrics::mean_std`], `n − 1`; `None` for one value).
@@ -162,7 +114,7 @@ pub fn run_graph_baselines<F>(
     root: &DataRoot,
     progress: &mut dyn FnMut(&str),
     mut evaluate: F,
-) -> Result<Vec<ResultRow>>
+) -> Result<Vec<Row>>
 where
     F: FnMut(&Graph, &Embeddings, u64) -> std::result::Result<Vec<(String, f64)>, String>,
 {
@@ -189,20 +141,13 @@ where
             Ok(g) => g,
             Err(e) => {
                 let status = if matches!(e, DatasetError::MissingFile { .. }) {
-                    RowStatus::MissingData
+                    Status::MissingData
                 } else {
-                    RowStatus::Failed
+                    Status::Failed
                 };
                 for method in &config.methods {
                     for &seed in &config.seeds {
-                        rows.push(ResultRow::new(
-                            id,
-                            method.id(),
-                            "embedding",
-                            seed,
-                            status,
-                            Some(e.to_string()),
-                        ));
+                        rows.push(row(id, method.id(), "embedding", seed, status, Some(e.to_string())));
                     }
                 }
                 continue;
@@ -243,25 +188,18 @@ where
                     }
                 }
                 if let Some(note) = failure {
-                    rows.push(ResultRow::new(
-                        id,
-                        method.id(),
-                        "embedding",
-                        seed,
-                        RowStatus::Failed,
-                        Some(note),
-                    ));
+                    rows.push(row(id, method.id(), "embedding", seed, Status::Failed, Some(note)));
                     continue;
                 }
                 let (secs, _) = mean_std(&seconds);
                 for (metric, values) in per_metric {
                     let (mean, std) = mean_std(&values);
-                    let mut row = ResultRow::new(id, method.id(), &metric, seed, RowStatus::Ok, None);
-                    row.value = Some(mean);
-                    row.std = std;
-                    row.trials = Some(values.len() as u32);
-                    row.seconds = Some(secs);
-                    rows.push(row);
+                    let mut r = row(id, method.id(), &metric, seed, Status::Ok, None);
+                    r.value = Some(mean);
+                    r.std = std;
+                    r.trials = Some(values.len() as u32);
+                    r.seconds = Some(secs);
+                    rows.push(r);
                 }
             }
         }
@@ -314,7 +252,7 @@ pub fn run_bicluster_baselines(
     config: &BiclusterBaselinesConfig,
     root: &DataRoot,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<ResultRow>> {
+) -> Result<Vec<Row>> {
     let p = &config.params;
     p.bcot.check()?;
     p.ebc.check()?;
@@ -338,21 +276,14 @@ pub fn run_bicluster_baselines(
             Ok(d) => d,
             Err(e) => {
                 let status = if matches!(e, DatasetError::MissingFile { .. }) {
-                    RowStatus::MissingData
+                    Status::MissingData
                 } else {
-                    RowStatus::Failed
+                    Status::Failed
                 };
                 for method in &config.methods {
                     for &seed in &config.seeds {
                         for metric in metrics {
-                            rows.push(ResultRow::new(
-                                id,
-                                method.id(),
-                                metric,
-                                seed,
-                                status,
-                                Some(e.to_string()),
-                            ));
+                            rows.push(row(id, method.id(), metric, seed, status, Some(e.to_string())));
                         }
                     }
                 }
@@ -411,14 +342,13 @@ pub fn run_bicluster_baselines(
                 for (metric, vals) in metrics.iter().zip(&values) {
                     let row = match vals {
                         Err(note) => {
-                            let mut r = ResultRow::new(id, method.id(), metric, seed, RowStatus::Failed, None);
+                            let mut r = row(id, method.id(), metric, seed, Status::Failed, None);
                             r.note = Some(format!("{note} ({clusters})"));
                             r
                         }
                         Ok(vals) => {
                             let (mean, std) = mean_std(vals);
-                            let mut r =
-                                ResultRow::new(id, method.id(), metric, seed, RowStatus::Ok, Some(clusters.clone()));
+                            let mut r = row(id, method.id(), metric, seed, Status::Ok, Some(clusters.clone()));
                             r.value = Some(mean);
                             r.std = std;
                             r.trials = Some(vals.len() as u32);
@@ -509,7 +439,7 @@ mod tests {
         for row in &rows {
             match row.dataset.as_str() {
                 "dblp" => {
-                    assert_eq!(row.status, RowStatus::Ok, "{row:?}");
+                    assert_eq!(row.status, Status::Ok, "{row:?}");
                     let v = row.value.unwrap();
                     if row.metric == "nmi" {
                         assert!((0.0..=1.0).contains(&v));
@@ -519,7 +449,7 @@ mod tests {
                     assert_eq!(row.trials, Some(1));
                     assert!(row.seconds.unwrap() >= 0.0);
                 }
-                _ => assert_eq!(row.status, RowStatus::MissingData, "{row:?}"),
+                _ => assert_eq!(row.status, Status::MissingData, "{row:?}"),
             }
         }
         // Without a term-cluster count the run is a configuration error that says what to set.
@@ -569,6 +499,6 @@ mod tests {
         );
         assert!(rows
             .iter()
-            .all(|r| r.status == RowStatus::Ok && r.trials == Some(2) && r.std == Some(0.0)));
+            .all(|r| r.status == Status::Ok && r.trials == Some(2) && r.std == Some(0.0)));
     }
 }
