@@ -343,6 +343,10 @@ pub struct EmbeddingOutput {
     /// solve, when the solver computed it (certified solvers always do; a fixed-iteration RSVD
     /// reports it rather than claim accuracy).
     pub max_residual: Option<f64>,
+    /// Nyström embeddings only: the largest relative residual of the inner solve (the SVD of the
+    /// sampled block, against that block), when the inner solver computed it. `max_residual` is
+    /// then the Nyström triplets' residual against the full kernel matrix.
+    pub inner_residual: Option<f64>,
 }
 
 /// The bandwidth of the paper's rule `γ = k sqrt(M γ_x)`, `γ_x` the variance of all entries of
@@ -482,6 +486,7 @@ fn assemble(method: Method, svd: SvdResult, scaling: Scaling) -> EmbeddingOutput
         singular_values: s,
         rank,
         max_residual,
+        inner_residual: None,
     }
 }
 
@@ -582,6 +587,11 @@ pub enum NystromInner {
 /// A Nyström embedding with `landmarks` sampled rows/columns, rank `min(spec.rank, landmarks)`;
 /// if the sampled block is numerically rank-deficient the rank drops to its numerical rank
 /// (reported in [`EmbeddingOutput::rank`]). `spec.method` and `spec.solver` are ignored.
+///
+/// The result reports, rather than claims, its accuracy: `max_residual` is the largest residual
+/// of the Nyström triplets against the full (centred) kernel matrix (two block products with it,
+/// the cost of one power iteration), `inner_residual` that of the inner solve (KSVD only; the
+/// symmetric method's `m × m` eigendecomposition is dense).
 pub fn nystrom_embed(
     adjacency: &CsrMatrix,
     method: NystromMethod,
@@ -610,13 +620,18 @@ pub fn nystrom_embed(
                         power_iters: 2,
                     },
                 };
-                asymmetric_nystrom(&g, &NystromParams::new(rank, landmarks).seed(spec.seed).inner(inner)).map(|a| a.svd)
+                asymmetric_nystrom(&g, &NystromParams::new(rank, landmarks).seed(spec.seed).inner(inner))
+                    .map(|a| (a.svd, a.sub.max_residual()))
             }
             NystromMethod::Kpca => symmetric_nystrom(&g, Gram::Itself, rank, landmarks, spec.seed)
-                .map(|s| SvdResult::new(s.vectors.clone(), s.values, s.vectors)),
+                .map(|s| (SvdResult::new(s.vectors.clone(), s.values, s.vectors), None)),
         };
         match attempt {
-            Ok(svd) => return Ok(assemble(method.exact(), svd, spec.scaling)),
+            Ok((svd, inner_residual)) => {
+                let mut out = assemble(method.exact(), svd.certify(&g)?, spec.scaling);
+                out.inner_residual = inner_residual;
+                return Ok(out);
+            }
             Err(NystromError::RankDeficientSample { numerical_rank, .. })
                 if numerical_rank >= 1 && numerical_rank < rank =>
             {

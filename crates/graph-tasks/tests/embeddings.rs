@@ -183,6 +183,11 @@ fn full_nystrom_matches_the_exact_embedding() {
     )
     .unwrap();
     assert_eq!(ny.rank, r);
+    // Every row and column sampled: the triplets are exact, and both residuals (the inner dense
+    // SVD against the block, the Nyström triplets against G) are rounding.
+    let tol = 1e3 * f64::EPSILON * n as f64;
+    assert!(ny.inner_residual.unwrap() <= tol, "{:?}", ny.inner_residual);
+    assert!(ny.max_residual.unwrap() <= tol, "{:?}", ny.max_residual);
     let gap = (s[r - 1] - s[r]) / s[0];
     for (a, b) in sides(&exact.embeddings).iter().zip(sides(&ny.embeddings).iter()) {
         assert!(projector_distance(a, b) < 1e4 * f64::EPSILON * n as f64 / gap);

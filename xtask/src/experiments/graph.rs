@@ -194,7 +194,7 @@ pub struct NystromF1;
 
 impl Experiment for NystromF1 {
     type Params = NystromF1Params;
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
 
     fn run(&self, cx: &Context<'_>, p: &NystromF1Config) -> Result<Vec<Row>> {
         let root = DataRoot::committed()?;

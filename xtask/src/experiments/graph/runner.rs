@@ -4,8 +4,8 @@
 use ksvd_datasets::{DataRoot, DatasetName, Graph, GraphOptions, SelfLoops};
 use ksvd_graph_tasks::{
     bandwidth, embed, ensure, evaluate_features, evaluate_reconstruction, nystrom_embed, select, ClassifierOptions,
-    CvMetric, CvScope, Distance, EmbeddingSpec, Embeddings, GraphTaskError, GraphTransform, LssvmForm, Method,
-    NystromInner, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result, Scaling, SvdSolver, Task,
+    CvMetric, CvScope, Distance, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTaskError, GraphTransform, LssvmForm,
+    Method, NystromInner, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result, Scaling, SvdSolver, Task,
 };
 use rayon::prelude::*;
 
@@ -115,6 +115,25 @@ pub struct DatasetOverride {
     pub solver: Option<SvdSolver>,
     /// Bandwidth grid (multiples of the rule) for this dataset.
     pub gamma_grid: Option<Vec<f64>>,
+    /// Solver of the sampled block of the asymmetric Nyström method for this dataset (Nyström
+    /// F1 figure only; Table 1 rejects it).
+    pub nystrom_inner: Option<NystromInner>,
+}
+
+impl DatasetOverride {
+    /// Checks the overridden values (the dataset name is checked by the caller).
+    fn validate(&self) -> Result<()> {
+        if let Some(c) = self.components {
+            ensure(c >= 1, "overrides.components", c, "must be at least 1")?;
+        }
+        if let Some(g) = &self.gamma_grid {
+            validate_grid(g)?;
+        }
+        if let Some(s) = &self.solver {
+            s.validate()?;
+        }
+        Ok(())
+    }
 }
 
 /// How a node-classification and reconstruction evaluation is run (shared by every method,
@@ -302,6 +321,7 @@ impl Default for Table1Config {
                 power_iters: 2,
             }),
             gamma_grid: None,
+            nystrom_inner: None,
         };
         overrides.insert("pubmed".to_string(), large.clone());
         overrides.insert("blogcatalog".to_string(), large);
@@ -362,15 +382,13 @@ impl Table1Config {
         self.solver.validate()?;
         for (name, o) in &self.overrides {
             name.parse::<DatasetName>()?;
-            if let Some(c) = o.components {
-                ensure(c >= 1, "overrides.components", c, "must be at least 1")?;
-            }
-            if let Some(g) = &o.gamma_grid {
-                validate_grid(g)?;
-            }
-            if let Some(s) = &o.solver {
-                s.validate()?;
-            }
+            o.validate()?;
+            ensure(
+                o.nystrom_inner.is_none(),
+                "overrides.nystrom_inner",
+                name,
+                "Table 1 has no Nystrom embeddings; remove the key",
+            )?;
         }
         for d in self.datasets.iter().chain(&self.also_reversed) {
             d.parse::<DatasetName>()?;
@@ -898,7 +916,8 @@ pub struct NystromF1Config {
     pub center_kernels: bool,
     /// Solver of the exact reference embeddings.
     pub solver: SvdSolver,
-    /// Solver of the sampled `m × m` block (asymmetric Nyström).
+    /// Solver of the sampled `m × m` block (asymmetric Nyström); `overrides.<dataset>.nystrom_inner`
+    /// replaces it for one dataset (see [`NystromF1Config::inner_for`]).
     pub nystrom_inner: NystromInner,
     /// Fresh landmarks in every trial (seed `seed + 7919 t`) rather than one landmark set.
     pub resample_landmarks: bool,
@@ -918,6 +937,7 @@ impl Default for NystromF1Config {
         m_grid.insert("citeseer".to_string(), vec![900, 1400, 1900, 2400, 2900, 3450]);
         m_grid.insert("pubmed".to_string(), vec![600, 1000, 2000, 4000]);
         let mut overrides = BTreeMap::new();
+        // Pubmed (N = 19717) cannot afford certified solves at these ranks in the time budget.
         let large = DatasetOverride {
             components: Some(500),
             solver: Some(SvdSolver::Rsvd {
@@ -925,6 +945,7 @@ impl Default for NystromF1Config {
                 power_iters: 2,
             }),
             gamma_grid: None,
+            nystrom_inner: Some(NystromInner::Rsvd),
         };
         overrides.insert("pubmed".to_string(), large);
         NystromF1Config {
@@ -939,11 +960,8 @@ impl Default for NystromF1Config {
             graph_self_loops: LoadSelfLoops::AsInFile,
             scaling: Scaling::Vectors,
             center_kernels: true,
-            solver: SvdSolver::Rsvd {
-                oversampling: 10,
-                power_iters: 4,
-            },
-            nystrom_inner: NystromInner::Rsvd,
+            solver: SvdSolver::Auto { tol: 1e-8 },
+            nystrom_inner: NystromInner::Dense,
             resample_landmarks: false,
             gamma_grid: vec![0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
             eval: EvalConfig::default(),
@@ -975,6 +993,15 @@ impl NystromF1Config {
         }
     }
 
+    /// The inner solver of the asymmetric Nyström method on `dataset`: its override, else
+    /// `nystrom_inner`.
+    pub fn inner_for(&self, dataset: &str) -> NystromInner {
+        self.overrides
+            .get(dataset)
+            .and_then(|o| o.nystrom_inner)
+            .unwrap_or(self.nystrom_inner)
+    }
+
     fn validate(&self) -> Result<()> {
         ensure(!self.datasets.is_empty(), "datasets", "[]", "list at least one dataset")?;
         ensure(!self.methods.is_empty(), "methods", "[]", "list at least one method")?;
@@ -986,6 +1013,10 @@ impl NystromF1Config {
         )?;
         validate_grid(&self.gamma_grid)?;
         self.solver.validate()?;
+        for (name, o) in &self.overrides {
+            name.parse::<DatasetName>()?;
+            o.validate()?;
+        }
         for d in &self.datasets {
             d.parse::<DatasetName>()?;
             let grid = self.m_grid.get(d).map(Vec::as_slice).unwrap_or(&[]);
@@ -1086,6 +1117,23 @@ pub fn run_nystrom_f1(
     Ok(rows)
 }
 
+/// The larger of two optional values (`None` if both are).
+fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
+    match (a, b) {
+        (Some(a), Some(b)) => Some(a.max(b)),
+        (a, b) => a.or(b),
+    }
+}
+
+/// `"max relative residual 1.2e-3"` (as in Table 1's notes), or `"residual not computed"` when
+/// the solver did not report one.
+fn residual_note(r: Option<f64>) -> String {
+    r.map_or_else(
+        || "residual not computed".to_string(),
+        |r| format!("max relative residual {r:.1e}"),
+    )
+}
+
 fn nystrom_cell(
     config: &NystromF1Config,
     graph: &Graph,
@@ -1097,6 +1145,7 @@ fn nystrom_cell(
     let t0 = Instant::now();
     let ev = &config.eval;
     let name = graph.name.as_str();
+    let inner = config.inner_for(name);
     let protocol = Protocol::new(
         task,
         ev.trials,
@@ -1119,8 +1168,11 @@ fn nystrom_cell(
     };
     // Exact embeddings over the grid, bandwidth per trial by CV.
     let mut outcomes = vec![];
+    let mut exact_residual = None;
     for &k in &res.grid {
-        let e = embed(&graph.adjacency, &spec(k))?.embeddings;
+        let out = embed(&graph.adjacency, &spec(k))?;
+        exact_residual = max_opt(exact_residual, out.max_residual);
+        let e = out.embeddings;
         let f = e.features();
         outcomes.push(evaluate_features(
             task,
@@ -1164,7 +1216,11 @@ fn nystrom_cell(
             None,
             &scores,
             exact_secs,
-            format!("{common}; solver={}", res.solver.describe()),
+            format!(
+                "{common}; solver={}; {}",
+                res.solver.describe(),
+                residual_note(exact_residual)
+            ),
         );
     }
     let n = graph.n_nodes();
@@ -1180,7 +1236,9 @@ fn nystrom_cell(
     for m in ms {
         progress(&format!("m = {m}"));
         let tm = Instant::now();
-        let mut cache: BTreeMap<(usize, u64), (Embeddings, usize)> = BTreeMap::new();
+        // One Nyström fit per (bandwidth, landmark set) at this m: trials that chose the same
+        // bandwidth share it (same numbers, one inner SVD).
+        let mut cache: BTreeMap<(usize, u64), EmbeddingOutput> = BTreeMap::new();
         let mut scores = vec![];
         let mut ranks = vec![];
         for t in 0..protocol.trials() {
@@ -1193,11 +1251,11 @@ fn nystrom_cell(
             if let std::collections::btree_map::Entry::Vacant(slot) = cache.entry(key) {
                 let mut s = spec(res.grid[chosen[t]]);
                 s.seed = lseed;
-                let out = nystrom_embed(&graph.adjacency, method, &s, m, config.nystrom_inner)?;
-                slot.insert((out.embeddings, out.rank));
+                slot.insert(nystrom_embed(&graph.adjacency, method, &s, m, inner)?);
             }
-            let (emb, rank) = &cache[&key];
-            ranks.push(*rank);
+            let out = &cache[&key];
+            let emb = &out.embeddings;
+            ranks.push(out.rank);
             let sub = Protocol {
                 train: vec![protocol.train[t].clone()],
                 test: vec![protocol.test[t].clone()],
@@ -1209,11 +1267,20 @@ fn nystrom_cell(
         }
         ranks.sort_unstable();
         ranks.dedup();
+        let worst = |f: fn(&EmbeddingOutput) -> Option<f64>| cache.values().map(f).fold(None, max_opt);
+        let inner_note = match method {
+            NystromMethod::Ksvd => format!(
+                "inner={} (sampled block's SVD: {})",
+                format!("{inner:?}").to_lowercase(),
+                residual_note(worst(|o| o.inner_residual))
+            ),
+            NystromMethod::Kpca => "inner=dense symmetric eigendecomposition".to_string(),
+        };
         let note = format!(
-            "{common}; Nystrom rank {:?}; {} landmark set(s); inner={:?}",
+            "{common}; Nystrom rank {:?}; {} landmark set(s); {inner_note}; Nystrom triplets against the full kernel matrix: {}",
             ranks,
             if config.resample_landmarks { "per-trial" } else { "one" },
-            config.nystrom_inner
+            residual_note(worst(|o| o.max_residual))
         );
         push(
             method.id().into(),
@@ -1375,6 +1442,47 @@ mod tests {
         let mut ny = NystromF1Config::quick();
         ny.datasets.push("citeseer".into());
         assert!(ny.validate().is_err(), "citeseer has no m grid");
+    }
+
+    /// `overrides.<dataset>.nystrom_inner` replaces the global inner solver for that dataset only;
+    /// Table 1, which has no Nyström embeddings, rejects the key.
+    #[test]
+    fn nystrom_inner_override_applies_per_dataset() {
+        let c: NystromF1Config = toml::from_str(
+            r#"
+            datasets = ["cora", "pubmed"]
+            nystrom_inner = "dense"
+            [m_grid]
+            cora = [100]
+            pubmed = [100]
+            [overrides.pubmed]
+            components = 500
+            nystrom_inner = "rsvd"
+            "#,
+        )
+        .unwrap();
+        c.validate().unwrap();
+        assert_eq!(c.inner_for("cora"), NystromInner::Dense);
+        assert_eq!(c.inner_for("pubmed"), NystromInner::Rsvd);
+        assert_eq!(
+            c.inner_for("citeseer"),
+            NystromInner::Dense,
+            "no override: the global value"
+        );
+        let d = NystromF1Config::default();
+        assert_eq!(d.inner_for("cora"), NystromInner::Dense);
+        assert_eq!(d.inner_for("pubmed"), NystromInner::Rsvd);
+        assert!(toml::from_str::<NystromF1Config>("[overrides.cora]\nnystrom_inner = \"lanczos\"").is_err());
+        let inner_only = |i| DatasetOverride {
+            nystrom_inner: Some(i),
+            ..DatasetOverride::default()
+        };
+        let mut bad = NystromF1Config::quick();
+        bad.overrides.insert("nope".into(), inner_only(NystromInner::Rsvd));
+        assert!(bad.validate().is_err(), "unknown dataset in overrides");
+        let mut t1 = Table1Config::quick();
+        t1.overrides.insert("cora".into(), inner_only(NystromInner::Dense));
+        assert!(t1.validate().is_err(), "Table 1 rejects nystrom_inner");
     }
 
     /// On two planted communities every method's embedding classifies the nodes almost perfectly.
