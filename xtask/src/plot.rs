@@ -4,8 +4,10 @@
 //! `dejavu`), so labels are readable on machines without fontconfig or system fonts.
 //!
 //! A figure has one panel per (metric, dataset): metrics are panel rows, datasets panel columns, one line per
-//! method with x read from the setting (`m=1000` -> 1000). Methods whose id ends in `_exact` are drawn dashed
-//! in the colour of their base method (the paper's "dashed lines indicate the exact solution").
+//! method with x read from the setting (`m=1000` -> 1000), or with `x_metric` from another metric of the same
+//! cell (error against time: each point at the time measured at its `m`, the line joining the points in the
+//! order of `m`). Methods whose id ends in `_exact` are drawn dashed in the colour of their base method (the
+//! paper's "dashed lines indicate the exact solution").
 use std::path::Path;
 use std::sync::OnceLock;
 
@@ -83,13 +85,32 @@ fn panels(spec: &Spec, fig: &FigureLayout, summary: &[Summary]) -> Vec<Panel> {
             let series = methods
                 .iter()
                 .filter_map(|m| {
-                    let mut points: Vec<(f64, f64)> = summary
+                    // (order along the line, x, y): the setting orders the points; x is the setting's
+                    // value or, with `x_metric`, that metric's value in the same cell.
+                    let mut ordered: Vec<(f64, f64, f64)> = summary
                         .iter()
                         .filter(|s| s.dataset == *d && s.method == *m && &s.metric == metric)
-                        .filter_map(|s| Some((setting_value(&s.setting, &fig.x)?, s.value?)))
-                        .filter_map(|(x, y)| Some((to_axis(x, fig.log_x)?, to_axis(y, fig.log_y)?)))
+                        .filter_map(|s| {
+                            let order = setting_value(&s.setting, &fig.x)?;
+                            let x = match &fig.x_metric {
+                                None => order,
+                                Some(xm) => {
+                                    summary
+                                        .iter()
+                                        .find(|t| {
+                                            t.dataset == s.dataset
+                                                && t.method == s.method
+                                                && &t.metric == xm
+                                                && t.setting == s.setting
+                                        })?
+                                        .value?
+                                }
+                            };
+                            Some((order, to_axis(x, fig.log_x)?, to_axis(s.value?, fig.log_y)?))
+                        })
                         .collect();
-                    points.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    ordered.sort_by(|a, b| a.0.total_cmp(&b.0));
+                    let mut points: Vec<(f64, f64)> = ordered.into_iter().map(|(_, x, y)| (x, y)).collect();
                     // A reference without an x (e.g. the exact solution, setting `exact`) is one value:
                     // kept as a flat line, spread over the panel's x range below.
                     if points.is_empty() {
@@ -302,8 +323,12 @@ pub fn figure(spec: &Spec, fig: &FigureLayout, summary: &[Summary], out: &Path) 
     register_font()?;
     let panels = panels(spec, fig, summary);
     if panels.iter().all(|p| p.series.is_empty()) {
+        let x_from = fig
+            .x_metric
+            .as_ref()
+            .map_or(String::new(), |xm| format!(" and a `{xm}` value for x"));
         return Err(anyhow!(
-            "`{}`: no ok results with a `{}=` setting to plot",
+            "`{}`: no ok results with a `{}=` setting{x_from} to plot",
             fig.file,
             fig.x
         ));
@@ -387,5 +412,49 @@ metrics = ["macro_f1"]
         let cora = &panels(&spec, &spec.file.figures[0], &summary)[0];
         let exact = cora.series.iter().find(|s| s.dashed).expect("exact line drawn");
         assert_eq!(exact.points, vec![(1000.0, 0.76), (2000.0, 0.76)]);
+    }
+
+    /// With `x_metric`, each point sits at the other metric's value of its own cell (log10 on a log
+    /// axis), the line keeps the order of the setting (not of x), and a cell without that metric
+    /// is left out.
+    #[test]
+    fn x_from_another_metric_keeps_the_setting_order() {
+        let src = r#"
+name = "fig"
+description = "d"
+kind = "landmarks"
+paper_ref = "none"
+datasets = [{ id = "cora", label = "Cora" }]
+methods = [{ id = "adaptive", label = "adaptive" }]
+metrics = [{ id = "error_ratio", label = "ratio" }, { id = "seconds", label = "time (s)" }]
+[[figures]]
+file = "error-vs-time"
+title = "error against time"
+x = "m"
+x_metric = "seconds"
+x_label = "time (s)"
+metrics = ["error_ratio"]
+log_x = true
+"#;
+        let spec = Spec::parse(Path::new("fig.toml"), src, false).unwrap();
+        let fig = &spec.file.figures[0];
+        // Times not monotone in m (m = 200 faster than m = 100), and no time at m = 500.
+        let cells = [(50, 1.0, 3.0), (100, 100.0, 2.0), (200, 10.0, 1.5)];
+        let mut rows = Vec::new();
+        for (m, secs, ratio) in cells {
+            rows.push(Row::ok("cora", "adaptive", "error_ratio", ratio).setting(format!("m={m}")));
+            rows.push(Row::ok("cora", "adaptive", "seconds", secs).setting(format!("m={m}")));
+        }
+        rows.push(Row::ok("cora", "adaptive", "error_ratio", 1.1).setting("m=500".to_string()));
+        let summary = summarize(&spec, &tidy(&spec, rows));
+        let p = &panels(&spec, fig, &summary)[0];
+        assert_eq!(p.series.len(), 1);
+        assert_eq!(p.series[0].points, vec![(0.0, 3.0), (2.0, 2.0), (1.0, 1.5)]);
+
+        let mut bad = fig.clone();
+        bad.x_metric = Some("memory".to_string());
+        let src_bad = src.replace("x_metric = \"seconds\"", "x_metric = \"memory\"");
+        assert!(Spec::parse(Path::new("fig.toml"), &src_bad, false).is_err());
+        assert!(panels(&spec, &bad, &summary)[0].series.is_empty());
     }
 }

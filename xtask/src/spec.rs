@@ -202,7 +202,8 @@ pub struct TableLayout {
     pub settings: Option<Vec<String>>,
 }
 
-/// One figure: a panel per (dataset, metric), a line per method, x read from the setting.
+/// One figure: a panel per (dataset, metric), a line per method, x read from the setting (or, with
+/// `x_metric`, from another metric of the same dataset, method and setting).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct FigureLayout {
@@ -210,8 +211,14 @@ pub struct FigureLayout {
     pub file: String,
     /// Caption.
     pub title: String,
-    /// Name of the setting that gives the x coordinate (`m` for `setting = "m=1000"`).
+    /// Name of the setting that gives the x coordinate (`m` for `setting = "m=1000"`); with
+    /// `x_metric`, the setting that orders the points along each line.
     pub x: String,
+    /// Metric whose value (same dataset, method and setting) gives the x coordinate instead of the
+    /// setting, e.g. `"seconds"` for an error-against-time figure. Points stay those of the `x=`
+    /// settings, joined in the order of that setting.
+    #[serde(default)]
+    pub x_metric: Option<String>,
     /// Label of the x axis.
     pub x_label: String,
     /// Metrics to plot (one panel row each).
@@ -564,6 +571,7 @@ fn validate(f: &SpecFile) -> Result<()> {
         check_subset("dataset", &ctx, g.datasets.as_deref().unwrap_or_default(), &datasets)?;
         check_subset("method", &ctx, g.methods.as_deref().unwrap_or_default(), &methods)?;
         check_subset("metric", &ctx, &g.metrics, &metrics)?;
+        check_subset("metric", &ctx, g.x_metric.as_slice(), &metrics)?;
     }
     if let Some(q) = &f.quick {
         check_subset(

@@ -440,32 +440,64 @@ mod tests {
     fn implicit_updates_equal_explicit_residuals() {
         let g = test_matrix(60, 45, 8, 1e-2, 3);
         for pivoting in [Pivoting::Random, Pivoting::Greedy] {
-            let c = cross_approximation(&g, 24, pivoting, 5).unwrap();
-            let approx = dense::matmul(c.a.view(), c.b.t()).unwrap();
-            let resid = &g - &approx;
-            let tol = 1e3 * f64::EPSILON * max_abs(&g) * 60.0;
-            // The factors are the tracked combinations of landmark columns and rows.
-            let gj = g.select(Axis(1), &c.cols);
-            let gi = g.select(Axis(0), &c.rows);
-            let a2 = dense::matmul(gj.view(), c.xa.view()).unwrap();
-            let b2 = dense::matmul(gi.t(), c.xb.view()).unwrap();
-            assert!(max_abs(&(&a2 - &c.a)) < tol * max_abs(&c.a).max(1.0), "A = G[:, J] X_A");
-            assert!(
-                max_abs(&(&b2 - &c.b)) < tol * max_abs(&c.b).max(1.0),
-                "B = G[I, :]ᵀ X_B"
-            );
-            // Ĝ interpolates every chosen row and column.
-            assert!(max_abs(&resid.select(Axis(0), &c.rows)) < tol, "{pivoting:?} rows");
-            assert!(max_abs(&resid.select(Axis(1), &c.cols)) < tol, "{pivoting:?} cols");
-            // Ĝ is the skeleton G[:, J] G[I, J]⁻¹ G[I, :] (W is well conditioned here).
-            let w = gi.select(Axis(1), &c.cols);
-            let skel = dense::matmul(gj.view(), dense::lu_solve(w.view(), gi.view()).unwrap().view()).unwrap();
-            assert!(max_abs(&(&skel - &approx)) < 1e3 * tol, "{pivoting:?} skeleton");
-            // The updated sketch is the explicit residual times Ω.
-            if let Some((omega, y)) = &c.sketch {
-                let y2 = dense::matmul(resid.view(), omega.view()).unwrap();
-                assert!(max_abs(&(&y2 - y)) < tol * 10.0, "sketch");
+            check_against_explicit(&g, 24, pivoting, 5);
+        }
+    }
+
+    /// The same over shapes: tall, wide, square at full size (every row and column a pivot), and
+    /// pivot counts that are not a multiple of the block size.
+    #[test]
+    fn implicit_updates_equal_explicit_residuals_over_shapes() {
+        for (n, m, k, pivots) in [(90, 30, 10, 21), (30, 90, 10, 21), (36, 36, 36, 36), (50, 64, 7, 13)] {
+            let g = test_matrix(n, m, k, 1e-2, (n * m) as u64);
+            for pivoting in [Pivoting::Random, Pivoting::Greedy] {
+                for seed in [1, 2] {
+                    check_against_explicit(&g, pivots, pivoting, seed);
+                }
             }
+        }
+    }
+
+    /// The factors and the sketch, updated implicitly through chosen rows and columns, against
+    /// quantities formed explicitly from `G`: the residual `G − A Bᵀ` vanishes on the chosen rows
+    /// and columns, `A Bᵀ` is the skeleton `G[:, J] G[I, J]⁻¹ G[I, :]`, and the sketch is
+    /// `(G − A Bᵀ) Ω`. Tolerances: `ε max|G|` times the size, widened for the elimination.
+    fn check_against_explicit(g: &Array2<f64>, pivots: usize, pivoting: Pivoting, seed: u64) {
+        let (n, m) = g.dim();
+        let what = format!("{n} x {m}, {pivots} pivots, {pivoting:?}, seed {seed}");
+        let c = cross_approximation(g, pivots, pivoting, seed).unwrap();
+        assert_eq!(c.rows.len(), c.cols.len(), "{what}");
+        let approx = dense::matmul(c.a.view(), c.b.t()).unwrap();
+        let resid = g - &approx;
+        let tol = 1e3 * f64::EPSILON * max_abs(g) * n.max(m) as f64;
+        // The factors are the tracked combinations of landmark columns and rows.
+        let gj = g.select(Axis(1), &c.cols);
+        let gi = g.select(Axis(0), &c.rows);
+        let a2 = dense::matmul(gj.view(), c.xa.view()).unwrap();
+        let b2 = dense::matmul(gi.t(), c.xb.view()).unwrap();
+        assert!(
+            max_abs(&(&a2 - &c.a)) < tol * max_abs(&c.a).max(1.0),
+            "{what}: A = G[:, J] X_A"
+        );
+        assert!(
+            max_abs(&(&b2 - &c.b)) < tol * max_abs(&c.b).max(1.0),
+            "{what}: B = G[I, :]ᵀ X_B"
+        );
+        // Ĝ interpolates every chosen row and column.
+        assert!(max_abs(&resid.select(Axis(0), &c.rows)) < tol, "{what}: rows");
+        assert!(max_abs(&resid.select(Axis(1), &c.cols)) < tol, "{what}: cols");
+        // Ĝ is the skeleton G[:, J] G[I, J]⁻¹ G[I, :] (W is well conditioned here).
+        let w = gi.select(Axis(1), &c.cols);
+        let skel = dense::matmul(gj.view(), dense::lu_solve(w.view(), gi.view()).unwrap().view()).unwrap();
+        assert!(max_abs(&(&skel - &approx)) < 1e3 * tol, "{what}: skeleton");
+        // With every row or every column a pivot, the skeleton is G itself.
+        if c.rows.len() == n.min(m) {
+            assert!(max_abs(&resid) < 1e3 * tol, "{what}: full size is exact");
+        }
+        // The updated sketch is the explicit residual times Ω.
+        if let Some((omega, y)) = &c.sketch {
+            let y2 = dense::matmul(resid.view(), omega.view()).unwrap();
+            assert!(max_abs(&(&y2 - y)) < tol * 10.0, "{what}: sketch");
         }
     }
 

@@ -48,7 +48,7 @@ pub struct Spectrum;
 
 impl Experiment for Spectrum {
     type Params = Params;
-    const VERSION: u32 = 2;
+    const VERSION: u32 = 3;
 
     fn run(&self, cx: &Context<'_>, params: &Params) -> Result<Vec<Row>> {
         anyhow::ensure!(params.kernel == "sne", "spectrum: only the SNE kernel is implemented");
@@ -127,6 +127,7 @@ fn cell(
                 }
                 out.push(r);
                 out.push(row(solver.id(), "eta", timed.accuracy.eta));
+                out.push(row(solver.id(), "error_ratio", timed.accuracy.error_ratio));
                 out.push(row(solver.id(), "max_angle", timed.accuracy.max_angle));
                 times[k] = Some(timed.seconds);
             }

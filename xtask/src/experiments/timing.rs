@@ -89,7 +89,7 @@ pub fn adjacency(root: &DataRoot, id: &str, labelled_only: bool) -> Result<ksvd_
 
 impl Experiment for Timing {
     type Params = Params;
-    const VERSION: u32 = 2;
+    const VERSION: u32 = 3;
 
     fn run(&self, cx: &Context<'_>, params: &Params) -> Result<Vec<Row>> {
         anyhow::ensure!(
@@ -190,10 +190,15 @@ fn cell(id: &str, problem: &Problem, params: &Params, cfg: &RaceConfig, seed: u6
                 )),
         );
         out.push(row("tsvd", "eta", 0.0).note("the reference itself"));
+        out.push(row("tsvd", "error_ratio", reference.own.error_ratio).note(format!(
+            "the reference itself: 1 up to rounding; ||G - G_r||_F = {:.6e}, ||G||_F = {:.6e}",
+            reference.optimal_error,
+            reference.fro_sq.sqrt()
+        )));
         if let Some(f) = reference.floor {
             out.push(row("tsvd", "eta_floor", f.eta).note(format!(
-                "eta of TSVD restarted from other start vectors against the reference (unweighted {:.3}, largest principal angle {:.2} rad)",
-                f.eta_unweighted, f.max_angle
+                "eta of TSVD restarted from other start vectors against the reference (unweighted {:.3}, largest principal angle {:.2} rad, relative low-rank error {:.6})",
+                f.eta_unweighted, f.max_angle, f.error_ratio
             )));
         }
         let mut secs = [None; 3];
@@ -213,6 +218,7 @@ fn cell(id: &str, problem: &Problem, params: &Params, cfg: &RaceConfig, seed: u6
                             .note(note),
                     );
                     out.push(row(m, "eta", a.eta));
+                    out.push(row(m, "error_ratio", a.error_ratio));
                     out.push(row(m, "eta_unweighted", a.eta_unweighted));
                     out.push(row(m, "max_angle", a.max_angle));
                     out.push(row(m, solver.size_metric(), size as f64));
