@@ -171,14 +171,6 @@ impl Row {
         self
     }
 
-    /// A result row of one of the task crates (the runners in `experiments/`, ...): they share this
-    /// schema's field names and status ids, so the conversion goes through serde
-    /// (fields this schema does not have, such as `m`, are dropped).
-    pub fn from_crate<T: Serialize>(row: T) -> Result<Row> {
-        let value = serde_json::to_value(row).context("serialising a task crate's result row")?;
-        serde_json::from_value(value).context("a task crate's result row does not fit the runner's schema")
-    }
-
     fn key(&self) -> (String, String, String, String) {
         (
             self.dataset.clone(),

@@ -59,7 +59,6 @@ impl Experiment for Table3 {
                 config.datasets = vec![dataset.clone()];
                 config.methods = cx.spec.run_methods.clone();
                 config.seeds = vec![seed];
-                config.summary = false;
                 let key = ("table3", dataset, seed, &config);
                 rows.extend(cx.cell(&key, || {
                     let bar = cx.progress;
@@ -70,7 +69,7 @@ impl Experiment for Table3 {
                         ));
                     };
                     Ok(match run_table3(&config, &root, &mut progress) {
-                        Ok(r) => declared(cx, r.into_iter().map(Row::from_crate).collect::<Result<_>>()?),
+                        Ok(r) => declared(cx, r),
                         Err(e) => failed(cx, dataset, seed, &e),
                     })
                 })?);
@@ -99,7 +98,6 @@ impl Experiment for Ablation {
                 let mut config = p.clone();
                 config.datasets = vec![dataset.clone()];
                 config.seeds = vec![seed];
-                config.summary = false;
                 let key = ("ablation", dataset, seed, &config);
                 rows.extend(cx.cell(&key, || {
                     let bar = cx.progress;
@@ -110,9 +108,8 @@ impl Experiment for Ablation {
                         Ok(r) => declared(
                             cx,
                             r.into_iter()
-                                .map(Row::from_crate)
-                                .filter(|r| r.as_ref().map_or(true, |r| cx.spec.run_methods.contains(&r.method)))
-                                .collect::<Result<_>>()?,
+                                .filter(|r| cx.spec.run_methods.contains(&r.method))
+                                .collect(),
                         ),
                         Err(e) => failed(cx, dataset, seed, &e),
                     })

@@ -41,7 +41,7 @@ pub fn run_config_file(path: &std::path::Path) -> Result<()> {
             r.setting,
             num(r.value),
             num(r.std),
-            r.trials,
+            r.trials.map_or(String::new(), |t| t.to_string()),
             r.status
         );
     }
@@ -126,7 +126,7 @@ impl Experiment for Table1 {
                         let key = ("table1", dataset, method, seed, &config);
                         rows.extend(cx.cell(&key, || {
                             Ok(match run_table1(&config, &root, |_| {}) {
-                                Ok(r) => declared(cx, r.into_iter().map(Row::from_crate).collect::<Result<_>>()?),
+                                Ok(r) => declared(cx, r),
                                 Err(e) => failed_rows(cx, dataset, method, seed, &e.into()),
                             })
                         })?);
@@ -229,9 +229,8 @@ impl Experiment for NystromF1 {
                         Ok(match out {
                             Ok(r) => r
                                 .into_iter()
-                                .map(Row::from_crate)
-                                .filter(|r| r.as_ref().map_or(true, |r| cx.spec.run_methods.contains(&r.method)))
-                                .collect::<Result<_>>()?,
+                                .filter(|r| cx.spec.run_methods.contains(&r.method))
+                                .collect(),
                             Err(e) => ["micro_f1", "macro_f1"]
                                 .into_iter()
                                 .map(|metric| {

@@ -10,6 +10,7 @@ use ksvd_kernels::compat::Compat;
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
+use crate::rows::{Row, Status};
 use ksvd_general::embed::{
     compatibility_matrix, ksvd_fixed, nonlinear_svd, EmbeddingScale, FixedEmbedding, Kpca, KpcaPlan,
     LearnableEmbedding, LearnableKsvd,
@@ -18,7 +19,6 @@ use ksvd_general::head::HeadInit;
 use ksvd_general::kernel::DiffKernel;
 use ksvd_general::train::{evaluate, loss_of, train, FeatureSource, SgdOptions, Trained};
 use ksvd_general::{prepare, GeneralError, Prepared, Preprocessing, Result, TaskKind};
-use ksvd_metrics::mean_std;
 
 /// The six UCI datasets of Table 3, in the paper's order.
 pub const DATASETS: [&str; 6] = ["diabetes", "ionosphere", "liver", "cholesterol", "yacht", "protein"];
@@ -144,21 +144,6 @@ impl Table3Method {
             Table3Method::KpcaRbfLearnableC => "kpca_rbf_c".into(),
             Table3Method::Ksvd { kernel, alternative } => {
                 format!("ksvd_{}_{}", kernel_id(kernel), alternative_id(alternative))
-            }
-        }
-    }
-
-    /// The paper's column label (`KPCA (RBF)`, `KSVD (SNE) a3`, …).
-    pub fn label(&self) -> String {
-        match *self {
-            Table3Method::KpcaRbf => "KPCA (RBF)".into(),
-            Table3Method::KpcaRbfLearnableC => "KPCA (RBF, learnable C)".into(),
-            Table3Method::Ksvd { kernel, alternative } => {
-                format!(
-                    "KSVD ({}) {}",
-                    kernel_id(kernel).to_uppercase(),
-                    alternative_id(alternative)
-                )
             }
         }
     }
@@ -303,9 +288,6 @@ pub struct Table3Config {
     /// Cells (dataset × seed × method) run concurrently on this many threads, each cell
     /// single-threaded; `0` = the size of the rayon pool. Results do not depend on it.
     pub cell_threads: usize,
-    /// Return one row per dataset × method × metric with the mean and standard deviation over
-    /// the seeds (`seed = None`) instead of one row per seed.
-    pub summary: bool,
 }
 
 impl Default for Table3Config {
@@ -336,7 +318,6 @@ impl Default for Table3Config {
             standardize_target: true,
             head_init: HeadInit::Zero,
             cell_threads: 0,
-            summary: false,
         }
     }
 }
@@ -439,8 +420,6 @@ pub struct AblationConfig {
     pub standardize_target: bool,
     /// Head initialisation (as [`Table3Config::head_init`]: zeros; literal: PyTorch's).
     pub head_init: HeadInit,
-    /// Mean/std rows over the seeds instead of one row per seed.
-    pub summary: bool,
 }
 
 /// Embedding scale of the ablation.
@@ -472,7 +451,6 @@ impl Default for AblationConfig {
             standardize_features: true,
             standardize_target: true,
             head_init: HeadInit::Zero,
-            summary: false,
         }
     }
 }
@@ -553,47 +531,6 @@ fn common_checks(
     Ok(())
 }
 
-/// Whether a row carries a value, and if not why (the runner's status names).
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RowStatus {
-    /// `value` holds the result.
-    Ok,
-    /// The dataset's files are missing (the note says which).
-    MissingData,
-    /// The computation failed or SGD diverged (the note says how).
-    Failed,
-}
-
-/// One tidy result: a dataset × method × metric × seed (or, with `summary`, × all seeds).
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResultRow {
-    /// Dataset id (`diabetes`, …, `protein`).
-    pub dataset: String,
-    /// Method id as in the experiment specs (`kpca_rbf`, `ksvd_sne_a3`, `nonlinear_svd`, `ksvd`).
-    pub method: String,
-    /// The paper's label of the method (`KPCA (RBF)`, `KSVD (SNE) a3`, `Nonlinear+SVD`, `KSVD (poly)`).
-    pub method_label: String,
-    /// Metric id: `acc`, `auroc` (classification) or `rmse` (regression).
-    pub metric: String,
-    /// The value (`None` unless `status` is `Ok`).
-    pub value: Option<f64>,
-    /// Sample standard deviation over the seeds (summary rows only).
-    pub std: Option<f64>,
-    /// The seed (`None` for summary rows).
-    pub seed: Option<u64>,
-    /// Runs behind the value (1, or the number of successful seeds for summary rows).
-    pub trials: u32,
-    /// Wall time in seconds (embedding + training + evaluation; summed over seeds for summary rows).
-    pub seconds: f64,
-    /// Rayon threads available.
-    pub threads: u32,
-    /// Status.
-    pub status: RowStatus,
-    /// Bandwidths, spectrum, training loss, or the failure.
-    pub note: Option<String>,
-}
-
 /// Progress report passed to the callback before each cell.
 #[derive(Debug, Clone, Copy)]
 pub struct Progress<'a> {
@@ -660,13 +597,13 @@ fn settings(
     })
 }
 
-fn load(root: &DataRoot, dataset: &str) -> std::result::Result<TabularData, (RowStatus, String)> {
+fn load(root: &DataRoot, dataset: &str) -> std::result::Result<TabularData, (Status, String)> {
     let name: DatasetName = dataset
         .parse()
-        .map_err(|e: DatasetError| (RowStatus::Failed, e.to_string()))?;
+        .map_err(|e: DatasetError| (Status::Failed, e.to_string()))?;
     root.tabular(name).map_err(|e| match e {
-        DatasetError::MissingFile { .. } => (RowStatus::MissingData, e.to_string()),
-        other => (RowStatus::Failed, other.to_string()),
+        DatasetError::MissingFile { .. } => (Status::MissingData, e.to_string()),
+        other => (Status::Failed, other.to_string()),
     })
 }
 
@@ -864,112 +801,42 @@ fn table3_cell(
 fn rows_from_outcome(
     dataset: &str,
     id: &str,
-    label: &str,
     metrics: &[&'static str],
     seed: u64,
     seconds: f64,
-    outcome: std::result::Result<CellOutcome, (RowStatus, String)>,
-) -> Vec<ResultRow> {
+    outcome: std::result::Result<CellOutcome, (Status, String)>,
+) -> Vec<Row> {
     let threads = rayon::current_num_threads() as u32;
-    let base = |metric: &str| ResultRow {
-        dataset: dataset.to_string(),
-        method: id.to_string(),
-        method_label: label.to_string(),
-        metric: metric.to_string(),
-        value: None,
-        std: None,
-        seed: Some(seed),
-        trials: 1,
-        seconds,
-        threads,
-        status: RowStatus::Ok,
-        note: None,
+    let base = |metric: &str, status: Status, note: String| {
+        let mut row = Row::status(dataset, id, metric, status, Some(note));
+        row.seed = Some(seed);
+        row.trials = Some(1);
+        row.seconds = Some(seconds);
+        row.threads = Some(threads);
+        row
     };
     match outcome {
         Ok(o) => o
             .metrics
             .iter()
-            .map(|&(metric, v)| ResultRow {
+            .map(|&(metric, v)| Row {
                 value: Some(v),
-                note: Some(o.note.clone()),
-                ..base(metric)
+                ..base(metric, Status::Ok, o.note.clone())
             })
             .collect(),
-        Err((status, note)) => metrics
-            .iter()
-            .map(|m| ResultRow {
-                status,
-                note: Some(note.clone()),
-                ..base(m)
-            })
-            .collect(),
+        Err((status, note)) => metrics.iter().map(|m| base(m, status, note.clone())).collect(),
     }
 }
 
-/// Collapses per-seed rows into one row per dataset × method × metric: mean and sample
-/// standard deviation of the successful seeds, `trials` = their number, `seconds` summed.
-/// Groups without a successful seed keep the first failure's status and note.
-pub fn summarize(rows: &[ResultRow]) -> Vec<ResultRow> {
-    let mut keys: Vec<(String, String, String)> = Vec::new();
-    for r in rows {
-        let k = (r.dataset.clone(), r.method.clone(), r.metric.clone());
-        if !keys.contains(&k) {
-            keys.push(k);
-        }
-    }
-    keys.into_iter()
-        .filter_map(|(d, m, met)| {
-            let group: Vec<&ResultRow> = rows
-                .iter()
-                .filter(|r| r.dataset == d && r.method == m && r.metric == met)
-                .collect();
-            let first = group.first()?;
-            let ok: Vec<f64> = group
-                .iter()
-                .filter(|r| r.status == RowStatus::Ok)
-                .filter_map(|r| r.value)
-                .collect();
-            let seconds = group.iter().map(|r| r.seconds).sum();
-            let failures = group.len() - ok.len();
-            let mut out = ResultRow {
-                seed: None,
-                seconds,
-                ..(*first).clone()
-            };
-            match mean_std(&ok) {
-                Some((mean, std)) => {
-                    out.value = Some(mean);
-                    out.std = Some(std);
-                    out.trials = ok.len() as u32;
-                    out.status = RowStatus::Ok;
-                    out.note = Some(if failures > 0 {
-                        format!("{} seeds ok, {failures} failed", ok.len())
-                    } else {
-                        format!("{} seeds", ok.len())
-                    });
-                }
-                None => {
-                    out.trials = 0;
-                }
-            }
-            Some(out)
-        })
-        .collect()
-}
-
-fn err_note(e: GeneralError) -> (RowStatus, String) {
-    (RowStatus::Failed, e.to_string())
+fn err_note(e: GeneralError) -> (Status, String) {
+    (Status::Failed, e.to_string())
 }
 
 /// Runs Table 3: for every dataset, seed and method, embeddings → SGD-trained linear head →
 /// test metrics (`acc` and `auroc` for classification, `rmse` for regression). Cells that fail
-/// (including SGD divergence) become rows with [`RowStatus::Failed`] and the reason; a dataset whose
-/// files are missing gives [`RowStatus::MissingData`] rows. `progress` is called before each cell.
-pub fn run_table3(
-    cfg: &Table3Config,
-    root: &DataRoot,
-    progress: &mut dyn FnMut(&Progress<'_>),
-) -> Result<Vec<ResultRow>> {
+/// (including SGD divergence) become rows with [`Status::Failed`] and the reason; a dataset whose
+/// files are missing gives [`Status::MissingData`] rows. `progress` is called before each cell.
+pub fn run_table3(cfg: &Table3Config, root: &DataRoot, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<Vec<Row>> {
     let methods = cfg.validate()?;
     // Data preparation is cheap and serial; the cells run on `cell_threads` workers.
     let mut prepared = Vec::new();
@@ -1019,7 +886,7 @@ pub fn run_table3(
                 .map_err(Clone::clone)
                 .and_then(|p| table3_cell(cfg, p, method, s, *seed).map_err(err_note));
             let secs = start.elapsed().as_secs_f64();
-            rows_from_outcome(dataset, &ids[i], &method.label(), &metrics, *seed, secs, outcome)
+            rows_from_outcome(dataset, &ids[i], &metrics, *seed, secs, outcome)
         },
         &mut |i| {
             let (k, _) = jobs[i];
@@ -1033,8 +900,8 @@ pub fn run_table3(
             done += 1;
         },
     );
-    let rows: Vec<ResultRow> = out.into_iter().flatten().collect();
-    Ok(if cfg.summary { summarize(&rows) } else { rows })
+    let rows: Vec<Row> = out.into_iter().flatten().collect();
+    Ok(rows)
 }
 
 /// Worker threads for the cells: `0` = the size of the current rayon pool.
@@ -1099,8 +966,8 @@ fn run_cells<T: Send>(
     out.into_iter().flatten().collect()
 }
 
-/// The two methods of the ablation table: ids and labels.
-pub const ABLATION_METHODS: [(&str, &str); 2] = [("nonlinear_svd", "Nonlinear+SVD"), ("ksvd", "KSVD (poly)")];
+/// The two methods of the ablation table (ids; their labels are in the spec).
+pub const ABLATION_METHODS: [&str; 2] = ["nonlinear_svd", "ksvd"];
 
 fn ablation_cell(
     cfg: &AblationConfig,
@@ -1166,7 +1033,7 @@ pub fn run_ablation(
     cfg: &AblationConfig,
     root: &DataRoot,
     progress: &mut dyn FnMut(&Progress<'_>),
-) -> Result<Vec<ResultRow>> {
+) -> Result<Vec<Row>> {
     cfg.validate()?;
     let total = cfg.datasets.len() * cfg.seeds.len() * ABLATION_METHODS.len();
     let mut done = 0;
@@ -1186,7 +1053,7 @@ pub fn run_ablation(
                 .as_ref()
                 .map_err(Clone::clone)
                 .and_then(|d| prepare(d, &s.prep, seed).map_err(err_note));
-            for (id, label) in ABLATION_METHODS {
+            for id in ABLATION_METHODS {
                 progress(&Progress {
                     done,
                     total,
@@ -1200,12 +1067,12 @@ pub fn run_ablation(
                     .clone()
                     .and_then(|p| ablation_cell(cfg, &p, id, &s, seed).map_err(err_note));
                 let secs = start.elapsed().as_secs_f64();
-                rows.extend(rows_from_outcome(dataset, id, label, &metrics, seed, secs, outcome));
+                rows.extend(rows_from_outcome(dataset, id, &metrics, seed, secs, outcome));
                 done += 1;
             }
         }
     }
-    Ok(if cfg.summary { summarize(&rows) } else { rows })
+    Ok(rows)
 }
 
 #[cfg(test)]
@@ -1251,45 +1118,6 @@ mod tests {
         .unwrap();
         // Predictions 1 and 3: errors 0 and 2 -> RMSE sqrt(2).
         assert_eq!(m, vec![("rmse", 2f64.sqrt())]);
-    }
-
-    fn row(seed: u64, value: Option<f64>, status: RowStatus) -> ResultRow {
-        ResultRow {
-            dataset: "d".into(),
-            method: "m".into(),
-            method_label: "M".into(),
-            metric: "acc".into(),
-            value,
-            std: None,
-            seed: Some(seed),
-            trials: 1,
-            seconds: 1.5,
-            threads: 1,
-            status,
-            note: None,
-        }
-    }
-
-    #[test]
-    fn summarize_by_hand() {
-        let rows = [
-            row(0, Some(0.5), RowStatus::Ok),
-            row(1, Some(0.7), RowStatus::Ok),
-            row(2, None, RowStatus::Failed),
-        ];
-        let s = summarize(&rows);
-        assert_eq!(s.len(), 1);
-        assert!((s[0].value.unwrap() - 0.6).abs() < 1e-15);
-        assert!((s[0].std.unwrap() - 0.02f64.sqrt()).abs() < 1e-15);
-        assert_eq!(
-            (s[0].trials, s[0].seed, s[0].seconds, s[0].status),
-            (2, None, 4.5, RowStatus::Ok)
-        );
-        let failed = summarize(&[row(0, None, RowStatus::Failed)]);
-        assert_eq!(
-            (failed[0].status, failed[0].trials, failed[0].value),
-            (RowStatus::Failed, 0, None)
-        );
     }
 
     #[test]
@@ -1387,9 +1215,7 @@ mod runner_tests {
         for m in &all {
             assert_eq!(Table3Method::parse(&m.id()).unwrap(), *m);
         }
-        assert_eq!(all[0].label(), "KPCA (RBF)");
         assert_eq!(all[9].id(), "ksvd_sne_a3");
-        assert_eq!(all[9].label(), "KSVD (SNE) a3");
         assert!(Table3Method::parse("ksvd_rbf_a4").is_err());
     }
 
@@ -1424,20 +1250,17 @@ mod runner_tests {
         // yacht: rmse; liver: acc + auroc; per seed and method.
         assert_eq!(rows.len(), 2 * 4 + 2 * 4 * 2);
         for r in &rows {
-            assert_eq!(r.status, RowStatus::Ok, "{r:?}");
+            assert_eq!(r.status, Status::Ok, "{r:?}");
             let v = r.value.unwrap();
             assert!(v.is_finite() && v >= 0.0);
             if r.metric != "rmse" {
                 assert!(v <= 1.0);
             }
-            assert!(r.seed.is_some() && r.trials == 1);
+            assert!(r.seed.is_some() && r.trials == Some(1));
         }
         let again = run_table3(&cfg, &root, &mut |_| {}).unwrap();
-        let values = |rs: &[ResultRow]| rs.iter().map(|r| r.value).collect::<Vec<_>>();
+        let values = |rs: &[Row]| rs.iter().map(|r| r.value).collect::<Vec<_>>();
         assert_eq!(values(&rows), values(&again));
-        let s = summarize(&rows);
-        assert_eq!(s.len(), 4 + 4 * 2);
-        assert!(s.iter().all(|r| r.seed.is_none() && r.trials == 2 && r.std.is_some()));
     }
 
     #[test]
@@ -1461,7 +1284,7 @@ mod runner_tests {
             ]
             .map(|(a, b)| (a.to_string(), b.to_string()))
         );
-        assert!(rows.iter().all(|r| r.status == RowStatus::Ok));
+        assert!(rows.iter().all(|r| r.status == Status::Ok));
     }
 
     #[test]
@@ -1475,7 +1298,7 @@ mod runner_tests {
         };
         let rows = run_table3(&cfg, &root, &mut |_| {}).unwrap();
         assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].status, RowStatus::MissingData);
+        assert_eq!(rows[0].status, Status::MissingData);
         assert!(rows[0].value.is_none() && rows[0].note.is_some());
         let bad = Table3Config {
             datasets: vec!["iris".into()],

@@ -19,73 +19,17 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Instant;
 
-/// Status of a result row.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum RowStatus {
-    /// A value was computed.
-    Ok,
-    /// The cell failed; the note holds the error.
-    Failed,
-    /// The dataset could not be loaded; the note holds the error.
-    MissingData,
-}
+use crate::rows::{Row, Status};
 
-/// One tidy result row: one dataset × method × metric × setting.
-#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-pub struct ResultRow {
-    /// Dataset id (`cora`, `citeseer`, `pubmed`, `twitch_pt`, `blogcatalog`).
-    pub dataset: String,
-    /// Method id (`pca`, `kpca`, `svd`, `ksvd_rbf`, `ksvd_sne`; Nyström figure: `ksvd`, `kpca`,
-    /// `ksvd_exact`, `kpca_exact`; external embeddings: the caller's id).
-    pub method: String,
-    /// Metric id: `micro_f1`, `macro_f1` (test F1, mean over trials), `l1`, `l2` (MATLAB
-    /// `norm(X − X̂, 1)` and `norm(X − X̂, 2)`), `wrong_entries`, `frobenius`.
-    pub metric: String,
-    /// Extra setting: empty for the main cells, `distance=<name>` for reconstruction with a
-    /// non-default distance, `features=unstandardized` for classification without the
-    /// standardisation ([`EvalConfig::also_unstandardized`]), `arcs=reversed` (possibly joined
-    /// with the others by `; `) for a graph run with `Aᵀ` ([`Table1Config::also_reversed`]),
-    /// `m=<m>` / `exact` in the Nyström figure.
-    pub setting: String,
-    /// Number of Nyström subsamples `m` (Nyström figure only).
-    pub m: Option<usize>,
-    /// The value (`None` unless `status` is `Ok`).
-    pub value: Option<f64>,
-    /// Sample standard deviation over the trials (`None` for single-run metrics).
-    pub std: Option<f64>,
-    /// The experiment's base seed.
-    pub seed: u64,
-    /// Number of trials behind `value`.
-    pub trials: u32,
-    /// Wall time of the whole dataset × method cell, seconds.
-    pub seconds: f64,
-    /// Size of the rayon thread pool.
-    pub threads: usize,
-    /// Status.
-    pub status: RowStatus,
-    /// Protocol details: transform, components, solver, chosen bandwidths, timings, errors.
-    pub note: Option<String>,
-}
-
-impl ResultRow {
-    fn new(dataset: &str, method: &str, metric: &str, seed: u64) -> Self {
-        ResultRow {
-            dataset: dataset.into(),
-            method: method.into(),
-            metric: metric.into(),
-            setting: String::new(),
-            m: None,
-            value: None,
-            std: None,
-            seed,
-            trials: 0,
-            seconds: 0.0,
-            threads: rayon::current_num_threads(),
-            status: RowStatus::Ok,
-            note: None,
-        }
-    }
+/// A row of the tidy table with this runner's defaults: the seed, no trials and no time yet,
+/// the rayon pool's size.
+fn new_row(dataset: &str, method: &str, metric: &str, seed: u64) -> Row {
+    let mut row = Row::status(dataset, method, metric, Status::Ok, None);
+    row.seed = Some(seed);
+    row.trials = Some(0);
+    row.seconds = Some(0.0);
+    row.threads = Some(rayon::current_num_threads() as u32);
+    row
 }
 
 /// A progress event: `done` of `total` cells finished, `message` says what runs now.
@@ -539,15 +483,15 @@ fn method_rows(
     seconds: f64,
     note: &str,
     prefix: &str,
-) -> Vec<ResultRow> {
+) -> Vec<Row> {
     let mut rows = vec![];
     let mut push = |metric: &str, setting: String, value: f64, std: Option<f64>, n: usize| {
-        let mut row = ResultRow::new(dataset, method, metric, seed);
+        let mut row = new_row(dataset, method, metric, seed);
         row.setting = join_setting(prefix, &setting);
         row.value = Some(value);
         row.std = std;
-        row.trials = n as u32;
-        row.seconds = seconds;
+        row.trials = Some(n as u32);
+        row.seconds = Some(seconds);
         row.note = Some(note.to_string());
         rows.push(row);
     };
@@ -574,20 +518,13 @@ fn method_rows(
     rows
 }
 
-fn failed_rows(
-    dataset: &str,
-    method: &str,
-    seed: u64,
-    status: RowStatus,
-    err: &GraphTaskError,
-    seconds: f64,
-) -> Vec<ResultRow> {
+fn failed_rows(dataset: &str, method: &str, seed: u64, status: Status, err: &GraphTaskError, seconds: f64) -> Vec<Row> {
     ["micro_f1", "macro_f1", "l1", "l2"]
         .iter()
         .map(|m| {
-            let mut row = ResultRow::new(dataset, method, m, seed);
+            let mut row = new_row(dataset, method, m, seed);
             row.status = status;
-            row.seconds = seconds;
+            row.seconds = Some(seconds);
             row.note = Some(err.to_string());
             row
         })
@@ -608,13 +545,9 @@ fn load(root: &DataRoot, name: &str, self_loops: LoadSelfLoops) -> Result<Loaded
 /// Runs Table 1: for each dataset and method, embeddings for every bandwidth of the grid (kernel
 /// methods), LS-SVM node classification over `eval.trials` splits with the bandwidth chosen by
 /// `eval.cv_folds`-fold CV on each training part, and graph reconstruction with the bandwidth
-/// chosen most often. Returns tidy rows (see [`ResultRow`]); a failing cell gives `failed` rows
+/// chosen most often. Returns tidy rows (see [`Row`]); a failing cell gives `failed` rows
 /// rather than an error. Errors only for an invalid config.
-pub fn run_table1(
-    config: &Table1Config,
-    root: &DataRoot,
-    mut progress: impl FnMut(&Progress<'_>),
-) -> Result<Vec<ResultRow>> {
+pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnMut(&Progress<'_>)) -> Result<Vec<Row>> {
     config.validate()?;
     let reversed = |name: &str| config.also_reversed.iter().any(|d| d == name);
     let variants = |name: &str| if reversed(name) { 2 } else { 1 };
@@ -633,7 +566,7 @@ pub fn run_table1(
             Ok(l) => l,
             Err(e) => {
                 for m in &config.methods {
-                    rows.extend(failed_rows(name, m.id(), config.seed, RowStatus::MissingData, &e, 0.0));
+                    rows.extend(failed_rows(name, m.id(), config.seed, Status::MissingData, &e, 0.0));
                 }
                 done += variants(name) * config.methods.len();
                 continue;
@@ -670,7 +603,7 @@ pub fn run_table1(
             Ok(p) => p,
             Err(e) => {
                 for m in &config.methods {
-                    rows.extend(failed_rows(name, m.id(), config.seed, RowStatus::Failed, &e, 0.0));
+                    rows.extend(failed_rows(name, m.id(), config.seed, Status::Failed, &e, 0.0));
                 }
                 done += variants(name) * config.methods.len();
                 continue;
@@ -705,7 +638,7 @@ pub fn run_table1(
                             name,
                             method.id(),
                             config.seed,
-                            RowStatus::Failed,
+                            Status::Failed,
                             &e,
                             t0.elapsed().as_secs_f64(),
                         );
@@ -829,7 +762,7 @@ pub fn evaluate_embeddings(
     embeddings: &Embeddings,
     eval: &EvalConfig,
     seed: u64,
-) -> Result<Vec<ResultRow>> {
+) -> Result<Vec<Row>> {
     evaluate_embedding_candidates(graph, method, &[embeddings], eval, seed)
 }
 
@@ -843,7 +776,7 @@ pub fn evaluate_embedding_candidates(
     candidates: &[&Embeddings],
     eval: &EvalConfig,
     seed: u64,
-) -> Result<Vec<ResultRow>> {
+) -> Result<Vec<Row>> {
     eval.validate()?;
     ensure(
         !candidates.is_empty(),
@@ -1036,7 +969,7 @@ pub fn run_nystrom_f1(
     config: &NystromF1Config,
     root: &DataRoot,
     mut progress: impl FnMut(&Progress<'_>),
-) -> Result<Vec<ResultRow>> {
+) -> Result<Vec<Row>> {
     config.validate()?;
     let total = config.datasets.len() * config.methods.len();
     let mut done = 0;
@@ -1054,7 +987,7 @@ pub fn run_nystrom_f1(
             Err(e) => {
                 for m in &config.methods {
                     rows.extend(
-                        failed_rows(name, m.id(), config.seed, RowStatus::MissingData, &e, 0.0)
+                        failed_rows(name, m.id(), config.seed, Status::MissingData, &e, 0.0)
                             .into_iter()
                             .take(2),
                     );
@@ -1096,7 +1029,7 @@ pub fn run_nystrom_f1(
                         name,
                         method.id(),
                         config.seed,
-                        RowStatus::Failed,
+                        Status::Failed,
                         &e,
                         t0.elapsed().as_secs_f64(),
                     )
@@ -1141,7 +1074,7 @@ fn nystrom_cell(
     res: &Resolved,
     method: NystromMethod,
     progress: &mut dyn FnMut(&str),
-) -> Result<Vec<ResultRow>> {
+) -> Result<Vec<Row>> {
     let t0 = Instant::now();
     let ev = &config.eval;
     let name = graph.name.as_str();
@@ -1186,22 +1119,20 @@ fn nystrom_cell(
     let chosen_k: Vec<String> = chosen.iter().map(|&i| format!("{}", res.grid[i])).collect();
     let exact_secs = t0.elapsed().as_secs_f64();
     let mut rows = vec![];
-    let mut push =
-        |method_id: String, setting: String, m: Option<usize>, scores: &[(f64, f64)], secs: f64, note: String| {
-            for (metric, pick) in [("micro_f1", 0), ("macro_f1", 1)] {
-                let v: Vec<f64> = scores.iter().map(|s| if pick == 0 { s.0 } else { s.1 }).collect();
-                let (mean, std) = mean_std(&v);
-                let mut row = ResultRow::new(name, &method_id, metric, config.seed);
-                row.setting = setting.clone();
-                row.m = m;
-                row.value = Some(mean);
-                row.std = Some(std);
-                row.trials = v.len() as u32;
-                row.seconds = secs;
-                row.note = Some(note.clone());
-                rows.push(row);
-            }
-        };
+    let mut push = |method_id: String, setting: String, scores: &[(f64, f64)], secs: f64, note: String| {
+        for (metric, pick) in [("micro_f1", 0), ("macro_f1", 1)] {
+            let v: Vec<f64> = scores.iter().map(|s| if pick == 0 { s.0 } else { s.1 }).collect();
+            let (mean, std) = mean_std(&v);
+            let mut row = new_row(name, &method_id, metric, config.seed);
+            row.setting = setting.clone();
+            row.value = Some(mean);
+            row.std = Some(std);
+            row.trials = Some(v.len() as u32);
+            row.seconds = Some(secs);
+            row.note = Some(note.clone());
+            rows.push(row);
+        }
+    };
     let common = format!(
         "graph_input={}; rank {rank} per side; gamma = k * {base:.4}, k per trial by {}-fold CV on the exact embedding: [{}]",
         config.graph_input.id(),
@@ -1213,7 +1144,6 @@ fn nystrom_cell(
         push(
             format!("{}_exact", method.id()),
             "exact".into(),
-            None,
             &scores,
             exact_secs,
             format!(
@@ -1285,7 +1215,6 @@ fn nystrom_cell(
         push(
             method.id().into(),
             format!("m={m}"),
-            Some(m),
             &scores,
             tm.elapsed().as_secs_f64(),
             note,
@@ -1513,8 +1442,8 @@ mod tests {
             let rows = evaluate_embeddings(&g, method.id(), &out.embeddings, &eval, 0).unwrap();
             let micro = rows.iter().find(|r| r.metric == "micro_f1").unwrap();
             let macro_ = rows.iter().find(|r| r.metric == "macro_f1").unwrap();
-            assert_eq!(micro.status, RowStatus::Ok);
-            assert_eq!(micro.trials, 3);
+            assert_eq!(micro.status, Status::Ok);
+            assert_eq!(micro.trials, Some(3));
             assert!(
                 micro.value.unwrap() > 0.95 && macro_.value.unwrap() > 0.95,
                 "{method:?}: {:?} {:?}",
@@ -1579,12 +1508,12 @@ mod settings_tests {
         }
     }
 
-    fn value(rows: &[ResultRow], metric: &str, setting: &str) -> f64 {
+    fn value(rows: &[Row], metric: &str, setting: &str) -> f64 {
         let row = rows
             .iter()
             .find(|r| r.metric == metric && r.setting == setting)
             .unwrap_or_else(|| panic!("no row {metric} / {setting:?}"));
-        assert_eq!(row.status, RowStatus::Ok, "{row:?}");
+        assert_eq!(row.status, Status::Ok, "{row:?}");
         row.value.unwrap()
     }
 
