@@ -48,7 +48,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                     let (start, cpu) = (Instant::now(), cpu_seconds());
                     let emb = run_graph_baseline(method, &g, &config, 0)?;
                     let (secs, cpu) = (start.elapsed().as_secs_f64(), cpu_seconds() - cpu);
-                    let dim = emb.concatenated().dim();
+                    let dim = emb.features().into_owned().dim();
                     println!(
                         "  {:<9} wall {secs:>8.2} s  cpu {cpu:>8.2} s  ({threads} threads)  features {dim:?}",
                         method.id()

@@ -91,8 +91,11 @@ pub use digae::{Digae, DigaeFeatures, DigaeFit, DigaeParams};
 pub use ebc::{Ebc, EbcFit, EbcParams};
 pub use error::{BaselineError, Result};
 pub use hope::{spectral_radius_estimate, Hope, HopeFit, HopeParams, HopeSolver, KatzOperator};
+/// Node embeddings: the one type of `ksvd-graph-tasks`, which the baselines implement
+/// [`ksvd_graph_tasks::GraphEmbedder`] for.
+pub use ksvd_graph_tasks::{Embeddings, GraphEmbedder};
 pub use method::{
-    run_bicluster_baseline, run_graph_baseline, trial_seed, BiclusterBaseline, BiclusterBaselineConfig, Embeddings,
-    GraphBaseline, GraphBaselineConfig,
+    run_bicluster_baseline, run_graph_baseline, trial_seed, BiclusterBaseline, BiclusterBaselineConfig, GraphBaseline,
+    GraphBaselineConfig,
 };
 pub use util::GraphView;

@@ -6,11 +6,11 @@ use crate::bcot::{BcotParams, Biclusters};
 use crate::deepwalk::DeepWalkParams;
 use crate::digae::DigaeParams;
 use crate::ebc::EbcParams;
-use crate::error::Result;
+use crate::error::{BaselineError, Result};
 use crate::hope::HopeParams;
 use crate::util::stream_seed;
 use ksvd_datasets::{DocumentTermData, Graph};
-use ndarray::{concatenate, Array2, Axis};
+use ksvd_graph_tasks::{Embeddings, GraphEmbedder};
 use serde::{Deserialize, Serialize};
 
 /// A node-embedding baseline of the paper's Table 1. Serialized as its method id.
@@ -62,44 +62,6 @@ impl BiclusterBaseline {
     }
 }
 
-/// Node embeddings of a graph baseline: one matrix (DeepWalk) or a source/target pair (HOPE,
-/// DiGAE). Rows index nodes in the order of the adjacency matrix.
-#[derive(Debug, Clone, PartialEq)]
-pub enum Embeddings {
-    /// One `n x d` embedding.
-    Single(Array2<f64>),
-    /// Source (out-role) and target (in-role) embeddings, each `n x d`.
-    SourceTarget {
-        /// `n x d` source embeddings.
-        source: Array2<f64>,
-        /// `n x d` target embeddings.
-        target: Array2<f64>,
-    },
-}
-
-impl Embeddings {
-    /// Number of nodes.
-    pub fn n_nodes(&self) -> usize {
-        match self {
-            Self::Single(e) => e.nrows(),
-            Self::SourceTarget { source, .. } => source.nrows(),
-        }
-    }
-
-    /// The features the paper's tasks use: the single embedding, or `[source, target]`
-    /// concatenated column-wise (section 5.1: "two sets of embeddings are obtained and then
-    /// concatenated").
-    pub fn concatenated(&self) -> Array2<f64> {
-        match self {
-            Self::Single(e) => e.clone(),
-            Self::SourceTarget { source, target } => {
-                // Same number of rows by construction, so concatenation cannot fail.
-                concatenate(Axis(1), &[source.view(), target.view()]).unwrap_or_else(|_| source.clone())
-            }
-        }
-    }
-}
-
 /// Hyper-parameters of the three graph baselines (each section optional in a spec; missing
 /// fields take the documented defaults).
 #[derive(Debug, Clone, PartialEq, Default, Serialize, Deserialize)]
@@ -122,23 +84,52 @@ pub fn run_graph_baseline(
     seed: u64,
 ) -> Result<Embeddings> {
     let a = &graph.adjacency;
-    Ok(match method {
-        GraphBaseline::Deepwalk => Embeddings::Single(config.deepwalk.check()?.fit(a, seed)?.embedding),
-        GraphBaseline::Hope => {
-            let fit = config.hope.check()?.fit(a, seed)?;
-            Embeddings::SourceTarget {
-                source: fit.source,
-                target: fit.target,
-            }
-        }
-        GraphBaseline::Digae => {
-            let fit = config.digae.check()?.fit(a, seed)?;
-            Embeddings::SourceTarget {
-                source: fit.source,
-                target: fit.target,
-            }
-        }
-    })
+    match method {
+        GraphBaseline::Deepwalk => config.deepwalk.check()?.embed_graph(a, seed),
+        GraphBaseline::Hope => config.hope.check()?.embed_graph(a, seed),
+        GraphBaseline::Digae => config.digae.check()?.embed_graph(a, seed),
+    }
+}
+
+impl GraphEmbedder for crate::deepwalk::DeepWalk {
+    type Error = BaselineError;
+    fn id(&self) -> &'static str {
+        GraphBaseline::Deepwalk.id()
+    }
+    /// One embedding per node ([`crate::deepwalk::DeepWalk::fit`]).
+    fn embed_graph(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Embeddings> {
+        Ok(Embeddings::Single(self.fit(adjacency, seed)?.embedding))
+    }
+}
+
+impl GraphEmbedder for crate::hope::Hope {
+    type Error = BaselineError;
+    fn id(&self) -> &'static str {
+        GraphBaseline::Hope.id()
+    }
+    /// Source and target embeddings ([`crate::hope::Hope::fit`]).
+    fn embed_graph(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Embeddings> {
+        let fit = self.fit(adjacency, seed)?;
+        Ok(Embeddings::SourceTarget {
+            source: fit.source,
+            target: fit.target,
+        })
+    }
+}
+
+impl GraphEmbedder for crate::digae::Digae {
+    type Error = BaselineError;
+    fn id(&self) -> &'static str {
+        GraphBaseline::Digae.id()
+    }
+    /// Source and target embeddings ([`crate::digae::Digae::fit`]).
+    fn embed_graph(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Embeddings> {
+        let fit = self.fit(adjacency, seed)?;
+        Ok(Embeddings::SourceTarget {
+            source: fit.source,
+            target: fit.target,
+        })
+    }
 }
 
 /// Hyper-parameters of the two biclustering baselines.
@@ -173,5 +164,35 @@ pub fn trial_seed(seed: u64, trial: usize) -> u64 {
         seed
     } else {
         stream_seed(seed, 0x7472_6961_6c73, trial as u64, 0)
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::hope::HopeParams;
+    use ksvd_linalg::CsrMatrix;
+
+    /// The trait gives what the method's own `fit` gives (HOPE: its source and target
+    /// embeddings), for the same seed.
+    #[test]
+    fn baselines_embed_through_the_trait_as_their_fit_does() -> Result<()> {
+        let arcs: Vec<(usize, usize, f64)> = (0..12).map(|i| (i, (i * 5 + 1) % 12, 1.0)).collect();
+        let a = CsrMatrix::from_triplets(12, 12, arcs)?;
+        let hope = HopeParams {
+            rank: 3,
+            ..HopeParams::default()
+        }
+        .check()?;
+        let fit = hope.fit(&a, 4)?;
+        assert_eq!(GraphEmbedder::id(&hope), "hope");
+        match hope.embed_graph(&a, 4)? {
+            Embeddings::SourceTarget { source, target } => {
+                assert_eq!(source, fit.source);
+                assert_eq!(target, fit.target);
+            }
+            Embeddings::Single(_) => panic!("HOPE gives source and target embeddings"),
+        }
+        Ok(())
     }
 }

@@ -97,6 +97,7 @@
 
 mod classify;
 mod embed;
+mod embedder;
 mod error;
 mod petgraph_input;
 mod reconstruct;
@@ -108,6 +109,7 @@ pub use embed::{
     bandwidth, embed, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner,
     NystromMethod, Scaling, SvdSolver, MATERIALIZE_MAX_ENTRIES,
 };
+pub use embedder::GraphEmbedder;
 pub use error::{ensure, GraphTaskError, Result};
 pub use petgraph_input::{adjacency_from_petgraph, weighted_adjacency_from_petgraph};
 pub use reconstruct::{

@@ -70,16 +70,6 @@ pub struct Table1Params {
 /// Table 1.
 pub struct Table1;
 
-fn to_graph_embeddings(e: &ksvd_baselines::Embeddings) -> ksvd_graph_tasks::Embeddings {
-    match e {
-        ksvd_baselines::Embeddings::Single(x) => ksvd_graph_tasks::Embeddings::Single(x.clone()),
-        ksvd_baselines::Embeddings::SourceTarget { source, target } => ksvd_graph_tasks::Embeddings::SourceTarget {
-            source: source.clone(),
-            target: target.clone(),
-        },
-    }
-}
-
 /// Rows for a cell whose method failed as a whole (the metrics the spec declares, with the error).
 fn failed_rows(cx: &Context<'_>, dataset: &str, method: &str, seed: u64, err: &anyhow::Error) -> Vec<Row> {
     ["micro_f1", "macro_f1", "l1", "l2"]
@@ -143,8 +133,7 @@ impl Experiment for Table1 {
                         rows.extend(cx.cell(&key, || {
                             let eval = config.eval.clone();
                             let evaluate = |g: &ksvd_datasets::Graph, e: &ksvd_baselines::Embeddings, s: u64| {
-                                let emb = to_graph_embeddings(e);
-                                evaluate_embeddings(g, b.id(), &emb, &eval, s)
+                                evaluate_embeddings(g, b.id(), e, &eval, s)
                                     .map(|rs| {
                                         rs.into_iter()
                                             .filter(|r| r.setting.is_empty())

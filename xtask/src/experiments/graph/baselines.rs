@@ -481,7 +481,7 @@ mod tests {
         config.params.hope.rank = 4;
         config.params.digae.epochs = 3;
         let rows = run_graph_baselines(&config, &root, &mut |_| {}, |graph, emb: &Embeddings, _seed| {
-            let f = emb.concatenated();
+            let f = emb.features().into_owned();
             if f.nrows() != graph.n_nodes() {
                 return Err("wrong number of rows".into());
             }
