@@ -173,14 +173,8 @@ pub struct BcotFit {
     pub sinkhorn_iterations: usize,
 }
 
-/// Document and term clusters from [`Bcot::bicluster`] (or EBC).
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct Biclusters {
-    /// Cluster of every row (document), in `0..k_docs`.
-    pub doc_labels: Vec<usize>,
-    /// Cluster of every column (term), in `0..k_terms`.
-    pub term_labels: Vec<usize>,
-}
+/// Document and term clusters: the one type of `ksvd-bicluster` (ours and the baselines alike).
+pub use ksvd_bicluster::Biclustering as Biclusters;
 
 /// `log Σ exp(x)` of a slice, `−∞` for an empty or all-`−∞` slice.
 fn log_sum_exp(x: impl Iterator<Item = f64> + Clone) -> f64 {

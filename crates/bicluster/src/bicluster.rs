@@ -54,3 +54,59 @@ pub fn bicluster(
         term_labels: terms.labels,
     })
 }
+
+/// One interface for every biclustering method: ours ([`EmbedAndCluster`]: SVD, KPCA or KSVD
+/// embeddings, then k-means) and the baselines of `ksvd-baselines` (BCOT, EBC) cluster a
+/// document-term matrix the same way.
+pub trait Biclusterer {
+    /// The method's typed error.
+    type Error: std::error::Error + Send + Sync + 'static;
+
+    /// The method id used in experiment specs (`svd`, `kpca`, `ksvd`, `bcot`, `ebc`).
+    fn id(&self) -> &'static str;
+
+    /// Clusters the rows (documents) of `x` into `k_docs` clusters and its columns (terms) into
+    /// `k_terms`, all randomness from `seed`.
+    fn bicluster_matrix(
+        &self,
+        x: &ksvd_linalg::CsrMatrix,
+        k_docs: usize,
+        k_terms: usize,
+        seed: u64,
+    ) -> std::result::Result<Biclustering, Self::Error>;
+}
+
+/// Ours: `components` document and term vectors from [`crate::embed`] with `method`, then
+/// [`bicluster`] (k-means on each side).
+#[derive(Debug, Clone, PartialEq)]
+pub struct EmbedAndCluster {
+    /// The embedding.
+    pub method: crate::embed::EmbeddingMethod,
+    /// Vectors per side.
+    pub components: usize,
+    /// The k-means runs.
+    pub kmeans: KMeansParams,
+}
+
+impl Biclusterer for EmbedAndCluster {
+    type Error = BiclusterError;
+
+    fn id(&self) -> &'static str {
+        match self.method {
+            crate::embed::EmbeddingMethod::Svd => "svd",
+            crate::embed::EmbeddingMethod::Kpca { .. } => "kpca",
+            crate::embed::EmbeddingMethod::Ksvd { .. } => "ksvd",
+        }
+    }
+
+    fn bicluster_matrix(
+        &self,
+        x: &ksvd_linalg::CsrMatrix,
+        k_docs: usize,
+        k_terms: usize,
+        seed: u64,
+    ) -> Result<Biclustering> {
+        let e = crate::embed::embed(x, self.method, self.components, seed)?;
+        bicluster(e.docs.view(), e.terms.view(), k_docs, k_terms, seed, &self.kmeans)
+    }
+}

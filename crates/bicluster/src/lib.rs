@@ -67,7 +67,7 @@ mod error;
 mod kernel;
 mod kmeans;
 
-pub use bicluster::{bicluster, Biclustering};
+pub use bicluster::{bicluster, Biclusterer, Biclustering, EmbedAndCluster};
 pub use coherence::{coherence, ClusterCoherence, Coherence};
 pub use embed::{embed, Compatibility, EmbeddingMethod, Embeddings, KsvdKernel};
 pub use error::{BiclusterError, Result};
