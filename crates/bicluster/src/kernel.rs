@@ -18,8 +18,9 @@ use ksvd_linalg::{dense, CsrMatrix};
 use ndarray::{Array2, Axis};
 use rayon::prelude::*;
 
-/// The largest dense matrix (number of `f64` entries, 1 GiB) the embeddings form.
-pub const MAX_DENSE_ENTRIES: usize = 1 << 27;
+/// The largest dense matrix (number of `f64` entries) the embeddings form: the workspace's fixed
+/// rule, [`ksvd_linalg::FIXED_DENSE_ENTRIES`].
+pub const MAX_DENSE_ENTRIES: usize = ksvd_linalg::FIXED_DENSE_ENTRIES;
 
 pub(crate) fn check_dense(what: &'static str, rows: usize, cols: usize) -> Result<()> {
     match rows.checked_mul(cols) {

@@ -543,9 +543,10 @@ fn center_in_place(g: &mut Array2<f64>) {
 }
 
 /// Kernel matrices that cannot be held as rank one plus sparse (their `X Zᵀ` is dense) are
-/// materialised once when they have at most this many entries (1 GiB of `f64`); larger ones stay
-/// implicit and are re-evaluated block by block in every product.
-pub const MATERIALIZE_MAX_ENTRIES: usize = 1 << 27;
+/// materialised once when they have at most this many entries (the workspace's fixed rule,
+/// [`ksvd_linalg::FIXED_DENSE_ENTRIES`]); larger ones stay implicit and are re-evaluated block by
+/// block in every product.
+pub const MATERIALIZE_MAX_ENTRIES: usize = ksvd_linalg::FIXED_DENSE_ENTRIES;
 
 /// The Nyström variants of the Nyström F1 figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

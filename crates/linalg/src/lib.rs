@@ -42,5 +42,5 @@ pub mod vecmath;
 
 pub use csr::CsrMatrix;
 pub use error::{check_finite, check_nonempty, LinalgError, Result};
-pub use memory::MemoryBudget;
+pub use memory::{MemoryBudget, FIXED_DENSE_ENTRIES};
 pub use operator::{check_indices, materialize, LinearOperator, LowRankUpdate, MatrixBlocks, Transposed};

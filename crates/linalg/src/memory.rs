@@ -29,6 +29,12 @@ impl From<MemoryBudget> for u64 {
     }
 }
 
+/// The fixed materialisation rule of the experiment crates (graph-tasks, bicluster): a dense
+/// kernel matrix is formed when it has at most this many entries (2^27, 1 GiB of `f64`). Fixed
+/// rather than derived from the machine's memory ([`MemoryBudget::auto`]), so that a table's
+/// numbers do not depend on the machine that computes them.
+pub const FIXED_DENSE_ENTRIES: usize = 1 << 27;
+
 const MIN_BYTES: u64 = 1 << 20;
 const MAX_BYTES: u64 = 1 << 50;
 const FALLBACK: u64 = 2 << 30;
