@@ -378,6 +378,23 @@ impl KsvdValidParams {
         compat: Option<compat::CompatibleSamples>,
         progress: &mut dyn FnMut(LanczosProgress),
     ) -> Result<Ksvd> {
+        let (svd, nystrom) = self.solve(&g, progress)?;
+        Ok(Ksvd {
+            params: self.clone(),
+            g,
+            svd,
+            nystrom,
+            compat,
+        })
+    }
+
+    /// The top-`rank` SVD of `g` by the configured solver (and the Nyström fit, for that
+    /// solver), borrowing `g`: [`Ksvd`] stores it, `Kpca` keeps its own.
+    pub(crate) fn solve(
+        &self,
+        g: &KernelMatrix,
+        progress: &mut dyn FnMut(LanczosProgress),
+    ) -> Result<(SvdResult, Option<AsymmetricNystrom>)> {
         let (n, m) = (g.nrows(), g.ncols());
         ksvd_solvers::check_rank(n, m, self.rank)?;
         let mut nystrom = None;
@@ -388,22 +405,22 @@ impl KsvdValidParams {
                     seed: self.seed,
                     budget: self.memory_budget(),
                 };
-                auto_svd(&g, self.rank, &p, progress)?.0
+                auto_svd(g, self.rank, &p, progress)?.0
             }
             Solver::BlockKrylov(p) => {
                 let p = BlockKrylovParams {
                     seed: self.seed,
                     ..p.clone()
                 };
-                block_krylov_svd(&g, self.rank, &p)?.0
+                block_krylov_svd(g, self.rank, &p)?.0
             }
             Solver::Exact => {
                 self.check_dense_fits(n, m)?;
-                dense_svd_operator(&g, self.rank)?
+                dense_svd_operator(g, self.rank)?
             }
             Solver::Lanczos(p) => {
                 lanczos_svd_with_progress(
-                    &g,
+                    g,
                     self.rank,
                     &LanczosParams {
                         seed: self.seed,
@@ -414,7 +431,7 @@ impl KsvdValidParams {
                 .0
             }
             Solver::Rsvd(p) => randomized_svd(
-                &g,
+                g,
                 self.rank,
                 &RsvdParams {
                     seed: self.seed,
@@ -428,7 +445,7 @@ impl KsvdValidParams {
                 inner,
             } => {
                 let ny = match &self.landmark_indices {
-                    Some((rows, cols)) => crate::landmarks::nystrom_at(&g, rows, cols, self.rank, *inner, self.seed)?,
+                    Some((rows, cols)) => crate::landmarks::nystrom_at(g, rows, cols, self.rank, *inner, self.seed)?,
                     None => {
                         let p = NystromParams {
                             rank: self.rank,
@@ -439,7 +456,7 @@ impl KsvdValidParams {
                             seed: self.seed,
                             shared_samples: false,
                         };
-                        asymmetric_nystrom(&g, &p)?
+                        asymmetric_nystrom(g, &p)?
                     }
                 };
                 let svd = ny.svd.clone();
@@ -447,13 +464,7 @@ impl KsvdValidParams {
                 svd
             }
         };
-        Ok(Ksvd {
-            params: self.clone(),
-            g,
-            svd,
-            nystrom,
-            compat,
-        })
+        Ok((svd, nystrom))
     }
 }
 
