@@ -2,21 +2,22 @@
 //! node features, many fits on subsets of the same labelled nodes (cross-validation folds and
 //! trials) sharing their work.
 //!
-//! Primal form (`d` features): with per-part sufficient statistics `Σ_p = F_pᵀ F_p`,
-//! `s_p = F_pᵀ 1`, `Y_p = F_pᵀ T_p`, `t_p = T_pᵀ 1`, a fit on a union of parts solves
-//! `(Σ − n μ μᵀ + I/γ_reg) W = Y − n μ t̄ᵀ`, `b = t̄ − Wᵀ μ` (the centred normal equations of
-//! `ksvd_lssvm::solve_primal`, eliminated bias), so `k`-fold cross-validation costs one pass
-//! over the training rows plus `k + 1` factorisations of size `d`.
+//! Primal form (`d` features): per-part sufficient statistics ([`ksvd_lssvm::PrimalStats`]:
+//! `F_pᵀ F_p`, `F_pᵀ 1`, `F_pᵀ T_p`, `T_pᵀ 1`) are summed once, and a fit on a union of parts
+//! subtracts the left-out ones and solves `(Σ − n μ μᵀ + I/γ_reg) W = Y − n μ t̄ᵀ`,
+//! `b = t̄ − Wᵀ μ` (the centred normal equations of `ksvd_lssvm::solve_primal`, eliminated bias),
+//! so `k`-fold cross-validation costs one pass over the training rows plus `k + 1`
+//! factorisations of size `d`.
 //! Dual form (fewer training nodes than features): `K = F Fᵀ` once per embedding, each fit is
 //! `ksvd_lssvm::solve_dual_direct` on `K[train, train]`.
 use crate::error::{ensure, GraphTaskError, Result};
 use ksvd_datasets::Labels;
-use ksvd_linalg::dense::{cholesky_solve, matmul};
+use ksvd_linalg::dense::matmul;
 use ksvd_lssvm::{
     argmax_labels, f1_multiclass, f1_multilabel, k_fold, solve_dual_direct, stratified_k_fold,
-    stratified_train_test_split, top_k_labels, train_test_split, ZeroDivision,
+    stratified_train_test_split, top_k_labels, train_test_split, PrimalStats, ZeroDivision,
 };
-use ndarray::{Array1, Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2, Axis};
 use serde::{Deserialize, Serialize};
 
 /// Which LS-SVM formulation the subset fits use (same model, different cost).
@@ -184,13 +185,6 @@ pub(crate) struct SubsetLssvm<'a> {
     kernel: Option<Array2<f64>>,
 }
 
-struct PartStats {
-    n: usize,
-    gram: Array2<f64>,
-    sum: Array1<f64>,
-    cross: Array2<f64>,
-    tsum: Array1<f64>,
-}
 
 impl<'a> SubsetLssvm<'a> {
     /// Features `f` (`n × d`) and targets `t` (`n × C`) of the labelled nodes; `reg` is the
@@ -262,63 +256,29 @@ impl<'a> SubsetLssvm<'a> {
         Ok(matmul(ket.view(), sol.alpha.view())? + &sol.bias)
     }
 
-    fn stats(&self, part: &[usize]) -> Result<PartStats> {
-        let fp = self.f.select(Axis(0), part);
-        let tp = self.t.select(Axis(0), part);
-        Ok(PartStats {
-            n: part.len(),
-            gram: matmul(fp.t(), fp.view())?,
-            sum: fp.sum_axis(Axis(0)),
-            cross: matmul(fp.t(), tp.view())?,
-            tsum: tp.sum_axis(Axis(0)),
-        })
-    }
-
     fn primal(&self, parts: &[Vec<usize>], requests: &[FitRequest<'_>]) -> Result<Vec<Array2<f64>>> {
-        let stats: Vec<PartStats> = parts.iter().map(|p| self.stats(p)).collect::<Result<_>>()?;
-        let (d, c) = (self.f.ncols(), self.t.ncols());
-        let total = PartStats {
-            n: stats.iter().map(|s| s.n).sum(),
-            gram: stats.iter().fold(Array2::zeros((d, d)), |a, s| a + &s.gram),
-            sum: stats.iter().fold(Array1::zeros(d), |a, s| a + &s.sum),
-            cross: stats.iter().fold(Array2::zeros((d, c)), |a, s| a + &s.cross),
-            tsum: stats.iter().fold(Array1::zeros(c), |a, s| a + &s.tsum),
-        };
+        let stats: Vec<PrimalStats> = parts
+            .iter()
+            .map(|p| PrimalStats::of_rows(self.f.select(Axis(0), p).view(), self.t.select(Axis(0), p).view()))
+            .collect::<std::result::Result<_, _>>()?;
+        let mut total = PrimalStats::new(self.f.ncols(), self.t.ncols());
+        for s in &stats {
+            total.merge(s)?;
+        }
         requests
             .iter()
             .map(|r| {
                 // Sum of the requested parts: the total minus the left-out parts (cheaper for CV).
-                let mut acc = PartStats {
-                    n: total.n,
-                    gram: total.gram.clone(),
-                    sum: total.sum.clone(),
-                    cross: total.cross.clone(),
-                    tsum: total.tsum.clone(),
-                };
+                let mut acc = total.clone();
                 for (p, s) in stats.iter().enumerate() {
                     if !r.train_parts.contains(&p) {
-                        acc.n -= s.n;
-                        acc.gram -= &s.gram;
-                        acc.sum -= &s.sum;
-                        acc.cross -= &s.cross;
-                        acc.tsum -= &s.tsum;
+                        acc.subtract(s)?;
                     }
                 }
-                ensure(acc.n > 0, "training set", 0, "is empty")?;
-                let nf = acc.n as f64;
-                let mu = &acc.sum / nf;
-                let tbar = &acc.tsum / nf;
-                // A = Σ − n μ μᵀ + I/γ ;  R = Y − n μ t̄ᵀ.
-                let mut a = acc.gram;
-                let mu_col = mu.view().insert_axis(Axis(1));
-                a.scaled_add(-nf, &mu_col.dot(&mu_col.t()));
-                a.diag_mut().mapv_inplace(|v| v + 1.0 / self.reg);
-                let mut rhs = acc.cross;
-                rhs.scaled_add(-nf, &mu_col.dot(&tbar.view().insert_axis(Axis(0))));
-                let w = cholesky_solve(a.view(), rhs.view())?;
-                let b = &tbar - &w.t().dot(&mu);
+                ensure(acc.count() > 0, "training set", 0, "is empty")?;
+                let sol = acc.solve(self.reg)?;
                 let fe = self.f.select(Axis(0), r.eval);
-                Ok(matmul(fe.view(), w.view())? + &b)
+                Ok(matmul(fe.view(), sol.weights.view())? + &sol.bias)
             })
             .collect()
     }

@@ -70,6 +70,9 @@ pub enum LssvmError {
         /// The length given.
         found: usize,
     },
+    /// Partial primal statistics with different feature shifts cannot be merged.
+    #[error("primal statistics with different feature shifts cannot be merged: give every partition the same shift")]
+    ShiftMismatch,
     /// Prediction inputs have a different number of features than the training data.
     #[error("the model was fitted on {expected} features but the input has {found}")]
     FeatureMismatch {

@@ -89,7 +89,10 @@
 //! The low-level layer ([`solve_dual_direct`], [`solve_dual_cg`], [`solve_primal`],
 //! [`conjugate_gradient`]) works on plain matrices and on any
 //! [`ksvd_linalg::LinearOperator`]; the high-level layer is [`LssvmParams`] ->
-//! [`ValidLssvmParams`] -> `fit_*`.
+//! [`ValidLssvmParams`] -> `fit_*`. [`PrimalStats`] is the one-pass form of the primal solver:
+//! the sufficient statistics `n, Σ f, Σ f fᵀ, Σ t, Σ f tᵀ`, mergeable across chunks and
+//! partitions and subtractable across cross-validation folds (graph-tasks' cross-validation and
+//! the streaming classifier use it).
 
 mod error;
 mod kernel;
@@ -97,6 +100,7 @@ mod model;
 mod params;
 mod solve;
 mod split;
+mod stats;
 
 pub use error::{LssvmError, Result};
 pub use kernel::{Kernel, KernelOperator};
@@ -108,4 +112,5 @@ pub use solve::{
     bordered_matrix, classifier_alpha, classifier_bordered_matrix, conjugate_gradient, solve_dual_cg,
     solve_dual_direct, solve_primal, CgOptions, CgOutcome, DualSolution, PrimalSolution,
 };
+pub use stats::PrimalStats;
 pub use split::{k_fold, stratified_k_fold, stratified_train_test_split, train_test_split, Split};

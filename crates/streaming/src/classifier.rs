@@ -8,20 +8,28 @@
 //! Because the features are standardised, the classifier is invariant to any per-column
 //! scaling of the embeddings (the Nyström column normalisation in particular).
 use ksvd_linalg::dense;
-use ndarray::{s, Array1, Array2, ArrayView2, Axis};
-use rayon::prelude::*;
+use ksvd_lssvm::{LssvmError, PrimalStats};
+use ndarray::{Array1, Array2, ArrayView2, Axis};
 
 use crate::error::{Result, StreamingError};
 
-/// Rows per block of the parallel reductions (fixed: the result does not depend on threads).
-const REDUCE_ROWS: usize = 4096;
-
-/// Sufficient statistics of a ridge regression, accumulated chunk by chunk.
+/// Sufficient statistics of a ridge regression, accumulated chunk by chunk: the count, `Σ g`,
+/// `Σ g gᵀ`, `Σ y`, `Σ g y` of the shifted features `g = f − shift`, held as
+/// [`ksvd_lssvm::PrimalStats`] (their one owner, with one target column); this type adds the
+/// standardised ridge solve and the classifier's error terms.
 ///
 /// Features are shifted by the column means of the first chunk before accumulating, which keeps
 /// `Σ f fᵀ − n μ μᵀ` accurate when the means are large compared with the spreads.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
+#[serde(into = "RidgeState", try_from = "RidgeState")]
 pub struct RidgeAccumulator {
+    stats: PrimalStats,
+}
+
+/// The serialised form of [`RidgeAccumulator`] (the partial-state format of `crate::partial`,
+/// version 1): the statistics with the single target column as scalars.
+#[derive(serde::Serialize, serde::Deserialize)]
+struct RidgeState {
     dim: usize,
     count: usize,
     shift: Option<Array1<f64>>,
@@ -29,6 +37,38 @@ pub struct RidgeAccumulator {
     s2: Array2<f64>,
     sy: f64,
     sfy: Array1<f64>,
+}
+
+impl From<RidgeAccumulator> for RidgeState {
+    fn from(acc: RidgeAccumulator) -> Self {
+        let st = acc.stats;
+        RidgeState {
+            dim: st.dim(),
+            count: st.count(),
+            shift: st.shift().cloned(),
+            s1: st.sum().clone(),
+            s2: st.gram().clone(),
+            sy: st.target_sum()[0],
+            sfy: st.cross().column(0).to_owned(),
+        }
+    }
+}
+
+impl TryFrom<RidgeState> for RidgeAccumulator {
+    type Error = StreamingError;
+    fn try_from(s: RidgeState) -> Result<Self> {
+        if s.s1.len() != s.dim {
+            return Err(StreamingError::invalid(
+                "ridge statistics",
+                s.s1.len(),
+                format!("expected {} feature sums", s.dim),
+            ));
+        }
+        let cross = s.sfy.insert_axis(Axis(1));
+        let stats = PrimalStats::from_parts(s.count, s.shift, s.s1, s.s2, Array1::from_elem(1, s.sy), cross)
+            .map_err(|e| StreamingError::invalid("ridge statistics", s.dim, e.to_string()))?;
+        Ok(RidgeAccumulator { stats })
+    }
 }
 
 /// `score(f) = w · f + b`, a linear decision function on the embeddings.
@@ -57,101 +97,60 @@ impl LinearClassifier {
 }
 
 impl RidgeAccumulator {
-    /// An empty accumulator for `dim` features.
+    /// An empty accumulator for `dim` features (shifted by the means of the first chunk).
     pub fn new(dim: usize) -> Self {
         RidgeAccumulator {
-            dim,
-            count: 0,
-            shift: None,
-            s1: Array1::zeros(dim),
-            s2: Array2::zeros((dim, dim)),
-            sy: 0.0,
-            sfy: Array1::zeros(dim),
+            stats: PrimalStats::shifted_by_first_rows(dim, 1),
         }
     }
 
     /// An empty accumulator whose features are shifted by a fixed `shift` (the same for every
     /// partition of a distributed pass, so that partial accumulators merge by plain addition).
     pub fn with_shift(shift: Array1<f64>) -> Self {
-        let mut acc = RidgeAccumulator::new(shift.len());
-        acc.shift = Some(shift);
-        acc
+        RidgeAccumulator {
+            stats: PrimalStats::with_shift(shift, 1),
+        }
     }
 
     /// Adds the statistics of `other`, accumulated on other rows with the same shift: the result
     /// is that of one accumulator over both sets of rows (up to the order of the floating-point
     /// additions). Associative and commutative up to rounding.
     pub fn merge(&mut self, other: &RidgeAccumulator) -> Result<()> {
-        if other.dim != self.dim || (other.count > 0 && self.count > 0 && other.shift != self.shift) {
-            return Err(StreamingError::invalid(
+        self.stats.merge(&other.stats).map_err(|e| {
+            StreamingError::invalid(
                 "ridge statistics",
-                format!("dimension {} (shift {:?})", other.dim, other.shift),
+                format!("dimension {} (shift {:?})", other.stats.dim(), other.stats.shift()),
                 format!(
-                    "cannot merge with dimension {} (shift {:?}): partial statistics need the same dimension and shift",
-                    self.dim, self.shift
+                    "cannot merge with dimension {} (shift {:?}): {e}",
+                    self.stats.dim(),
+                    self.stats.shift()
                 ),
-            ));
-        }
-        if self.shift.is_none() {
-            self.shift.clone_from(&other.shift);
-        }
-        self.count += other.count;
-        self.s1 += &other.s1;
-        self.s2 += &other.s2;
-        self.sy += other.sy;
-        self.sfy += &other.sfy;
-        Ok(())
+            )
+        })
     }
 
     /// Rows accumulated so far.
     pub fn count(&self) -> usize {
-        self.count
+        self.stats.count()
     }
 
     /// Adds the rows of `features` with targets `y` (`±1` for classification).
     pub fn add(&mut self, features: ArrayView2<'_, f64>, y: &[f64]) -> Result<()> {
         let (n, d) = features.dim();
-        if d != self.dim || y.len() != n {
+        if d != self.stats.dim() || y.len() != n {
             return Err(StreamingError::invalid(
                 "features",
                 format!("{n} x {d} with {} targets", y.len()),
-                format!("expected {} columns and one target per row", self.dim),
+                format!("expected {} columns and one target per row", self.stats.dim()),
             ));
         }
-        if n == 0 {
-            return Ok(());
-        }
-        if features.iter().chain(y).any(|v| !v.is_finite()) {
-            return Err(StreamingError::NonFinite {
+        let targets = ArrayView2::from_shape((n, 1), y).map_err(|e| StreamingError::invalid("targets", n, e.to_string()))?;
+        self.stats.add(features, targets).map_err(|e| match e {
+            LssvmError::NonFinite { .. } => StreamingError::NonFinite {
                 what: "classifier input",
-            });
-        }
-        let shift = self
-            .shift
-            .get_or_insert_with(|| features.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(d)))
-            .clone();
-        type Part = (Array1<f64>, Array2<f64>, f64, Array1<f64>);
-        let parts: Vec<Result<Part>> = (0..n.div_ceil(REDUCE_ROWS))
-            .into_par_iter()
-            .map(|b| {
-                let lo = b * REDUCE_ROWS;
-                let hi = (lo + REDUCE_ROWS).min(n);
-                let g = &features.slice(s![lo..hi, ..]) - &shift;
-                let yb = ndarray::ArrayView1::from(&y[lo..hi]);
-                let mut s2 = Array2::zeros((d, d));
-                dense::gemm_into_seq(s2.view_mut(), g.t(), g.view())?;
-                Ok((g.sum_axis(Axis(0)), s2, yb.sum(), g.t().dot(&yb)))
-            })
-            .collect();
-        for part in parts {
-            let (s1, s2, sy, sfy) = part?;
-            self.s1 += &s1;
-            self.s2 += &s2;
-            self.sy += sy;
-            self.sfy += &sfy;
-        }
-        self.count += n;
-        Ok(())
+            },
+            e => StreamingError::invalid("features", format!("{n} x {d}"), e.to_string()),
+        })
     }
 
     /// Solves `min_w,b (1/n) Σ (y_i − w·g_i − b)² + λ ‖w‖²` on standardised features
@@ -165,18 +164,19 @@ impl RidgeAccumulator {
                 "must be non-negative and finite",
             ));
         }
-        let n = self.count as f64;
-        let d = self.dim;
-        let Some(shift) = &self.shift else {
+        let n = self.stats.count() as f64;
+        let d = self.stats.dim();
+        let Some(shift) = self.stats.shift().filter(|_| self.stats.count() > 0) else {
             return Err(StreamingError::invalid(
                 "rows",
                 0,
                 "the classifier saw no training rows",
             ));
         };
-        let mean = &self.s1 / n;
-        let ybar = self.sy / n;
-        let mut cov = &self.s2 / n;
+        let mean = self.stats.sum() / n;
+        let ybar = self.stats.target_sum()[0] / n;
+        let sfy = self.stats.cross().column(0);
+        let mut cov = self.stats.gram() / n;
         for a in 0..d {
             for b in 0..d {
                 cov[[a, b]] -= mean[a] * mean[b];
@@ -197,7 +197,7 @@ impl RidgeAccumulator {
                     a[[p, q]] = cov[[i, j]] / (sd[i] * sd[j]);
                 }
                 a[[p, p]] += lambda;
-                c[[p, 0]] = (self.sfy[i] / n - mean[i] * ybar) / sd[i];
+                c[[p, 0]] = (sfy[i] / n - mean[i] * ybar) / sd[i];
             }
             let w = match dense::cholesky_solve(a.view(), c.view()) {
                 Ok(w) => w,
