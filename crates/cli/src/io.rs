@@ -95,9 +95,23 @@ pub struct EdgeList {
     pub names: Option<Vec<String>>,
 }
 
-/// Reads an edge list, one arc `src dst` per line (whitespace or comma separated; `#` comments).
-/// Integer ids are used as indices directly; otherwise nodes are numbered by first appearance.
-pub fn read_edges(path: &Path) -> Result<EdgeList, CliError> {
+/// How the node ids of an edge list become row/column indices of the adjacency matrix.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, clap::ValueEnum)]
+pub enum NodeIds {
+    /// `index` when every id is an integer and the ids cover `0..=max` without a gap (no node
+    /// is invented), `name` otherwise: paper ids such as Cora's (up to 1.15 million for 2708
+    /// papers) must not become a million isolated nodes.
+    #[default]
+    Auto,
+    /// Integer ids are the indices `0..=max id`; ids that appear in no arc are isolated nodes.
+    Index,
+    /// Every id is a name; nodes are numbered by first appearance (written to `nodes.csv`).
+    Name,
+}
+
+/// Reads an edge list, one arc `src dst` per line (whitespace or comma separated; `#` comments),
+/// numbering the nodes as `ids` says.
+pub fn read_edges(path: &Path, ids: NodeIds) -> Result<EdgeList, CliError> {
     let text = fs::read_to_string(path).map_err(|e| CliError::Input {
         path: path.to_path_buf(),
         line: None,
@@ -129,10 +143,23 @@ pub fn read_edges(path: &Path) -> Result<EdgeList, CliError> {
             msg: "no edges".into(),
         });
     }
-    let numeric: Option<Vec<(usize, usize)>> = pairs
-        .iter()
-        .map(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
-        .collect();
+    let numeric: Option<Vec<(usize, usize)>> = match ids {
+        NodeIds::Name => None,
+        NodeIds::Auto | NodeIds::Index => pairs
+            .iter()
+            .map(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+            .collect(),
+    };
+    if ids == NodeIds::Index && numeric.is_none() {
+        let (line, id) = first_non_index(&text).unwrap_or((0, String::new()));
+        return Err(CliError::Input {
+            path: path.to_path_buf(),
+            line: Some(line),
+            msg: format!("node id `{id}` is not a non-negative integer (--node-ids index); use --node-ids name"),
+        });
+    }
+    // `auto`: integer ids are indices only when they leave no gap in 0..=max.
+    let numeric = numeric.filter(|e| ids == NodeIds::Index || covers_range(e));
     let (edges, n, names) = match numeric {
         Some(e) => {
             let n = e.iter().map(|&(a, b)| a.max(b)).max().unwrap_or(0) + 1;
@@ -161,6 +188,36 @@ pub fn read_edges(path: &Path) -> Result<EdgeList, CliError> {
         msg: e.to_string(),
     })?;
     Ok(EdgeList { adjacency, names })
+}
+
+/// Whether the ids of `edges` are exactly `0..=max` (every index in between appears).
+fn covers_range(edges: &[(usize, usize)]) -> bool {
+    let n = edges.iter().map(|&(a, b)| a.max(b)).max().unwrap_or(0) + 1;
+    if n > 2 * edges.len() {
+        // More indices than the arcs' two ends: some must be missing.
+        return false;
+    }
+    let mut seen = vec![false; n];
+    for &(a, b) in edges {
+        seen[a] = true;
+        seen[b] = true;
+    }
+    seen.into_iter().all(|s| s)
+}
+
+/// The 1-based line and the first token of an edge list that is not a non-negative integer.
+fn first_non_index(text: &str) -> Option<(usize, String)> {
+    text.lines().enumerate().find_map(|(i, line)| {
+        let line = line.trim();
+        if line.is_empty() || line.starts_with('#') {
+            return None;
+        }
+        line.split(|c: char| c == ',' || c.is_whitespace())
+            .filter(|t| !t.is_empty())
+            .take(2)
+            .find(|t| t.parse::<usize>().is_err())
+            .map(|t| (i + 1, t.to_string()))
+    })
 }
 
 /// Writes `bytes` to `path` atomically through [`ksvd_datasets::write_atomic`] (a temporary

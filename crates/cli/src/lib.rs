@@ -27,7 +27,7 @@ mod io;
 pub use io::{
     atomic_write, matrix_files, pad_dim, read_edges, read_indices, read_libsvm, read_matrix, read_npy_matrix,
     read_npz_csr, read_samples, read_text_matrix, vector_files, write_all, write_matrix, write_vector, EdgeList,
-    Format, ReadOptions,
+    Format, NodeIds, ReadOptions,
 };
 
 use clap::{Parser, Subcommand, ValueEnum};
@@ -218,6 +218,10 @@ pub struct FitArgs {
     /// Transform of the adjacency matrix.
     #[arg(long, value_enum, default_value = "raw")]
     graph_input: GraphInputArg,
+    /// How --graph ids become node indices: `auto` (integer ids covering 0..=max are indices,
+    /// anything else is numbered by first appearance and written to nodes.csv), `index`, `name`.
+    #[arg(long, value_enum, default_value = "auto", requires = "graph")]
+    node_ids: NodeIds,
     /// Compatibility matrix when Z is omitted and X is not square.
     #[arg(long, value_enum, default_value = "a1")]
     compat: CompatArg,
@@ -387,7 +391,7 @@ struct Inputs {
 
 fn read_inputs(args: &FitArgs, opts: &ReadOptions) -> Result<Inputs, CliError> {
     if let Some(g) = &args.graph {
-        let edges = read_edges(g)?;
+        let edges = read_edges(g, args.node_ids)?;
         let input = match args.graph_input {
             GraphInputArg::Raw => GraphInput::Raw,
             GraphInputArg::RowNormalized => GraphInput::RowNormalized,

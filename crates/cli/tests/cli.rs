@@ -163,6 +163,63 @@ fn data_matrix_with_compat_and_graph_inputs() {
     assert_eq!(read_csv(&gout.join("u.csv")).len(), 4);
 }
 
+/// Integer ids with gaps (paper ids) are names under `auto`: no node is invented; `index` keeps
+/// them as indices (isolated nodes included); a name under `index` is a one-line error. The
+/// same graph numbered either way has the same spectrum (isolated nodes add zero rows of `A`).
+#[test]
+fn graph_node_ids_auto_index_and_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let fit = |edges: &str, mode: &str, out: &str| {
+        let path = dir.path().join(format!("{out}.txt"));
+        std::fs::write(&path, edges).unwrap();
+        let o = dir.path().join(out);
+        let (ok, err) = ksvd(&[
+            "fit",
+            "--graph",
+            path.to_str().unwrap(),
+            "--node-ids",
+            mode,
+            "--kernel",
+            "linear",
+            "--rank",
+            "2",
+            "--solver",
+            "exact",
+            "--out",
+            o.to_str().unwrap(),
+        ]);
+        (ok, err, o)
+    };
+    let gappy = "7 20\n20 1033\n1033 7\n7 1033\n";
+    let (ok, err, auto) = fit(gappy, "auto", "auto");
+    assert!(ok, "{err}");
+    assert_eq!(
+        std::fs::read_to_string(auto.join("nodes.csv")).unwrap(),
+        "7\n20\n1033\n"
+    );
+    assert_eq!(read_csv(&auto.join("u.csv")).len(), 3);
+    let (ok, err, index) = fit(gappy, "index", "index");
+    assert!(ok, "{err}");
+    assert!(!index.join("nodes.csv").exists());
+    assert_eq!(read_csv(&index.join("u.csv")).len(), 1034);
+    let (sa, si) = (read_csv(&auto.join("s.csv")), read_csv(&index.join("s.csv")));
+    for (a, b) in sa.iter().zip(&si) {
+        assert!((a[0] - b[0]).abs() <= 1e-12 * sa[0][0], "{sa:?} vs {si:?}");
+    }
+    // Ids covering 0..=max: indices under auto, no nodes.csv.
+    let (ok, err, dense) = fit("0 1\n1 2\n2 0\n0 2\n", "auto", "dense");
+    assert!(ok, "{err}");
+    assert!(!dense.join("nodes.csv").exists());
+    assert_eq!(read_csv(&dense.join("u.csv")).len(), 3);
+    let (ok, err, named) = fit("0 1\n1 2\n", "name", "named");
+    assert!(ok, "{err}");
+    assert_eq!(std::fs::read_to_string(named.join("nodes.csv")).unwrap(), "0\n1\n2\n");
+    let (ok, err, _) = fit("0 1\n# comment\n1 b\n", "index", "bad");
+    assert!(!ok);
+    assert_eq!(err.trim().lines().count(), 1, "{err}");
+    assert!(err.contains(".txt:3:") && err.contains("`b`"), "{err}");
+}
+
 #[test]
 fn bad_inputs_fail_with_one_clear_line() {
     let dir = tempfile::tempdir().unwrap();
