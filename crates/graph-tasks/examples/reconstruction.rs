@@ -4,10 +4,11 @@
 //! inner-product decoder `⟨source_v, target_w⟩`.
 //!
 //! `cargo run --release -p ksvd-graph-tasks --example reconstruction [rank]` (default rank 64).
+use ksvd::Solver;
 use ksvd_datasets::{DataRoot, DatasetName, GraphOptions};
 use ksvd_graph_tasks::{
     adjacency_from_petgraph, bandwidth, embed, evaluate_reconstruction, Distance, EmbeddingSpec, GraphTransform,
-    Method, Scaling, SvdSolver,
+    Method, Scaling,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -34,7 +35,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             scaling: Scaling::Scores,
             center_kernels: false,
             gamma: (method == Method::KsvdSne).then_some(gamma),
-            solver: SvdSolver::Auto { tol: 1e-8 },
+            solver: Solver::Auto { tol: 1e-8 },
             seed: 0,
         };
         let out = embed(&a, &spec)?;

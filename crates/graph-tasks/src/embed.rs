@@ -1,13 +1,12 @@
 //! Unsupervised node embeddings from the adjacency matrix alone: PCA, KPCA, SVD and KSVD
 //! (exact truncated solvers, matrix-free), and their Nyström approximations.
 use crate::error::{ensure, GraphTaskError, Result};
+use ksvd::{InnerSolver, Kpca, Ksvd, KsvdError, MemoryBudget, Sampling, Solver, SvdResult};
 use ksvd_kernels::graph::{bandwidth_rule, transform_adjacency, GraphInput};
-use ksvd_kernels::{Kernel, KernelMatrix, Samples};
-use ksvd_linalg::{CsrMatrix, LinearOperator, MatrixBlocks};
-use ksvd_nystrom::{asymmetric_nystrom, symmetric_nystrom, Gram, InnerSolver, NystromError, NystromParams};
-use ksvd_solvers::{
-    auto_svd, dense_svd_operator, lanczos_svd, randomized_svd, AutoParams, LanczosParams, RsvdParams, SvdResult,
-};
+use ksvd_kernels::{Kernel, Samples};
+use ksvd_linalg::{CsrMatrix, LinearOperator};
+use ksvd_nystrom::NystromError;
+use linfa::param_guard::ParamGuard;
 use ndarray::{concatenate, Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
@@ -200,114 +199,6 @@ pub enum Scaling {
     Scores,
 }
 
-/// Truncated-SVD solver of the exact embeddings (all matrix-free except `dense`).
-#[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
-#[serde(tag = "kind", rename_all = "kebab-case")]
-pub enum SvdSolver {
-    /// The certified default (`ksvd_solvers::auto_svd`): a dense SVD when that is cheapest and
-    /// fits the memory budget, restarted block Lanczos otherwise; every triplet's residual is
-    /// at most `tol · s_1`.
-    Auto {
-        /// Relative residual tolerance.
-        tol: f64,
-    },
-    /// Randomized SVD (Halko et al.) with `rank + oversampling` directions and `power_iters`
-    /// power iterations.
-    Rsvd {
-        /// Extra random directions `p`.
-        oversampling: usize,
-        /// Power iterations `q`.
-        power_iters: usize,
-    },
-    /// Restarted Lanczos bidiagonalisation to relative residual `tol`.
-    Lanczos {
-        /// Relative residual tolerance.
-        tol: f64,
-        /// Maximum number of restarts.
-        max_restarts: usize,
-    },
-    /// Materialise the matrix and take its dense SVD (small graphs and tests only).
-    Dense,
-}
-
-impl Default for SvdSolver {
-    fn default() -> Self {
-        SvdSolver::Rsvd {
-            oversampling: 10,
-            power_iters: 2,
-        }
-    }
-}
-
-impl SvdSolver {
-    /// Checks the solver's parameters (tolerances, restart counts).
-    pub fn validate(&self) -> Result<()> {
-        if let SvdSolver::Auto { tol } = *self {
-            ensure(tol > 0.0 && tol < 1.0, "solver.tol", tol, "must lie in (0, 1)")?;
-        }
-        if let SvdSolver::Lanczos { tol, max_restarts } = *self {
-            ensure(tol > 0.0 && tol < 1.0, "solver.tol", tol, "must lie in (0, 1)")?;
-            ensure(
-                max_restarts >= 1,
-                "solver.max_restarts",
-                max_restarts,
-                "must be at least 1",
-            )?;
-        }
-        Ok(())
-    }
-
-    /// The top-`rank` SVD of `op`.
-    pub fn solve<O: LinearOperator + ?Sized>(&self, op: &O, rank: usize, seed: u64) -> Result<SvdResult> {
-        Ok(match *self {
-            SvdSolver::Auto { tol } => {
-                let p = AutoParams {
-                    tol,
-                    seed,
-                    ..AutoParams::default()
-                };
-                auto_svd(op, rank, &p, &mut |_| {})?.0
-            }
-            SvdSolver::Rsvd {
-                oversampling,
-                power_iters,
-            } => randomized_svd(
-                op,
-                rank,
-                &RsvdParams {
-                    oversampling,
-                    power_iters,
-                    seed,
-                },
-            )?,
-            SvdSolver::Lanczos { tol, max_restarts } => lanczos_svd(
-                op,
-                rank,
-                &LanczosParams {
-                    tol,
-                    max_restarts,
-                    seed,
-                    ..LanczosParams::default()
-                },
-            )?,
-            SvdSolver::Dense => dense_svd_operator(op, rank)?,
-        })
-    }
-
-    /// Short description for notes.
-    pub fn describe(&self) -> String {
-        match self {
-            SvdSolver::Rsvd {
-                oversampling,
-                power_iters,
-            } => format!("rsvd(p={oversampling},q={power_iters})"),
-            SvdSolver::Lanczos { tol, .. } => format!("lanczos(tol={tol:e})"),
-            SvdSolver::Auto { tol } => format!("auto(tol={tol:e})"),
-            SvdSolver::Dense => "dense".into(),
-        }
-    }
-}
-
 /// Everything an exact embedding depends on besides the graph.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EmbeddingSpec {
@@ -324,8 +215,9 @@ pub struct EmbeddingSpec {
     pub center_kernels: bool,
     /// Kernel bandwidth `γ` (RBF and SNE: `exp(-‖x − z‖²/γ²)`); ignored by PCA and SVD.
     pub gamma: Option<f64>,
-    /// Solver.
-    pub solver: SvdSolver,
+    /// Solver of the exact embeddings (`ksvd::Solver`; all but `Exact` matrix-free). The
+    /// Nyström embeddings are [`nystrom_embed`]'s.
+    pub solver: Solver,
     /// Seed of the solver.
     pub seed: u64,
 }
@@ -341,7 +233,8 @@ pub struct EmbeddingOutput {
     pub rank: usize,
     /// Largest relative residual `max_i max(‖G v_i − s_i u_i‖, ‖Gᵀ u_i − s_i v_i‖) / s_1` of the
     /// solve, when the solver computed it (certified solvers always do; a fixed-iteration RSVD
-    /// reports it rather than claim accuracy).
+    /// reports it rather than claim accuracy). Nyström KPCA ([`ksvd::Kpca`]) reports the model's
+    /// eigenpair residual `max_l ‖K a_l − λ_l a_l‖ / λ_1`.
     pub max_residual: Option<f64>,
     /// Nyström embeddings only: the largest relative residual of the inner solve (the SVD of the
     /// sampled block, against that block), when the inner solver computed it. `max_residual` is
@@ -425,31 +318,67 @@ fn gamma_of(spec_gamma: Option<f64>, method: Method) -> Result<f64> {
     Ok(g)
 }
 
-/// The kernel matrix of a kernel method: `k(x_i, x_j)` (KPCA) or `k(x_i, z_j)` (KSVD), centred
-/// if asked.
-pub(crate) fn kernel_matrix(
-    adjacency: &CsrMatrix,
-    method: Method,
-    transform: GraphTransform,
-    gamma: f64,
-    center: bool,
-) -> Result<KernelMatrix> {
+/// The sample sets of a kernel method: the rows `x_i` of `X` twice (KPCA's `K_ij = k(x_i, x_j)`),
+/// or the rows `x_i` and the columns `z_j` (KSVD's `G_ij = k(x_i, z_j)`).
+fn kernel_samples(adjacency: &CsrMatrix, method: Method, transform: GraphTransform) -> Result<(Samples, Samples)> {
     let x = transform_adjacency(adjacency, transform.input())?;
-    let xs = Samples::sparse(x.clone())?;
-    let g = match method {
-        Method::Kpca => KernelMatrix::new(xs.clone(), xs, Kernel::Rbf { gamma })?,
+    match method {
+        Method::Kpca => {
+            let xs = Samples::sparse(x)?;
+            Ok((xs.clone(), xs))
+        }
         Method::KsvdRbf | Method::KsvdSne => {
-            KernelMatrix::new(xs, Samples::sparse(x.transpose())?, kernel_of(method, gamma))?
+            let z = x.transpose();
+            Ok((Samples::sparse(x)?, Samples::sparse(z)?))
         }
-        Method::Pca | Method::Svd => {
-            return Err(GraphTaskError::InvalidConfig {
-                field: "method",
-                value: method.id().into(),
-                reason: "has no kernel matrix".into(),
-            })
-        }
+        Method::Pca | Method::Svd => Err(GraphTaskError::InvalidConfig {
+            field: "method",
+            value: method.id().into(),
+            reason: "has no kernel matrix".into(),
+        }),
+    }
+}
+
+/// The memory budget of every embedding: [`MATERIALIZE_MAX_ENTRIES`] `f64` values (1 GiB). It
+/// decides which kernel matrices are stored and, for `Solver::Auto`, whether a dense SVD may be
+/// taken; fixed rather than [`MemoryBudget::auto`], so that a table does not depend on the
+/// machine that computes it.
+pub fn embedding_budget() -> Result<MemoryBudget> {
+    Ok(MemoryBudget::bytes(8 * MATERIALIZE_MAX_ENTRIES as u64)?)
+}
+
+/// The settings every embedding gives its model, on either parameter builder (`KsvdParams`,
+/// `KpcaParams`: they share no trait), validated: kernel, rank, solver, centring, seed and the
+/// fixed [`embedding_budget`].
+macro_rules! model_params {
+    ($builder:expr, $kernel:expr, $rank:expr, $solver:expr, $center:expr, $seed:expr) => {
+        $builder
+            .kernel($kernel)
+            .rank($rank)
+            .solver($solver)
+            .center($center)
+            .seed($seed)
+            .memory_budget(embedding_budget()?)
+            .check()
     };
-    Ok(if center { g.centered()? } else { g })
+}
+
+/// KSVD parameters of an embedding at `rank` (RBF or SNE on `(X, Z)`; RBF on `(X, X)` for exact
+/// KPCA).
+fn ksvd_params(kernel: Kernel, rank: usize, solver: Solver, center: bool, seed: u64) -> Result<ksvd::KsvdValidParams> {
+    Ok(model_params!(Ksvd::params(), kernel, rank, solver, center, seed)?)
+}
+
+/// KPCA (RBF) parameters of a Nyström embedding at `rank`.
+fn kpca_params(gamma: f64, rank: usize, solver: Solver, center: bool, seed: u64) -> Result<ksvd::KpcaValidParams> {
+    Ok(model_params!(
+        Kpca::params(),
+        Kernel::Rbf { gamma },
+        rank,
+        solver,
+        center,
+        seed
+    )?)
 }
 
 /// Scales the columns of `u` by `w`.
@@ -460,9 +389,8 @@ fn scale_columns(mut u: Array2<f64>, w: &Array1<f64>) -> Array2<f64> {
     u
 }
 
-fn assemble(method: Method, svd: SvdResult, scaling: Scaling) -> EmbeddingOutput {
+fn assemble(method: Method, svd: SvdResult, max_residual: Option<f64>, scaling: Scaling) -> EmbeddingOutput {
     let rank = svd.rank();
-    let max_residual = svd.max_residual();
     let SvdResult { u, s, v, .. } = svd;
     let embeddings = match (method.is_two_sided(), scaling) {
         (false, Scaling::Vectors) => Embeddings::Single(u),
@@ -500,38 +428,61 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
     let n = square(adjacency)?;
     ensure(spec.rank >= 1, "components", spec.rank, "must be at least 1")?;
     spec.solver.validate()?;
+    if let Solver::Nystrom { .. } = spec.solver {
+        return Err(GraphTaskError::InvalidConfig {
+            field: "solver",
+            value: "Nystrom".into(),
+            reason: "exact embeddings take an operator solver; Nystrom embeddings are nystrom_embed's".into(),
+        });
+    }
     let rank = spec.rank.min(n);
-    let svd = match spec.method {
+    let budget = embedding_budget()?;
+    let solve = |op: &dyn LinearOperator| -> Result<(SvdResult, Option<f64>)> {
+        let svd = spec.solver.solve_operator(op, rank, spec.seed, budget)?;
+        let worst = svd.max_residual();
+        Ok((svd, worst))
+    };
+    let (svd, max_residual) = match spec.method {
         Method::Pca => {
             let x = transform_adjacency(adjacency, spec.transform.input())?;
-            spec.solver.solve(&ColumnCentered::new(&x), rank, spec.seed)?
+            solve(&ColumnCentered::new(&x))?
         }
-        Method::Svd => {
-            let x = transform_adjacency(adjacency, spec.transform.input())?;
-            spec.solver.solve(&x, rank, spec.seed)?
-        }
+        Method::Svd => solve(&transform_adjacency(adjacency, spec.transform.input())?)?,
         m => {
             let gamma = gamma_of(spec.gamma, m)?;
-            let g = kernel_matrix(adjacency, m, spec.transform, gamma, false)?;
-            if !g.is_rank_one_plus_sparse() && n * n <= MATERIALIZE_MAX_ENTRIES && spec.solver != SvdSolver::Dense {
-                // Dense `A A` (Twitch PT, BlogCatalog): every product with the implicit matrix would
-                // re-evaluate all n² kernel entries, so evaluate them once (and centre in place).
-                let all: Vec<usize> = (0..n).collect();
-                let mut dense = g.block(&all, &all)?;
-                if spec.center_kernels {
-                    center_in_place(&mut dense);
-                }
-                spec.solver.solve(&dense, rank, spec.seed)?
+            let (x, z) = kernel_samples(adjacency, m, spec.transform)?;
+            // KPCA is the KSVD of `K = k(X, X)` (what `ksvd::Kpca` runs for every solver but
+            // Nyström); fitted as `Ksvd`, it keeps the solver's two-sided certificate.
+            let params = |center: bool| ksvd_params(kernel_of(m, gamma), rank, spec.solver.clone(), center, spec.seed);
+            // Built un-centred first: the model stores it (products become GEMMs) when it has at
+            // most MATERIALIZE_MAX_ENTRIES entries and is not rank one plus sparse (dense `A A`:
+            // Twitch PT, BlogCatalog), and keeps it implicit otherwise.
+            let g = params(false)?.kernel_matrix(x, z)?;
+            if g.is_stored() && spec.center_kernels && spec.solver != Solver::Exact {
+                // A stored matrix is centred entry by entry, as every table so far was computed:
+                // `KernelMatrix::centered` (`H G H` applied in every product) agrees only to
+                // rounding, which would move the tables' last digits.
+                let mut dense = g.to_dense()?;
+                drop(g);
+                center_in_place(&mut dense);
+                solve(&dense)?
             } else {
                 let g = if spec.center_kernels { g.centered()? } else { g };
-                spec.solver.solve(&g, rank, spec.seed)?
+                let model = params(spec.center_kernels)?.fit_kernel_matrix(g)?;
+                let svd = model.svd().clone();
+                let worst = svd.max_residual();
+                (svd, worst)
             }
         }
     };
-    Ok(assemble(spec.method, svd, spec.scaling))
+    Ok(assemble(spec.method, svd, max_residual, spec.scaling))
 }
 
 /// `H G H`: subtracts row and column means and adds back the grand mean.
+///
+/// Kept for stored kernel matrices (see [`embed`]): `ksvd_kernels::KernelMatrix::centered` gives
+/// the same matrix in exact arithmetic but not bit for bit (its means come from products with
+/// `1/m`, and its products apply `H` to the operands), and these entries fix the published tables.
 fn center_in_place(g: &mut Array2<f64>) {
     let rows = g.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(g.nrows()));
     let cols = g.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(g.ncols()));
@@ -575,30 +526,24 @@ impl NystromMethod {
     }
 }
 
-/// Solver of the sampled block in the asymmetric Nyström method.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum NystromInner {
-    /// Dense SVD.
-    Dense,
-    /// Randomized SVD with oversampling 10 and 2 power iterations (the paper's choice).
-    Rsvd,
-}
-
 /// A Nyström embedding with `landmarks` sampled rows/columns, rank `min(spec.rank, landmarks)`;
 /// if the sampled block is numerically rank-deficient the rank drops to its numerical rank
 /// (reported in [`EmbeddingOutput::rank`]). `spec.method` and `spec.solver` are ignored.
 ///
+/// Both are fits of the `ksvd` models with `Solver::Nystrom` (uniform landmarks): KSVD the
+/// asymmetric method with `inner` solving the sampled block, KPCA [`ksvd::Kpca`]'s symmetric one.
+///
 /// The result reports, rather than claims, its accuracy: `max_residual` is the largest residual
-/// of the Nyström triplets against the full (centred) kernel matrix (two block products with it,
-/// the cost of one power iteration), `inner_residual` that of the inner solve (KSVD only; the
-/// symmetric method's `m × m` eigendecomposition is dense).
+/// of the Nyström triplets against the full (centred) kernel matrix (KSVD: both sides, two
+/// products with `G`, the cost of one power iteration; KPCA: the model's `‖K a − λ a‖ / λ_1`, one
+/// product), `inner_residual` that of the inner solve (KSVD only; the symmetric method's `m × m`
+/// eigendecomposition is dense).
 pub fn nystrom_embed(
     adjacency: &CsrMatrix,
     method: NystromMethod,
     spec: &EmbeddingSpec,
     landmarks: usize,
-    inner: NystromInner,
+    inner: InnerSolver,
 ) -> Result<EmbeddingOutput> {
     let n = square(adjacency)?;
     ensure(
@@ -609,31 +554,49 @@ pub fn nystrom_embed(
     )?;
     ensure(spec.rank >= 1, "components", spec.rank, "must be at least 1")?;
     let gamma = gamma_of(spec.gamma, method.exact())?;
-    let g = kernel_matrix(adjacency, method.exact(), spec.transform, gamma, spec.center_kernels)?;
+    let (x, z) = kernel_samples(adjacency, method.exact(), spec.transform)?;
+    let solver = Solver::Nystrom {
+        landmarks,
+        cols: None,
+        sampling: Sampling::Uniform,
+        inner,
+    };
+    let (center, seed) = (spec.center_kernels, spec.seed);
     let mut rank = spec.rank.min(landmarks);
+    // The (centred) kernel matrix, built once for every rank tried.
+    let g = match method {
+        NystromMethod::Ksvd => {
+            ksvd_params(Kernel::Rbf { gamma }, rank, solver.clone(), center, seed)?.kernel_matrix(x, z)?
+        }
+        NystromMethod::Kpca => kpca_params(gamma, rank, solver.clone(), center, seed)?.kernel_matrix(x)?,
+    };
     loop {
         let attempt = match method {
-            NystromMethod::Ksvd => {
-                let inner = match inner {
-                    NystromInner::Dense => InnerSolver::Dense,
-                    NystromInner::Rsvd => InnerSolver::Rsvd {
-                        oversampling: 10,
-                        power_iters: 2,
-                    },
-                };
-                asymmetric_nystrom(&g, &NystromParams::new(rank, landmarks).seed(spec.seed).inner(inner))
-                    .map(|a| (a.svd, a.sub.max_residual()))
-            }
-            NystromMethod::Kpca => symmetric_nystrom(&g, Gram::Itself, rank, landmarks, spec.seed)
-                .map(|s| (SvdResult::new(s.vectors.clone(), s.values, s.vectors), None)),
+            NystromMethod::Ksvd => ksvd_params(Kernel::Rbf { gamma }, rank, solver.clone(), center, seed)?
+                .fit_kernel_matrix(g.clone())
+                .and_then(|model| {
+                    let inner_residual = model.nystrom().and_then(|ny| ny.sub.max_residual());
+                    let svd = model.svd().clone().certify(model.kernel_matrix())?;
+                    let worst = svd.max_residual();
+                    Ok((svd, worst, inner_residual))
+                }),
+            NystromMethod::Kpca => kpca_params(gamma, rank, solver.clone(), center, seed)?
+                .fit_kernel_matrix(g.clone())
+                .map(|kpca| {
+                    // The eigenpairs (A, Λ) as the triplets (A, Λ, A) of the symmetric K, with the
+                    // model's largest relative residual max_l ‖K a_l − λ_l a_l‖ / λ_1.
+                    let a = kpca.eigenvectors().to_owned();
+                    let worst = kpca.residuals().iter().copied().reduce(f64::max);
+                    (SvdResult::new(a.clone(), kpca.eigenvalues().to_owned(), a), worst, None)
+                }),
         };
         match attempt {
-            Ok((svd, inner_residual)) => {
-                let mut out = assemble(method.exact(), svd.certify(&g)?, spec.scaling);
+            Ok((svd, max_residual, inner_residual)) => {
+                let mut out = assemble(method.exact(), svd, max_residual, spec.scaling);
                 out.inner_residual = inner_residual;
                 return Ok(out);
             }
-            Err(NystromError::RankDeficientSample { numerical_rank, .. })
+            Err(KsvdError::Nystrom(NystromError::RankDeficientSample { numerical_rank, .. }))
                 if numerical_rank >= 1 && numerical_rank < rank =>
             {
                 rank = numerical_rank;
@@ -646,8 +609,9 @@ pub fn nystrom_embed(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use ksvd_kernels::KernelMatrix;
+    use ksvd_linalg::materialize;
     use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
-    use ksvd_linalg::{materialize, MatrixBlocks};
 
     #[test]
     fn dense_centering_equals_the_implicit_one() {
@@ -661,11 +625,8 @@ mod tests {
         assert!((&g - &want).iter().all(|v| v.abs() < 1e2 * f64::EPSILON));
     }
 
-    /// A dense graph (its `A A` is dense, so kernel matrices are evaluated blockwise) takes the
-    /// materialise-then-centre path; it must agree with the implicit centred kernel matrix.
-    #[test]
-    fn materialised_path_matches_the_implicit_matrix() {
-        let n = 30;
+    /// A graph whose `A A` is dense: its kernel matrices are not rank one plus sparse.
+    fn dense_graph(n: usize) -> CsrMatrix {
         let arcs: Vec<(usize, usize, f64)> = (0..n)
             .flat_map(|i| {
                 (0..n)
@@ -673,17 +634,22 @@ mod tests {
                     .map(move |j| (i, j, 1.0))
             })
             .collect();
-        let a = CsrMatrix::from_triplets(n, n, arcs).unwrap();
+        CsrMatrix::from_triplets(n, n, arcs).unwrap()
+    }
+
+    /// A dense graph takes the store-then-centre path; its entries agree with the model's
+    /// implicit centring (`KernelMatrix::centered`) to rounding.
+    #[test]
+    fn materialised_path_matches_the_implicit_matrix() {
+        let n = 30;
+        let a = dense_graph(n);
         for method in [Method::Kpca, Method::KsvdRbf, Method::KsvdSne] {
-            let g = kernel_matrix(&a, method, GraphTransform::RowNormalizedSelfLoops, 0.8, true).unwrap();
-            assert!(!g.is_rank_one_plus_sparse());
-            let all: Vec<usize> = (0..n).collect();
-            let mut dense = kernel_matrix(&a, method, GraphTransform::RowNormalizedSelfLoops, 0.8, false)
-                .unwrap()
-                .block(&all, &all)
-                .unwrap();
+            let (x, z) = kernel_samples(&a, method, GraphTransform::RowNormalizedSelfLoops).unwrap();
+            let g = KernelMatrix::with_budget(x, z, kernel_of(method, 0.8), embedding_budget().unwrap()).unwrap();
+            assert!(g.is_stored(), "{method:?}");
+            let mut dense = g.to_dense().unwrap();
             center_in_place(&mut dense);
-            let implicit = materialize(&g).unwrap();
+            let implicit = materialize(&g.centered().unwrap()).unwrap();
             let scale = implicit.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             assert!(
                 (&dense - &implicit)
@@ -691,6 +657,36 @@ mod tests {
                     .all(|v| v.abs() <= 1e3 * f64::EPSILON * scale * n as f64),
                 "{method:?}"
             );
+        }
+    }
+
+    /// On a dense graph, the stored and entry-wise centred path (`Auto`) and the model's
+    /// implicitly centred kernel matrix (`Exact`) give the same singular values.
+    #[test]
+    fn stored_and_implicit_centring_give_the_same_embedding() {
+        let n = 40;
+        let a = dense_graph(n);
+        let eps_n = f64::EPSILON * (8.0 * n as f64).sqrt();
+        for method in [Method::Kpca, Method::KsvdRbf, Method::KsvdSne] {
+            let spec = |solver: Solver| EmbeddingSpec {
+                method,
+                rank: 4,
+                transform: GraphTransform::RowNormalizedSelfLoops,
+                scaling: Scaling::Vectors,
+                center_kernels: true,
+                gamma: Some(0.8),
+                solver,
+                seed: 1,
+            };
+            let stored = embed(&a, &spec(Solver::Auto { tol: 1e-12 })).unwrap();
+            let implicit = embed(&a, &spec(Solver::Exact)).unwrap();
+            let s1 = implicit.singular_values[0];
+            for (p, q) in stored.singular_values.iter().zip(implicit.singular_values.iter()) {
+                assert!((p - q).abs() <= 1e3 * eps_n * s1, "{method:?}: {p} vs {q}");
+            }
+            // Both certified against their own matrix.
+            assert!(stored.max_residual.is_some_and(|r| r <= 1e-12), "{method:?}");
+            assert!(implicit.max_residual.is_some_and(|r| r <= 1e3 * eps_n), "{method:?}");
         }
     }
 }

@@ -36,7 +36,8 @@ impl GraphEmbedder for EmbeddingSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::{GraphTransform, Method, Scaling, SvdSolver};
+    use crate::embed::{GraphTransform, Method, Scaling};
+    use ksvd::Solver;
 
     /// Through the trait, the SVD of two directed 4-cycles reproduces `A = U Σ Vᵀ` exactly, and
     /// the seed argument replaces the spec's.
@@ -51,7 +52,7 @@ mod tests {
             scaling: Scaling::Scores,
             center_kernels: false,
             gamma: None,
-            solver: SvdSolver::Dense,
+            solver: Solver::Exact,
             seed: 0,
         };
         assert_eq!(spec.id(), "svd");

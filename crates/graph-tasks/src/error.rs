@@ -71,6 +71,9 @@ pub enum GraphTaskError {
     /// An error of the LS-SVM crate (fitting, metrics, splits).
     #[error(transparent)]
     Lssvm(#[from] ksvd_lssvm::LssvmError),
+    /// An error of the KSVD/KPCA model (`ksvd`: parameters, solvers, Nyström fits).
+    #[error(transparent)]
+    Model(#[from] ksvd::KsvdError),
     /// An error of the truncated-SVD solvers.
     #[error(transparent)]
     Solver(#[from] ksvd_solvers::SolverError),

@@ -23,10 +23,17 @@
 //!
 //! (`H = I − 11ᵀ/n`; [`Scaling::Scores`] multiplies the vectors by the singular values, or by
 //! `Λ^{1/2}` for KPCA.) Every matrix is an operator — sparse, or an implicit kernel matrix held
-//! exactly as rank one plus sparse — and the top-`r` triplets come from a matrix-free
-//! [`SvdSolver`] (randomized SVD by default). Kernel matrices whose `X Zᵀ` is dense (Twitch PT,
-//! BlogCatalog) are materialised once (at most [`MATERIALIZE_MAX_ENTRIES`] entries) rather than
-//! re-evaluated in every product. Bandwidths follow the paper's rule `γ = k sqrt(M γ_x)`
+//! exactly as rank one plus sparse — and the top-`r` triplets come from the workspace's solver
+//! choice [`ksvd::Solver`]: `Solver::solve_operator` on PCA's and SVD's sparse operators, and
+//! [`ksvd::Ksvd`] models for the kernel methods (KPCA as the KSVD of `K = k(X, X)`, the symmetric
+//! case). The Nyström embeddings ([`nystrom_embed`]) are `ksvd::Ksvd` (asymmetric, its sampled
+//! block solved by a [`ksvd::InnerSolver`]) and [`ksvd::Kpca`] (symmetric) models with
+//! `Solver::Nystrom`. Kernel matrices whose `X Zᵀ` is dense (Twitch PT, BlogCatalog) are stored
+//! once (at most [`MATERIALIZE_MAX_ENTRIES`] entries, the fixed [`embedding_budget`], so tables
+//! do not depend on the machine's memory) rather than re-evaluated in every product; centred,
+//! they are centred entry by entry and solved by `Solver::solve_operator` (bit for bit the
+//! matrices of the published tables, which the model's implicit centring reproduces only to
+//! rounding). Bandwidths follow the paper's rule `γ = k sqrt(M γ_x)`
 //! ([`bandwidth`]) with `k` cross-validated.
 //!
 //! ## The tasks
@@ -56,12 +63,13 @@
 //! | bandwidth | `k ∈ {0.25, 0.5, 1, 2, 4, 8}` × rule, 10-fold CV (macro-F1) nested in every trial | "10-fold cross-validation ... in the same range"; the test part is never seen |
 //! | reconstruction | Euclidean on the node features; inner product `⟨source_v, target_w⟩` as a second setting | "closest nodes in feature space"; HOPE's decoder |
 //! | self in reconstruction | excluded | a node is trivially closest to itself |
-//! | solver | RSVD, `p = 10`, `q = 4` (Pubmed, BlogCatalog: `q = 2`, 500 features) | 30-minute budget on 2 cores |
+//! | solver | `Solver::Auto { tol: 1e-8 }`, every triplet certified (Pubmed, BlogCatalog: `Solver::Rsvd`, `p = 10`, `q = 2`, 500 features) | 30-minute budget on 2 cores (`experiments/table1.toml`) |
 //!
 //! ## Example
 //!
 //! ```
-//! use ksvd_graph_tasks::{embed, evaluate_reconstruction, Distance, EmbeddingSpec, GraphTransform, Method, Scaling, SvdSolver};
+//! use ksvd::Solver;
+//! use ksvd_graph_tasks::{embed, evaluate_reconstruction, Distance, EmbeddingSpec, GraphTransform, Method, Scaling};
 //! use ksvd_linalg::CsrMatrix;
 //!
 //! // Two directed 4-cycles: 0->1->2->3->0 and 4->5->6->7->4.
@@ -74,7 +82,7 @@
 //!     scaling: Scaling::Scores,
 //!     center_kernels: false,
 //!     gamma: None,
-//!     solver: SvdSolver::Dense,
+//!     solver: Solver::Exact,
 //!     seed: 0,
 //! };
 //! let emb = embed(&a, &spec)?.embeddings;
@@ -106,8 +114,8 @@ pub use classify::{
     evaluate_features, select, ClassifierOptions, CvMetric, CvScope, LssvmForm, Outcome, Protocol, Task,
 };
 pub use embed::{
-    bandwidth, embed, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner,
-    NystromMethod, Scaling, SvdSolver, MATERIALIZE_MAX_ENTRIES,
+    bandwidth, embed, embedding_budget, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform,
+    Method, NystromMethod, Scaling, MATERIALIZE_MAX_ENTRIES,
 };
 pub use embedder::GraphEmbedder;
 pub use error::{ensure, GraphTaskError, Result};

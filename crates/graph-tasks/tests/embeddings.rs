@@ -1,9 +1,9 @@
 //! Embeddings: the solvers agree on small graphs and the methods compute what they claim (the
 //! node-classification pipeline on planted communities is tested with the runner in `xtask`).
+use ksvd::{InnerSolver, LanczosParams, RsvdParams, Solver};
 use ksvd_datasets::{Graph, Labels};
 use ksvd_graph_tasks::{
-    bandwidth, embed, nystrom_embed, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromInner, NystromMethod,
-    Scaling, SvdSolver,
+    bandwidth, embed, nystrom_embed, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromMethod, Scaling,
 };
 use ksvd_linalg::dense::{matmul, thin_svd};
 use ksvd_linalg::random::rng_from_seed;
@@ -38,7 +38,7 @@ fn planted(blocks: usize, size: usize, p_in: f64, p_out: f64, seed: u64) -> Grap
     }
 }
 
-fn spec(method: Method, rank: usize, solver: SvdSolver, gamma: Option<f64>) -> EmbeddingSpec {
+fn spec(method: Method, rank: usize, solver: Solver, gamma: Option<f64>) -> EmbeddingSpec {
     EmbeddingSpec {
         method,
         rank,
@@ -75,22 +75,23 @@ fn solvers_agree_on_a_small_graph() {
     let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
     for method in Method::ALL {
         let gm = method.has_bandwidth().then_some(gamma);
-        let full = embed(&g.adjacency, &spec(method, n, SvdSolver::Dense, gm)).unwrap();
+        let full = embed(&g.adjacency, &spec(method, n, Solver::Exact, gm)).unwrap();
         let s = &full.singular_values;
         let r = (3..12)
             .max_by(|&a, &b| (s[a - 1] / s[a]).total_cmp(&(s[b - 1] / s[b])))
             .unwrap();
         let gap = (s[r - 1] - s[r]) / s[0];
-        let dense = embed(&g.adjacency, &spec(method, r, SvdSolver::Dense, gm)).unwrap();
+        let dense = embed(&g.adjacency, &spec(method, r, Solver::Exact, gm)).unwrap();
         let lanczos = embed(
             &g.adjacency,
             &spec(
                 method,
                 r,
-                SvdSolver::Lanczos {
+                Solver::Lanczos(LanczosParams {
                     tol: 1e-13,
                     max_restarts: 200,
-                },
+                    ..LanczosParams::default()
+                }),
                 gm,
             ),
         )
@@ -100,10 +101,11 @@ fn solvers_agree_on_a_small_graph() {
             &spec(
                 method,
                 r,
-                SvdSolver::Rsvd {
+                Solver::Rsvd(RsvdParams {
                     oversampling: n,
                     power_iters: 1,
-                },
+                    ..RsvdParams::default()
+                }),
                 gm,
             ),
         )
@@ -139,7 +141,7 @@ fn methods_compute_the_stated_matrices() {
         .to_dense();
     let xc = &x - &x.mean_axis(Axis(0)).unwrap();
     for (method, m) in [(Method::Svd, &x), (Method::Pca, &xc)] {
-        let out = embed(&g.adjacency, &spec(method, 4, SvdSolver::Dense, None)).unwrap();
+        let out = embed(&g.adjacency, &spec(method, 4, Solver::Exact, None)).unwrap();
         let want = thin_svd(m.view()).unwrap();
         for i in 0..4 {
             assert!((out.singular_values[i] - want.s[i]).abs() <= 1e2 * f64::EPSILON * 20.0 * want.s[0]);
@@ -147,7 +149,7 @@ fn methods_compute_the_stated_matrices() {
         let u = &sides(&out.embeddings)[0];
         let wu = want.u.slice(ndarray::s![.., ..4]).to_owned();
         assert!(projector_distance(u, &wu) < 1e-10);
-        let mut sc = spec(method, 4, SvdSolver::Dense, None);
+        let mut sc = spec(method, 4, Solver::Exact, None);
         sc.scaling = Scaling::Scores;
         let scored = embed(&g.adjacency, &sc).unwrap();
         let su = &sides(&scored.embeddings)[0];
@@ -157,7 +159,7 @@ fn methods_compute_the_stated_matrices() {
         }
     }
     assert!(
-        embed(&g.adjacency, &spec(Method::KsvdSne, 4, SvdSolver::Dense, None)).is_err(),
+        embed(&g.adjacency, &spec(Method::KsvdSne, 4, Solver::Exact, None)).is_err(),
         "kernel methods need a bandwidth"
     );
 }
@@ -168,18 +170,18 @@ fn full_nystrom_matches_the_exact_embedding() {
     let g = planted(2, 12, 0.4, 0.05, 8);
     let n = g.n_nodes();
     let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
-    let full = embed(&g.adjacency, &spec(Method::KsvdRbf, n, SvdSolver::Dense, Some(gamma))).unwrap();
+    let full = embed(&g.adjacency, &spec(Method::KsvdRbf, n, Solver::Exact, Some(gamma))).unwrap();
     let s = &full.singular_values;
     let r = (2..8)
         .max_by(|&a, &b| (s[a - 1] / s[a]).total_cmp(&(s[b - 1] / s[b])))
         .unwrap();
-    let exact = embed(&g.adjacency, &spec(Method::KsvdRbf, r, SvdSolver::Dense, Some(gamma))).unwrap();
+    let exact = embed(&g.adjacency, &spec(Method::KsvdRbf, r, Solver::Exact, Some(gamma))).unwrap();
     let ny = nystrom_embed(
         &g.adjacency,
         NystromMethod::Ksvd,
-        &spec(Method::KsvdRbf, r, SvdSolver::Dense, Some(gamma)),
+        &spec(Method::KsvdRbf, r, Solver::Exact, Some(gamma)),
         n,
-        NystromInner::Dense,
+        InnerSolver::Dense,
     )
     .unwrap();
     assert_eq!(ny.rank, r);

@@ -4,10 +4,7 @@ use crate::model::{Ksvd, KsvdValidParams, Solver};
 use ksvd_kernels::{compat::CompatSide, Kernel, KernelMatrix, KernelStats, Samples};
 use ksvd_linalg::{dense, LinearOperator};
 use ksvd_nystrom::{asymmetric_nystrom, NystromParams};
-use ksvd_solvers::{
-    auto_svd, block_krylov_svd, dense_svd_operator, lanczos_svd, randomized_svd, AutoParams, BlockKrylovParams,
-    LanczosParams, Residuals, RsvdParams,
-};
+use ksvd_solvers::Residuals;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 /// Identifies a model file.
@@ -629,45 +626,7 @@ impl KsvdValidParams {
                 (ny.svd, rc, cc, None)
             }
             other => {
-                let svd = match other {
-                    Solver::Auto { tol } => {
-                        let p = AutoParams {
-                            tol: *tol,
-                            seed: self.seed(),
-                            budget: self.memory_budget(),
-                        };
-                        auto_svd(&gc, rank, &p, &mut |_| {})?.0
-                    }
-                    Solver::BlockKrylov(p) => {
-                        let p = BlockKrylovParams {
-                            seed: self.seed(),
-                            ..p.clone()
-                        };
-                        block_krylov_svd(&gc, rank, &p)?.0
-                    }
-                    Solver::Exact => {
-                        self.check_dense_fits(n, m)?;
-                        dense_svd_operator(&gc, rank)?
-                    }
-                    Solver::Lanczos(p) => lanczos_svd(
-                        &gc,
-                        rank,
-                        &LanczosParams {
-                            seed: self.seed(),
-                            ..p.clone()
-                        },
-                    )?,
-                    Solver::Rsvd(p) => randomized_svd(
-                        &gc,
-                        rank,
-                        &RsvdParams {
-                            seed: self.seed(),
-                            ..p.clone()
-                        },
-                    )?,
-                    // Handled above; kept exhaustive for solvers added later.
-                    _ => dense_svd_operator(&gc, rank)?,
-                };
+                let svd = other.solve_operator(&gc, rank, self.seed(), self.memory_budget())?;
                 let residuals = match &svd.residuals {
                     Some(r) => r.clone(),
                     None => svd.compute_residuals(&gc)?,

@@ -1,7 +1,7 @@
 //! KPCA: the symmetric case of the model (`Z = X`, a symmetric kernel), solved by the same
 //! [`Solver`]s as KSVD.
 use crate::error::{KsvdError, Result};
-use crate::model::{Ksvd, Solver};
+use crate::model::Solver;
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::{dense, LinearOperator, MemoryBudget};
 use ksvd_nystrom::{symmetric_nystrom, Gram, Sampling};
@@ -157,9 +157,33 @@ impl KpcaValidParams {
     /// Fits KPCA on the samples `x` (`N` of them): the top-`r` eigenpairs of
     /// `K_ij = k(x_i, x_j)` (of `K̃ = H K H` when centred).
     pub fn fit_samples(&self, x: Samples) -> Result<Kpca> {
-        let mut k = KernelMatrix::with_budget(x.clone(), x, self.kernel, self.memory_budget())?;
-        if self.center {
-            k = k.centered()?;
+        self.fit_kernel_matrix(self.kernel_matrix(x)?)
+    }
+
+    /// The kernel matrix these parameters fit, `K_ij = k(x_i, x_j)`: stored when its `N²`
+    /// values fit the memory budget, centred when [`KpcaParams::center`] is set (as
+    /// [`crate::KsvdValidParams::kernel_matrix`] builds `G`).
+    pub fn kernel_matrix(&self, x: Samples) -> Result<KernelMatrix> {
+        let k = KernelMatrix::with_budget(x.clone(), x, self.kernel, self.memory_budget())?;
+        Ok(if self.center { k.centered()? } else { k })
+    }
+
+    /// Fits KPCA on an already built kernel matrix `K` of the samples with themselves (from
+    /// [`KpcaValidParams::kernel_matrix`], or built by the caller with the same kernel;
+    /// centred or not, it is used as given).
+    ///
+    /// # Errors
+    /// [`KsvdError::InvalidParameter`] when `k` is not square, and the solver's errors.
+    pub fn fit_kernel_matrix(&self, k: KernelMatrix) -> Result<Kpca> {
+        if k.nrows() != k.ncols() {
+            return Err(KsvdError::InvalidParameter {
+                name: "kernel matrix",
+                reason: format!(
+                    "KPCA needs the square K of the samples with themselves, got {} x {}",
+                    k.nrows(),
+                    k.ncols()
+                ),
+            });
         }
         let n = k.nrows();
         let (values, vectors, landmarks) = match &self.solver {
@@ -171,15 +195,7 @@ impl KpcaValidParams {
             // Every other solver is KSVD's on the square matrix K: for a symmetric PSD K the
             // singular triplets (u, s, v) are eigenpairs (u = v, λ = s).
             solver => {
-                let mut params = Ksvd::params()
-                    .kernel(self.kernel)
-                    .rank(self.rank)
-                    .solver(solver.clone())
-                    .seed(self.seed);
-                if let Some(b) = self.memory_budget {
-                    params = params.memory_budget(MemoryBudget::bytes(b)?);
-                }
-                let (svd, _) = params.check()?.solve(&k, &mut |_| {})?;
+                let svd = solver.solve_operator(&k, self.rank, self.seed, self.memory_budget())?;
                 (svd.s, svd.u, None)
             }
         };
@@ -219,7 +235,7 @@ impl<T> Fit<Array2<f64>, T, KsvdError> for KpcaValidParams {
 }
 
 /// A fitted KPCA model: the top-`r` eigenpairs `K̃ a_l = λ_l a_l` of the (centred) kernel
-/// matrix of the training samples, the symmetric case of [`Ksvd`] (`Z = X`, `B_φ = B_ψ = A`).
+/// matrix of the training samples, the symmetric case of [`crate::Ksvd`] (`Z = X`, `B_φ = B_ψ = A`).
 ///
 /// The score of a sample `x` on component `l` is `Σ_i k̃(x, x_i) a_il`, with `k̃` centred by the
 /// training means exactly as [`crate::KsvdModel`] centres new rows

@@ -23,6 +23,10 @@
 //! Nyström method there), and [`Kpca::transform`] scores new samples `k̃(x', X) A` with the
 //! training centring, as [`KsvdModel`] does for KSVD.
 //!
+//! [`Solver`] is the workspace's one solver choice (serde-enabled for configs): besides the
+//! models, [`Solver::solve_operator`] runs it (every variant but `Nystrom`) on any
+//! `ksvd_linalg::LinearOperator`, e.g. a task's own sparse or stored matrix.
+//!
 //! ```
 //! use ksvd::{Ksvd, Solver};
 //! use ksvd_kernels::{Kernel, Samples};

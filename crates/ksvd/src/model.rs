@@ -47,6 +47,121 @@ pub enum Solver {
     },
 }
 
+impl Solver {
+    /// Checks the solver's own parameters: tolerances in `(0, 1)`, at least one restart (Lanczos),
+    /// one Krylov block (block Krylov) and one landmark (Nyström). Ranks are checked against the
+    /// matrix when solving.
+    pub fn validate(&self) -> Result<()> {
+        let bad = |name: &'static str, reason: String| Err(KsvdError::InvalidParameter { name, reason });
+        let tol_ok = |tol: f64| tol > 0.0 && tol < 1.0;
+        match self {
+            Solver::Auto { tol }
+            | Solver::Lanczos(LanczosParams { tol, .. })
+            | Solver::BlockKrylov(BlockKrylovParams { tol, .. })
+                if !tol_ok(*tol) =>
+            {
+                bad("solver.tol", format!("{tol} must lie in (0, 1)"))
+            }
+            Solver::Lanczos(p) if p.max_restarts == 0 => bad("solver.max_restarts", "must be at least 1".into()),
+            Solver::BlockKrylov(p) if p.max_depth == 0 => bad("solver.max_depth", "must be at least 1".into()),
+            Solver::Nystrom { landmarks, cols, .. } if *landmarks == 0 || *cols == Some(0) => {
+                bad("solver.landmarks", "sample at least one row and one column".into())
+            }
+            _ => Ok(()),
+        }
+    }
+
+    /// The top-`rank` SVD of any operator `op` by this solver: singular values descending,
+    /// `U` (`nrows × rank`), `V` (`ncols × rank`). `seed` replaces the seed inside the solver's
+    /// parameters; `budget` bounds the dense paths (`Auto` takes a dense SVD only within it,
+    /// `Exact` refuses beyond it with a typed error).
+    ///
+    /// This is the one dispatch from a solver choice to `ksvd-solvers`: [`Ksvd`] and [`crate::Kpca`]
+    /// call it on their kernel matrices, task crates on their own operators (a column-centred
+    /// sparse data matrix, a stored kernel matrix). [`Solver::Nystrom`] samples kernel blocks
+    /// rather than multiplying with an operator and is an error here: fit [`Ksvd`] or
+    /// [`crate::Kpca`] with it.
+    ///
+    /// ```
+    /// use ksvd::{MemoryBudget, Solver};
+    /// use ndarray::array;
+    ///
+    /// let g = array![[3.0, 0.0], [0.0, 2.0], [0.0, 0.0]];
+    /// let svd = Solver::Exact.solve_operator(&g, 1, 0, MemoryBudget::bytes(1 << 20)?)?;
+    /// assert!((svd.s[0] - 3.0).abs() < 1e-12);
+    /// # Ok::<(), ksvd::KsvdError>(())
+    /// ```
+    pub fn solve_operator<O: LinearOperator + ?Sized>(
+        &self,
+        op: &O,
+        rank: usize,
+        seed: u64,
+        budget: MemoryBudget,
+    ) -> Result<SvdResult> {
+        self.solve_operator_with_progress(op, rank, seed, budget, &mut |_| {})
+    }
+
+    /// [`Solver::solve_operator`] reporting the progress of the Lanczos iterations (`Auto` and
+    /// `Lanczos`; other solvers do not report).
+    pub fn solve_operator_with_progress<O: LinearOperator + ?Sized>(
+        &self,
+        op: &O,
+        rank: usize,
+        seed: u64,
+        budget: MemoryBudget,
+        progress: &mut dyn FnMut(LanczosProgress),
+    ) -> Result<SvdResult> {
+        let (n, m) = (op.nrows(), op.ncols());
+        ksvd_solvers::check_rank(n, m, rank)?;
+        Ok(match self {
+            Solver::Auto { tol } => {
+                let p = AutoParams {
+                    tol: *tol,
+                    seed,
+                    budget,
+                };
+                auto_svd(op, rank, &p, progress)?.0
+            }
+            Solver::BlockKrylov(p) => block_krylov_svd(op, rank, &BlockKrylovParams { seed, ..p.clone() })?.0,
+            Solver::Exact => {
+                check_dense_fits(n, m, budget)?;
+                dense_svd_operator(op, rank)?
+            }
+            Solver::Lanczos(p) => {
+                lanczos_svd_with_progress(op, rank, &LanczosParams { seed, ..p.clone() }, progress)?.0
+            }
+            Solver::Rsvd(p) => randomized_svd(op, rank, &RsvdParams { seed, ..p.clone() })?,
+            Solver::Nystrom { .. } => {
+                return Err(KsvdError::InvalidParameter {
+                    name: "solver",
+                    reason: "the Nystrom solver samples blocks of a kernel matrix, not products with an operator: \
+                             fit Ksvd or Kpca with it"
+                        .into(),
+                })
+            }
+        })
+    }
+}
+
+/// The dense solver stores `G`, its copy inside the factorisation and the thin factors: refuse
+/// (typed error) beyond `budget` rather than fail to allocate.
+fn check_dense_fits(n: usize, m: usize, budget: MemoryBudget) -> Result<()> {
+    let need = 2usize
+        .saturating_mul(n.saturating_mul(m))
+        .saturating_add((n + m).saturating_mul(n.min(m)));
+    if !budget.fits_f64(need) {
+        return Err(KsvdError::InvalidParameter {
+            name: "solver",
+            reason: format!(
+                "the exact solver needs {:.1} GiB for a {n} x {m} kernel matrix and its factors, over the \
+                 memory budget of {budget}: use the auto or lanczos solver, or a larger budget",
+                need as f64 * 8.0 / (1u64 << 30) as f64
+            ),
+        });
+    }
+    Ok(())
+}
+
 /// Validated KSVD hyper-parameters (see [`KsvdParams`]).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
@@ -348,26 +463,6 @@ impl KsvdValidParams {
         self.fit_matrix_with_progress(g, None, progress)
     }
 
-    /// The exact solver stores `G` and its factors: refuse (typed error) beyond the budget
-    /// rather than fail to allocate.
-    pub(crate) fn check_dense_fits(&self, n: usize, m: usize) -> Result<()> {
-        let need = 2usize
-            .saturating_mul(n.saturating_mul(m))
-            .saturating_add((n + m).saturating_mul(n.min(m)));
-        let budget = self.memory_budget();
-        if !budget.fits_f64(need) {
-            return Err(KsvdError::InvalidParameter {
-                name: "solver",
-                reason: format!(
-                    "the exact solver needs {:.1} GiB for a {n} x {m} kernel matrix and its factors, over the \
-                     memory budget of {budget}: use the auto or lanczos solver, or a larger budget",
-                    need as f64 * 8.0 / (1u64 << 30) as f64
-                ),
-            });
-        }
-        Ok(())
-    }
-
     fn fit_matrix(&self, g: KernelMatrix, compat: Option<compat::CompatibleSamples>) -> Result<Ksvd> {
         self.fit_matrix_with_progress(g, compat, &mut |_| {})
     }
@@ -399,45 +494,6 @@ impl KsvdValidParams {
         ksvd_solvers::check_rank(n, m, self.rank)?;
         let mut nystrom = None;
         let svd = match &self.solver {
-            Solver::Auto { tol } => {
-                let p = AutoParams {
-                    tol: *tol,
-                    seed: self.seed,
-                    budget: self.memory_budget(),
-                };
-                auto_svd(g, self.rank, &p, progress)?.0
-            }
-            Solver::BlockKrylov(p) => {
-                let p = BlockKrylovParams {
-                    seed: self.seed,
-                    ..p.clone()
-                };
-                block_krylov_svd(g, self.rank, &p)?.0
-            }
-            Solver::Exact => {
-                self.check_dense_fits(n, m)?;
-                dense_svd_operator(g, self.rank)?
-            }
-            Solver::Lanczos(p) => {
-                lanczos_svd_with_progress(
-                    g,
-                    self.rank,
-                    &LanczosParams {
-                        seed: self.seed,
-                        ..p.clone()
-                    },
-                    progress,
-                )?
-                .0
-            }
-            Solver::Rsvd(p) => randomized_svd(
-                g,
-                self.rank,
-                &RsvdParams {
-                    seed: self.seed,
-                    ..p.clone()
-                },
-            )?,
             Solver::Nystrom {
                 landmarks,
                 cols,
@@ -463,6 +519,7 @@ impl KsvdValidParams {
                 nystrom = Some(ny);
                 svd
             }
+            solver => solver.solve_operator_with_progress(g, self.rank, self.seed, self.memory_budget(), progress)?,
         };
         Ok((svd, nystrom))
     }

@@ -1,4 +1,5 @@
 //! The KSVD model: all solvers give the same CCE solution; projections; typed errors.
+#![allow(clippy::unwrap_used)] // Tests panic on failure by design.
 use ksvd::{InnerSolver, Ksvd, KsvdError, LanczosParams, RsvdParams, Sampling, Solver};
 use ksvd_kernels::{Compat, Kernel, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
@@ -153,4 +154,89 @@ fn bad_parameters_are_typed_errors() {
     ));
     let nan = Array2::from_elem((4, 4), f64::NAN);
     assert!(Ksvd::params().rank(2).fit(&DatasetBase::from(nan)).is_err());
+}
+
+/// `Solver::solve_operator` is the model's own dispatch: on the model's kernel matrix it gives
+/// the model's triplets bit for bit; on a plain matrix every solver finds the dense SVD; the
+/// Nyström solver, which needs kernel blocks, and invalid parameters are typed errors.
+#[test]
+fn solve_operator_is_the_models_solver_on_any_operator() {
+    let (x, z) = data();
+    let r = 3;
+    let lanczos = Solver::Lanczos(LanczosParams {
+        tol: 1e-12,
+        ..Default::default()
+    });
+    let krylov = Solver::BlockKrylov(ksvd::BlockKrylovParams {
+        tol: 1e-12,
+        ..Default::default()
+    });
+    let rsvd = Solver::Rsvd(RsvdParams {
+        oversampling: 40,
+        power_iters: 2,
+        seed: 0,
+    });
+    for solver in [Solver::Exact, Solver::Auto { tol: 1e-12 }, lanczos, krylov, rsvd] {
+        let params = Ksvd::params()
+            .kernel(Kernel::Sne { gamma: 1.2 })
+            .rank(r)
+            .solver(solver.clone())
+            .center(true)
+            .seed(5)
+            .check()
+            .unwrap();
+        let model = params.fit_samples(x.clone(), z.clone()).unwrap();
+        let direct = solver
+            .solve_operator(model.kernel_matrix(), r, 5, params.memory_budget())
+            .unwrap();
+        assert_eq!(direct.s, model.svd().s, "{solver:?}");
+        assert_eq!(direct.u, model.svd().u, "{solver:?}");
+        assert_eq!(direct.v, model.svd().v, "{solver:?}");
+        // On a plain matrix: the dense SVD's singular values.
+        let mut rng = rng_from_seed(9);
+        let g = gaussian_matrix(&mut rng, 30, 20);
+        let budget = ksvd::MemoryBudget::bytes(1 << 20).unwrap();
+        let want = Solver::Exact.solve_operator(&g, r, 0, budget).unwrap();
+        let got = solver.solve_operator(&g, r, 0, budget).unwrap();
+        let eps = f64::EPSILON * (8.0 * 30.0f64).sqrt();
+        for i in 0..r {
+            assert!(
+                (got.s[i] - want.s[i]).abs() <= 1e4 * eps * want.s[0],
+                "{solver:?} s[{i}]"
+            );
+        }
+    }
+    let g = Array2::<f64>::eye(4);
+    let budget = ksvd::MemoryBudget::bytes(1 << 20).unwrap();
+    let ny = Solver::Nystrom {
+        landmarks: 4,
+        cols: None,
+        sampling: Sampling::Uniform,
+        inner: InnerSolver::Dense,
+    };
+    assert!(matches!(
+        ny.solve_operator(&g, 2, 0, budget),
+        Err(KsvdError::InvalidParameter { name: "solver", .. })
+    ));
+    assert!(matches!(
+        Solver::Exact.solve_operator(&g, 5, 0, budget),
+        Err(KsvdError::Solver(ksvd_solvers::SolverError::InvalidRank { .. }))
+    ));
+    // The exact solver refuses beyond the budget rather than allocate.
+    let big = Array2::<f64>::zeros((400, 400));
+    assert!(matches!(
+        Solver::Exact.solve_operator(&big, 2, 0, budget),
+        Err(KsvdError::InvalidParameter { name: "solver", .. })
+    ));
+    for bad in [
+        Solver::Auto { tol: 0.0 },
+        Solver::Auto { tol: f64::NAN },
+        Solver::Lanczos(LanczosParams {
+            max_restarts: 0,
+            ..Default::default()
+        }),
+    ] {
+        assert!(bad.validate().is_err(), "{bad:?}");
+    }
+    assert!(Solver::Auto { tol: 1e-8 }.validate().is_ok());
 }

@@ -11,6 +11,8 @@ use ksvd_linalg::LinearOperator;
 /// Parameters of [`lanczos_svd`].
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+// Absent fields (in configs: usually `seed`, which callers replace) take the defaults.
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct LanczosParams {
     /// Relative residual tolerance: stop when `‖G v_i − s_i u_i‖ ≤ tol · s_1` and
     /// `‖Gᵀ u_i − s_i v_i‖ ≤ tol · s_1` for every wanted `i` (checked explicitly at the end).
@@ -108,6 +110,8 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
 /// Parameters of [`block_krylov_svd`].
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+// Absent fields (in configs: usually `seed`, which callers replace) take the defaults.
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct BlockKrylovParams {
     /// Relative residual tolerance of the stopping rule (as in [`LanczosParams::tol`]).
     pub tol: f64,

@@ -14,6 +14,8 @@ use ndarray::{s, Array1, Array2};
 /// Parameters of [`randomized_svd`].
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+// Absent fields (in configs: usually `seed`, which callers replace) take the defaults.
+#[cfg_attr(feature = "serde", serde(default))]
 pub struct RsvdParams {
     /// Oversampling `p` (extra random directions).
     pub oversampling: usize,

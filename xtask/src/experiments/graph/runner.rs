@@ -1,11 +1,12 @@
 //! The Table 1 and Nyström-F1 runners (moved here from `ksvd-graph-tasks`, which keeps the
 //! embeddings, the LS-SVM protocol and reconstruction as building blocks): configs (serde), the
 //! per-cell protocol, tidy result rows and progress events.
+use ksvd::{InnerSolver, RsvdParams, Solver};
 use ksvd_datasets::{DataRoot, DatasetName, Graph, GraphOptions, SelfLoops};
 use ksvd_graph_tasks::{
     bandwidth, embed, ensure, evaluate_features, evaluate_reconstruction, nystrom_embed, select, ClassifierOptions,
     CvMetric, CvScope, Distance, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTaskError, GraphTransform, LssvmForm,
-    Method, NystromInner, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result, Scaling, SvdSolver, Task,
+    Method, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result, Scaling, Task,
 };
 use rayon::prelude::*;
 
@@ -56,12 +57,12 @@ pub struct DatasetOverride {
     /// Components per side for this dataset.
     pub components: Option<usize>,
     /// Solver for this dataset.
-    pub solver: Option<SvdSolver>,
+    pub solver: Option<Solver>,
     /// Bandwidth grid (multiples of the rule) for this dataset.
     pub gamma_grid: Option<Vec<f64>>,
     /// Solver of the sampled block of the asymmetric Nyström method for this dataset (Nyström
     /// F1 figure only; Table 1 rejects it).
-    pub nystrom_inner: Option<NystromInner>,
+    pub nystrom_inner: Option<InnerSolver>,
 }
 
 impl DatasetOverride {
@@ -237,8 +238,10 @@ pub struct Table1Config {
     pub scaling: Scaling,
     /// Centre KPCA's `K` and KSVD's `G` on both sides (the paper assumes centred feature maps).
     pub center_kernels: bool,
-    /// Truncated-SVD solver of the embeddings.
-    pub solver: SvdSolver,
+    /// Truncated-SVD solver of the embeddings (`ksvd::Solver`, externally tagged in TOML:
+    /// `{ Auto = { tol = 1e-8 } }`, `{ Rsvd = { oversampling = 10, power_iters = 2 } }`, `"Exact"`;
+    /// the seed is `seed`).
+    pub solver: Solver,
     /// Bandwidth grid in units of the paper's rule: `γ = k sqrt(M γ_x)` for each `k` listed.
     /// The same grid is cross-validated for KPCA, KSVD (RBF) and KSVD (SNE).
     pub gamma_grid: Vec<f64>,
@@ -260,10 +263,11 @@ impl Default for Table1Config {
         // the measured times.
         let large = DatasetOverride {
             components: Some(500),
-            solver: Some(SvdSolver::Rsvd {
+            solver: Some(Solver::Rsvd(RsvdParams {
                 oversampling: 10,
                 power_iters: 2,
-            }),
+                ..RsvdParams::default()
+            })),
             gamma_grid: None,
             nystrom_inner: None,
         };
@@ -281,10 +285,11 @@ impl Default for Table1Config {
             graph_self_loops: LoadSelfLoops::AsInFile,
             scaling: Scaling::Vectors,
             center_kernels: true,
-            solver: SvdSolver::Rsvd {
+            solver: Solver::Rsvd(RsvdParams {
                 oversampling: 10,
                 power_iters: 4,
-            },
+                ..RsvdParams::default()
+            }),
             gamma_grid: vec![0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
             eval: EvalConfig::default(),
             overrides,
@@ -362,14 +367,14 @@ fn validate_grid(g: &[f64]) -> Result<()> {
 /// Settings of one dataset after overrides.
 struct Resolved {
     components: usize,
-    solver: SvdSolver,
+    solver: Solver,
     grid: Vec<f64>,
 }
 
 fn resolve(
     name: &str,
     components: usize,
-    solver: SvdSolver,
+    solver: &Solver,
     grid: &[f64],
     overrides: &BTreeMap<String, DatasetOverride>,
     n: usize,
@@ -377,7 +382,7 @@ fn resolve(
     let o = overrides.get(name).cloned().unwrap_or_default();
     Resolved {
         components: o.components.unwrap_or(components).min(components).min(n),
-        solver: o.solver.unwrap_or(solver),
+        solver: o.solver.unwrap_or_else(|| solver.clone()),
         grid: o.gamma_grid.unwrap_or_else(|| grid.to_vec()),
     }
 }
@@ -586,7 +591,7 @@ pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnM
         let res = resolve(
             name,
             config.components,
-            config.solver,
+            &config.solver,
             &config.gamma_grid,
             &config.overrides,
             n,
@@ -693,7 +698,7 @@ fn table1_cell(
             scaling: config.scaling,
             center_kernels: config.center_kernels,
             gamma: k.zip(base).map(|(k, b)| k * b),
-            solver: res.solver,
+            solver: res.solver.clone(),
             seed: config.seed,
         };
         let out = embed(&graph.adjacency, &spec)?;
@@ -707,7 +712,7 @@ fn table1_cell(
         "graph_input={}; rank={rank}{}; solver={}; scaling={:?}; standardized={}; train_fraction={}; trials={}; lssvm={:?}",
         config.graph_input.id(),
         if method.is_two_sided() { " per side, sides concatenated" } else { "" },
-        res.solver.describe(),
+        describe_solver(&res.solver),
         config.scaling,
         config.eval.standardize_features,
         config.eval.train_fraction,
@@ -847,11 +852,12 @@ pub struct NystromF1Config {
     pub scaling: Scaling,
     /// Centre `K` and `G` (the Nyström methods then sample the centred matrices).
     pub center_kernels: bool,
-    /// Solver of the exact reference embeddings.
-    pub solver: SvdSolver,
+    /// Solver of the exact reference embeddings (`ksvd::Solver`, as in [`Table1Config::solver`]).
+    pub solver: Solver,
     /// Solver of the sampled `m × m` block (asymmetric Nyström); `overrides.<dataset>.nystrom_inner`
     /// replaces it for one dataset (see [`NystromF1Config::inner_for`]).
-    pub nystrom_inner: NystromInner,
+    /// (`ksvd::InnerSolver`: `"Dense"`, or `{ Rsvd = { oversampling = 10, power_iters = 2 } }`.)
+    pub nystrom_inner: InnerSolver,
     /// Fresh landmarks in every trial (seed `seed + 7919 t`) rather than one landmark set.
     pub resample_landmarks: bool,
     /// Bandwidth grid (multiples of the rule); the bandwidth of every trial is chosen by CV on
@@ -873,12 +879,16 @@ impl Default for NystromF1Config {
         // Pubmed (N = 19717) cannot afford certified solves at these ranks in the time budget.
         let large = DatasetOverride {
             components: Some(500),
-            solver: Some(SvdSolver::Rsvd {
+            solver: Some(Solver::Rsvd(RsvdParams {
+                oversampling: 10,
+                power_iters: 2,
+                ..RsvdParams::default()
+            })),
+            gamma_grid: None,
+            nystrom_inner: Some(InnerSolver::Rsvd {
                 oversampling: 10,
                 power_iters: 2,
             }),
-            gamma_grid: None,
-            nystrom_inner: Some(NystromInner::Rsvd),
         };
         overrides.insert("pubmed".to_string(), large);
         NystromF1Config {
@@ -893,8 +903,8 @@ impl Default for NystromF1Config {
             graph_self_loops: LoadSelfLoops::AsInFile,
             scaling: Scaling::Vectors,
             center_kernels: true,
-            solver: SvdSolver::Auto { tol: 1e-8 },
-            nystrom_inner: NystromInner::Dense,
+            solver: Solver::Auto { tol: 1e-8 },
+            nystrom_inner: InnerSolver::Dense,
             resample_landmarks: false,
             gamma_grid: vec![0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
             eval: EvalConfig::default(),
@@ -928,7 +938,7 @@ impl NystromF1Config {
 
     /// The inner solver of the asymmetric Nyström method on `dataset`: its override, else
     /// `nystrom_inner`.
-    pub fn inner_for(&self, dataset: &str) -> NystromInner {
+    pub fn inner_for(&self, dataset: &str) -> InnerSolver {
         self.overrides
             .get(dataset)
             .and_then(|o| o.nystrom_inner)
@@ -1000,7 +1010,7 @@ pub fn run_nystrom_f1(
         let res = resolve(
             name,
             config.components,
-            config.solver,
+            &config.solver,
             &config.gamma_grid,
             &config.overrides,
             graph.n_nodes(),
@@ -1058,6 +1068,35 @@ fn max_opt(a: Option<f64>, b: Option<f64>) -> Option<f64> {
     }
 }
 
+/// Short description of a solver for notes: `auto(tol=1e-8)`, `rsvd(p=10,q=2)`, `lanczos(tol=1e-10)`,
+/// `dense` (the exact SVD), `block-krylov(tol=1e-8)`, `nystrom(m=500)`.
+fn describe_solver(solver: &Solver) -> String {
+    match solver {
+        Solver::Auto { tol } => format!("auto(tol={tol:e})"),
+        Solver::Exact => "dense".into(),
+        Solver::Lanczos(p) => format!("lanczos(tol={:e})", p.tol),
+        Solver::Rsvd(p) => format!("rsvd(p={},q={})", p.oversampling, p.power_iters),
+        Solver::BlockKrylov(p) => format!("block-krylov(tol={:e})", p.tol),
+        Solver::Nystrom { landmarks, .. } => format!("nystrom(m={landmarks})"),
+    }
+}
+
+/// Short description of the asymmetric Nyström method's inner solver for notes: `dense`, or
+/// `rsvd` with its parameters when they differ from the paper's `p = 10`, `q = 2`.
+fn describe_inner(inner: InnerSolver) -> String {
+    match inner {
+        InnerSolver::Dense => "dense".into(),
+        InnerSolver::Rsvd {
+            oversampling: 10,
+            power_iters: 2,
+        } => "rsvd".into(),
+        InnerSolver::Rsvd {
+            oversampling,
+            power_iters,
+        } => format!("rsvd(p={oversampling},q={power_iters})"),
+    }
+}
+
 /// `"max relative residual 1.2e-3"` (as in Table 1's notes), or `"residual not computed"` when
 /// the solver did not report one.
 fn residual_note(r: Option<f64>) -> String {
@@ -1096,7 +1135,7 @@ fn nystrom_cell(
         scaling: config.scaling,
         center_kernels: config.center_kernels,
         gamma: Some(k * base),
-        solver: res.solver,
+        solver: res.solver.clone(),
         seed: config.seed,
     };
     // Exact embeddings over the grid, bandwidth per trial by CV.
@@ -1148,7 +1187,7 @@ fn nystrom_cell(
             exact_secs,
             format!(
                 "{common}; solver={}; {}",
-                res.solver.describe(),
+                describe_solver(&res.solver),
                 residual_note(exact_residual)
             ),
         );
@@ -1201,7 +1240,7 @@ fn nystrom_cell(
         let inner_note = match method {
             NystromMethod::Ksvd => format!(
                 "inner={} (sampled block's SVD: {})",
-                format!("{inner:?}").to_lowercase(),
+                describe_inner(inner),
                 residual_note(worst(|o| o.inner_residual))
             ),
             NystromMethod::Kpca => "inner=dense symmetric eigendecomposition".to_string(),
@@ -1279,7 +1318,7 @@ mod tests {
         let protocol = Protocol::new(&task, ev.trials, ev.train_fraction, ev.cv_folds, ev.cv_scope, 0).unwrap();
         let res = Resolved {
             components: 10,
-            solver: config.solver,
+            solver: config.solver.clone(),
             grid: config.gamma_grid.clone(),
         };
         for method in [Method::Kpca, Method::KsvdRbf, Method::KsvdSne] {
@@ -1306,7 +1345,7 @@ mod tests {
             components = 100
             graph_input = "row-normalised-self-loops"
             scaling = "scores"
-            solver = { kind = "rsvd", oversampling = 20, power_iters = 1 }
+            solver = { Rsvd = { oversampling = 20, power_iters = 1 } }
             gamma_grid = [0.5, 1.0]
             [eval]
             trials = 2
@@ -1321,10 +1360,11 @@ mod tests {
         assert_eq!(c.graph_input, GraphTransform::RowNormalizedSelfLoops);
         assert_eq!(
             c.solver,
-            SvdSolver::Rsvd {
+            Solver::Rsvd(RsvdParams {
                 oversampling: 20,
-                power_iters: 1
-            }
+                power_iters: 1,
+                seed: 0
+            })
         );
         assert_eq!(c.eval.cv_scope, CvScope::FirstTrial);
         assert_eq!(c.eval.cv_folds, 10, "unset fields keep the defaults");
@@ -1380,37 +1420,37 @@ mod tests {
         let c: NystromF1Config = toml::from_str(
             r#"
             datasets = ["cora", "pubmed"]
-            nystrom_inner = "dense"
+            nystrom_inner = "Dense"
             [m_grid]
             cora = [100]
             pubmed = [100]
             [overrides.pubmed]
             components = 500
-            nystrom_inner = "rsvd"
+            nystrom_inner = { Rsvd = { oversampling = 10, power_iters = 2 } }
             "#,
         )
         .unwrap();
         c.validate().unwrap();
-        assert_eq!(c.inner_for("cora"), NystromInner::Dense);
-        assert_eq!(c.inner_for("pubmed"), NystromInner::Rsvd);
+        assert_eq!(c.inner_for("cora"), InnerSolver::Dense);
+        assert_eq!(c.inner_for("pubmed"), InnerSolver::default());
         assert_eq!(
             c.inner_for("citeseer"),
-            NystromInner::Dense,
+            InnerSolver::Dense,
             "no override: the global value"
         );
         let d = NystromF1Config::default();
-        assert_eq!(d.inner_for("cora"), NystromInner::Dense);
-        assert_eq!(d.inner_for("pubmed"), NystromInner::Rsvd);
-        assert!(toml::from_str::<NystromF1Config>("[overrides.cora]\nnystrom_inner = \"lanczos\"").is_err());
+        assert_eq!(d.inner_for("cora"), InnerSolver::Dense);
+        assert_eq!(d.inner_for("pubmed"), InnerSolver::default());
+        assert!(toml::from_str::<NystromF1Config>("[overrides.cora]\nnystrom_inner = \"Lanczos\"").is_err());
         let inner_only = |i| DatasetOverride {
             nystrom_inner: Some(i),
             ..DatasetOverride::default()
         };
         let mut bad = NystromF1Config::quick();
-        bad.overrides.insert("nope".into(), inner_only(NystromInner::Rsvd));
+        bad.overrides.insert("nope".into(), inner_only(InnerSolver::default()));
         assert!(bad.validate().is_err(), "unknown dataset in overrides");
         let mut t1 = Table1Config::quick();
-        t1.overrides.insert("cora".into(), inner_only(NystromInner::Dense));
+        t1.overrides.insert("cora".into(), inner_only(InnerSolver::Dense));
         assert!(t1.validate().is_err(), "Table 1 rejects nystrom_inner");
     }
 
@@ -1434,7 +1474,7 @@ mod tests {
                     scaling: Scaling::Vectors,
                     center_kernels: true,
                     gamma: method.has_bandwidth().then_some(gamma),
-                    solver: SvdSolver::default(),
+                    solver: Solver::Rsvd(RsvdParams::default()),
                     seed: 7,
                 },
             )
@@ -1493,10 +1533,11 @@ mod settings_tests {
             methods: vec![Method::Svd],
             components: 16,
             graph_input: GraphTransform::Raw,
-            solver: SvdSolver::Lanczos {
+            solver: Solver::Lanczos(ksvd::LanczosParams {
                 tol: 1e-12,
                 max_restarts: 200,
-            },
+                ..ksvd::LanczosParams::default()
+            }),
             eval: EvalConfig {
                 trials: 2,
                 cv_folds: 2,
