@@ -3,7 +3,7 @@
 use crate::error::{ensure, GraphTaskError, Result};
 use ksvd::{InnerSolver, Kpca, Ksvd, KsvdError, MemoryBudget, Sampling, Solver, SvdResult};
 use ksvd_kernels::graph::{bandwidth_rule, transform_adjacency, GraphInput};
-use ksvd_kernels::{Kernel, Samples};
+use ksvd_kernels::{Centering, Kernel, Samples};
 use ksvd_linalg::{CsrMatrix, LinearOperator};
 use ksvd_nystrom::NystromError;
 use linfa::param_guard::ParamGuard;
@@ -459,12 +459,12 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
             // Twitch PT, BlogCatalog), and keeps it implicit otherwise.
             let g = params(false)?.kernel_matrix(x, z)?;
             if g.is_stored() && spec.center_kernels && spec.solver != Solver::Exact {
-                // A stored matrix is centred entry by entry, as every table so far was computed:
-                // `KernelMatrix::centered` (`H G H` applied in every product) agrees only to
-                // rounding, which would move the tables' last digits.
+                // A stored matrix is centred entry by entry (`Centering::center_dense`), as every
+                // table so far was computed: `KernelMatrix::centered` (`H G H` applied in every
+                // product) agrees only to rounding, which would move the tables' last digits.
                 let mut dense = g.to_dense()?;
                 drop(g);
-                center_in_place(&mut dense);
+                Centering::center_dense(&mut dense)?;
                 solve(&dense)?
             } else {
                 let g = if spec.center_kernels { g.centered()? } else { g };
@@ -478,20 +478,6 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
     Ok(assemble(spec.method, svd, max_residual, spec.scaling))
 }
 
-/// `H G H`: subtracts row and column means and adds back the grand mean.
-///
-/// Kept for stored kernel matrices (see [`embed`]): `ksvd_kernels::KernelMatrix::centered` gives
-/// the same matrix in exact arithmetic but not bit for bit (its means come from products with
-/// `1/m`, and its products apply `H` to the operands), and these entries fix the published tables.
-fn center_in_place(g: &mut Array2<f64>) {
-    let rows = g.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(g.nrows()));
-    let cols = g.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(g.ncols()));
-    let grand = rows.mean().unwrap_or(0.0);
-    for (mut row, &r) in g.outer_iter_mut().zip(rows.iter()) {
-        row -= &cols;
-        row += grand - r;
-    }
-}
 
 /// Kernel matrices that cannot be held as rank one plus sparse (their `X Zᵀ` is dense) are
 /// materialised once when they have at most this many entries (the workspace's fixed rule,
@@ -611,19 +597,6 @@ mod tests {
     use super::*;
     use ksvd_kernels::KernelMatrix;
     use ksvd_linalg::materialize;
-    use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
-
-    #[test]
-    fn dense_centering_equals_the_implicit_one() {
-        let mut rng = rng_from_seed(2);
-        let mut g = gaussian_matrix(&mut rng, 7, 5);
-        let (n, m) = (7.0, 5.0);
-        let hn = Array2::<f64>::eye(7) - Array2::from_elem((7, 7), 1.0 / n);
-        let hm = Array2::<f64>::eye(5) - Array2::from_elem((5, 5), 1.0 / m);
-        let want = hn.dot(&g).dot(&hm);
-        center_in_place(&mut g);
-        assert!((&g - &want).iter().all(|v| v.abs() < 1e2 * f64::EPSILON));
-    }
 
     /// A graph whose `A A` is dense: its kernel matrices are not rank one plus sparse.
     fn dense_graph(n: usize) -> CsrMatrix {
@@ -648,7 +621,7 @@ mod tests {
             let g = KernelMatrix::with_budget(x, z, kernel_of(method, 0.8), embedding_budget().unwrap()).unwrap();
             assert!(g.is_stored(), "{method:?}");
             let mut dense = g.to_dense().unwrap();
-            center_in_place(&mut dense);
+            Centering::center_dense(&mut dense).unwrap();
             let implicit = materialize(&g.centered().unwrap()).unwrap();
             let scale = implicit.iter().fold(0.0f64, |m, v| m.max(v.abs()));
             assert!(

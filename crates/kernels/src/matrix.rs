@@ -39,6 +39,53 @@ pub struct Centering {
     pub grand_mean: f64,
 }
 
+impl Centering {
+    /// The centring means of a stored matrix `g` (`n × m`): row means `r`, column means `c` and
+    /// the grand mean `g`, taken as the mean of the row means. Empty sides give empty means and
+    /// a zero grand mean.
+    pub fn of_dense(g: ArrayView2<'_, f64>) -> Centering {
+        let rows = g.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(g.nrows()));
+        let cols = g.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(g.ncols()));
+        let grand_mean = rows.mean().unwrap_or(0.0);
+        Centering {
+            row_means: rows.to_vec(),
+            col_means: cols.to_vec(),
+            grand_mean,
+        }
+    }
+
+    /// Centres the stored matrix these means were taken from, in place:
+    /// `g_ij ← (g_ij − c_j) + (g − r_i)`, i.e. `H_n G H_m` entry by entry (the dense
+    /// counterpart of [`KernelMatrix::centered`], which applies `H` in every product instead).
+    pub fn center_in_place(&self, mut g: ArrayViewMut2<'_, f64>) -> Result<()> {
+        if g.dim() != (self.row_means.len(), self.col_means.len()) {
+            return Err(KernelError::InvalidStats {
+                reason: format!(
+                    "centring means of a {} x {} matrix applied to a {} x {} matrix",
+                    self.row_means.len(),
+                    self.col_means.len(),
+                    g.nrows(),
+                    g.ncols()
+                ),
+            });
+        }
+        let cols = ndarray::ArrayView1::from(&self.col_means);
+        for (mut row, &r) in g.outer_iter_mut().zip(&self.row_means) {
+            row -= &cols;
+            row += self.grand_mean - r;
+        }
+        Ok(())
+    }
+
+    /// `H_n G H_m` of a stored matrix, in place; returns the means (for out-of-sample rows and
+    /// columns, which are centred with the training means).
+    pub fn center_dense(g: &mut Array2<f64>) -> Result<Centering> {
+        let c = Centering::of_dense(g.view());
+        c.center_in_place(g.view_mut())?;
+        Ok(c)
+    }
+}
+
 /// Everything a matrix-free `G` holds beyond its samples and kernel: the SNE normalisers and
 /// the centring means, each computed by a pass over `G`. Saved with a fitted model, it lets a
 /// reloaded copy skip those passes and evaluate exactly the same entries (a pass in another
@@ -1064,6 +1111,30 @@ impl MatrixBlocks for KernelMatrix {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    /// `Centering::center_dense` is `H_n G H_m` (against the product with the centring
+    /// projectors), its means are those of the matrix, and mismatched shapes are typed errors.
+    #[test]
+    fn dense_centering_is_the_product_with_the_centring_projectors() {
+        let mut rng = ksvd_linalg::random::rng_from_seed(2);
+        for (n, m) in [(7, 5), (5, 7), (1, 4), (6, 6)] {
+            let mut g = ksvd_linalg::random::gaussian_matrix(&mut rng, n, m) + 3.0;
+            let h = |k: usize| Array2::<f64>::eye(k) - Array2::from_elem((k, k), 1.0 / k as f64);
+            let want = h(n).dot(&g).dot(&h(m));
+            let original = g.clone();
+            let c = Centering::center_dense(&mut g).unwrap_or_else(|e| panic!("{e}"));
+            let tol = 1e2 * f64::EPSILON * (n * m) as f64;
+            assert!((&g - &want).iter().all(|v| v.abs() < tol), "{n} x {m}");
+            let grand = original.mean().unwrap_or(0.0);
+            assert!((c.grand_mean - grand).abs() < tol);
+            assert!((c.row_means[0] - original.row(0).mean().unwrap_or(0.0)).abs() < tol);
+            assert!((c.col_means[m - 1] - original.column(m - 1).mean().unwrap_or(0.0)).abs() < tol);
+            assert!(matches!(
+                c.center_in_place(Array2::<f64>::zeros((n + 1, m)).view_mut()),
+                Err(KernelError::InvalidStats { .. })
+            ));
+        }
+    }
 
     /// The vectorised SNE row against the textbook formula, for lengths around the 4-lane
     /// chunking and for distances so large that unshifted exponentials would underflow.

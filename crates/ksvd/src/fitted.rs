@@ -1,7 +1,7 @@
 //! The portable fitted model: out-of-sample extension (eq. 10) and model files.
 use crate::error::{KsvdError, Result};
 use crate::model::{Ksvd, KsvdValidParams, Solver};
-use ksvd_kernels::{compat::CompatSide, Kernel, KernelMatrix, KernelStats, Samples};
+use ksvd_kernels::{compat::CompatSide, Centering, Kernel, KernelMatrix, KernelStats, Samples};
 use ksvd_linalg::{dense, LinearOperator};
 use ksvd_nystrom::{asymmetric_nystrom, NystromParams};
 use ksvd_solvers::Residuals;
@@ -581,13 +581,11 @@ impl KsvdValidParams {
         ksvd_solvers::check_rank(n, m, self.rank())?;
         ksvd_linalg::check_finite("precomputed kernel matrix", g)?;
         let means = if self.center() {
-            let r = g.mean_axis(Axis(1)).map(|a| a.to_vec()).unwrap_or_default();
-            let c = g.mean_axis(Axis(0)).map(|a| a.to_vec()).unwrap_or_default();
-            let grand = r.iter().sum::<f64>() / n as f64;
+            let c = Centering::of_dense(g);
             PrecomputedMeans {
-                row_means: Some(r),
-                col_means: Some(c),
-                grand_mean: grand,
+                row_means: Some(c.row_means),
+                col_means: Some(c.col_means),
+                grand_mean: c.grand_mean,
             }
         } else {
             PrecomputedMeans {
@@ -596,7 +594,7 @@ impl KsvdValidParams {
                 grand_mean: 0.0,
             }
         };
-        let gc = center_with(g, &means, None);
+        let gc = center_with(g, &means, None)?;
         let rank = self.rank();
         let mut landmarks = None;
         let (svd, row_coef, col_coef, residuals) = match self.solver() {
@@ -671,17 +669,21 @@ impl KsvdValidParams {
 /// `G` (training row and column means); `Some(true)` new rows (`new × M`: their own mean over Z,
 /// training column means); `Some(false)` new columns (`new × N`, one new sample per row:
 /// training row means, their own mean over X). Uncentred models return the block unchanged.
-fn center_with(k: ArrayView2<'_, f64>, means: &PrecomputedMeans, rows_own: Option<bool>) -> Array2<f64> {
+fn center_with(k: ArrayView2<'_, f64>, means: &PrecomputedMeans, rows_own: Option<bool>) -> Result<Array2<f64>> {
     let (Some(r), Some(c)) = (&means.row_means, &means.col_means) else {
-        return k.to_owned();
+        return Ok(k.to_owned());
     };
     let mut out = k.to_owned();
     match rows_own {
-        // Training block: both sides use training means.
+        // Training block: both sides use training means (`H G H` entry by entry, the one dense
+        // centring of `ksvd_kernels::Centering`; the means were taken from this block).
         None => {
-            for ((i, j), v) in out.indexed_iter_mut() {
-                *v += means.grand_mean - r[i] - c[j];
-            }
+            let training = Centering {
+                row_means: r.clone(),
+                col_means: c.clone(),
+                grand_mean: means.grand_mean,
+            };
+            training.center_in_place(out.view_mut())?;
         }
         // New rows (k: new × M): own row means, training column means.
         Some(true) => {
@@ -698,7 +700,7 @@ fn center_with(k: ArrayView2<'_, f64>, means: &PrecomputedMeans, rows_own: Optio
             }
         }
     }
-    out
+    Ok(out)
 }
 
 impl KsvdModel {
@@ -727,7 +729,7 @@ impl KsvdModel {
     /// `k̃(x', Z) V S⁻¹`, centred like the fit (the new row's own mean over Z).
     pub fn extend_kernel_rows(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         let means = self.check_kernel_values(k, self.data.n_cols, "column")?;
-        let kc = center_with(k, means, Some(true)).select(Axis(1), &self.row_ext);
+        let kc = center_with(k, means, Some(true))?.select(Axis(1), &self.row_ext);
         Ok(dense::matmul(kc.view(), self.data.row_coef.view())?)
     }
 
@@ -736,7 +738,7 @@ impl KsvdModel {
     /// row (`new × N`): `k̃(X, z')ᵀ U S⁻¹`.
     pub fn extend_kernel_cols(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         let means = self.check_kernel_values(k, self.data.n_rows, "row")?;
-        let kc = center_with(k, means, Some(false)).select(Axis(1), &self.col_ext);
+        let kc = center_with(k, means, Some(false))?.select(Axis(1), &self.col_ext);
         Ok(dense::matmul(kc.view(), self.data.col_coef.view())?)
     }
 }
