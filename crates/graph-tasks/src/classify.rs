@@ -185,7 +185,6 @@ pub(crate) struct SubsetLssvm<'a> {
     kernel: Option<Array2<f64>>,
 }
 
-
 impl<'a> SubsetLssvm<'a> {
     /// Features `f` (`n × d`) and targets `t` (`n × C`) of the labelled nodes; `reg` is the
     /// LS-SVM regularisation `γ` (the paper: 1). `typical_train` (the size of a typical training

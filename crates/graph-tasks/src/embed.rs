@@ -478,7 +478,6 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
     Ok(assemble(spec.method, svd, max_residual, spec.scaling))
 }
 
-
 /// Kernel matrices that cannot be held as rank one plus sparse (their `X Zᵀ` is dense) are
 /// materialised once when they have at most this many entries (the workspace's fixed rule,
 /// [`ksvd_linalg::FIXED_DENSE_ENTRIES`]); larger ones stay implicit and are re-evaluated block by

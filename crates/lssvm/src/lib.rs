@@ -112,5 +112,5 @@ pub use solve::{
     bordered_matrix, classifier_alpha, classifier_bordered_matrix, conjugate_gradient, solve_dual_cg,
     solve_dual_direct, solve_primal, CgOptions, CgOutcome, DualSolution, PrimalSolution,
 };
-pub use stats::PrimalStats;
 pub use split::{k_fold, stratified_k_fold, stratified_train_test_split, train_test_split, Split};
+pub use stats::PrimalStats;

@@ -231,11 +231,8 @@ impl PrimalStats {
         cross: Array2<f64>,
     ) -> Result<Self> {
         let (d, c) = (sum.len(), target_sum.len());
-        let bad = |what: &'static str, found: usize, expected: usize| LssvmError::LengthMismatch {
-            what,
-            expected,
-            found,
-        };
+        let bad =
+            |what: &'static str, found: usize, expected: usize| LssvmError::LengthMismatch { what, expected, found };
         if gram.dim() != (d, d) {
             return Err(bad("rows of the Gram statistic", gram.nrows(), d));
         }

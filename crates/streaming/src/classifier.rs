@@ -144,7 +144,8 @@ impl RidgeAccumulator {
                 format!("expected {} columns and one target per row", self.stats.dim()),
             ));
         }
-        let targets = ArrayView2::from_shape((n, 1), y).map_err(|e| StreamingError::invalid("targets", n, e.to_string()))?;
+        let targets =
+            ArrayView2::from_shape((n, 1), y).map_err(|e| StreamingError::invalid("targets", n, e.to_string()))?;
         self.stats.add(features, targets).map_err(|e| match e {
             LssvmError::NonFinite { .. } => StreamingError::NonFinite {
                 what: "classifier input",
