@@ -37,7 +37,15 @@ pub fn sq_distances(x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<Ar
 pub fn median_sq_distance(x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>, max_rows: usize, seed: u64) -> Result<f64> {
     let rows = sample_indices(&mut rng_from_seed(seed), x.nrows(), max_rows.max(1));
     let xs = x.select(Axis(0), &rows);
-    let mut d: Vec<f64> = sq_distances(xs.view(), z)?.into_iter().filter(|&v| v > 0.0).collect();
+    median_positive(sq_distances(xs.view(), z)?)
+}
+
+/// The statistic of the median heuristic on squared distances computed elsewhere (e.g. the
+/// landmark pairs of the out-of-core method): the median of the positive values, exact zeros
+/// (a sample paired with itself) excluded, the upper of the two middle values for an even
+/// count. An error when no value is positive.
+pub fn median_positive(values: impl IntoIterator<Item = f64>) -> Result<f64> {
+    let mut d: Vec<f64> = values.into_iter().filter(|&v| v > 0.0).collect();
     if d.is_empty() {
         return Err(KernelError::InvalidParameter {
             name: "bandwidth",
@@ -75,6 +83,17 @@ mod tests {
             sq_distances(x.view(), z.slice(ndarray::s![.., ..4])),
             Err(KernelError::DimensionMismatch { .. })
         ));
+    }
+
+    #[test]
+    fn median_of_positive_values_by_hand() {
+        assert_eq!(median_positive([3.0, 0.0, 1.0, 2.0]).unwrap(), 2.0);
+        assert_eq!(median_positive([4.0, 1.0, 3.0, 2.0, 0.0, 0.0]).unwrap(), 3.0);
+        assert!(matches!(
+            median_positive([0.0, 0.0]),
+            Err(KernelError::InvalidParameter { name: "bandwidth", .. })
+        ));
+        assert!(median_positive(std::iter::empty()).is_err());
     }
 
     #[test]

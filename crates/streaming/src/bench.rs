@@ -16,7 +16,7 @@ use ndarray::{Array1, Array2};
 use serde::{Deserialize, Serialize};
 
 use crate::classifier::{auroc, LabelRule, RidgeAccumulator};
-use crate::embedding::median;
+use ksvd_kernels::bandwidth::median_positive;
 use crate::error::Result;
 use crate::ksvd::CompatSide;
 use crate::memory::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
@@ -217,7 +217,7 @@ fn in_memory(method: ScalingMethod, train: &Path, test: &Path, params: &BenchPar
                 .flat_map(|a| (0..cols.len()).map(move |b| (a, b)))
                 .map(|(a, b)| (nx[a] + nz[b] - 2.0 * ip[[a, b]]).max(0.0))
                 .collect();
-            c * median(d2).unwrap_or(0.0).sqrt()
+            c * median_positive(d2).unwrap_or(0.0).sqrt()
         }
     };
     let g = KernelMatrix::new(xs, zs, Kernel::Rbf { gamma })?;

@@ -175,31 +175,11 @@ where
     Ok(out)
 }
 
-/// The median of a non-empty list (mean of the two middle values for an even length).
-pub(crate) fn median(mut v: Vec<f64>) -> Option<f64> {
-    if v.is_empty() {
-        return None;
-    }
-    let n = v.len();
-    let mid = n / 2;
-    let (_, &mut hi, _) = v.select_nth_unstable_by(mid, f64::total_cmp);
-    if n % 2 == 1 {
-        return Some(hi);
-    }
-    let lo = v[..mid].iter().copied().fold(f64::NEG_INFINITY, f64::max);
-    Some(0.5 * (lo + hi))
-}
 
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    #[test]
-    fn median_of_odd_and_even_lists() {
-        assert_eq!(median(vec![3.0, 1.0, 2.0]), Some(2.0));
-        assert_eq!(median(vec![4.0, 1.0, 3.0, 2.0]), Some(2.5));
-        assert_eq!(median(vec![]), None);
-    }
 
     #[test]
     fn normalization_matches_first_largest_entry() {

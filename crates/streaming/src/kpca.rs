@@ -4,7 +4,8 @@ use ksvd_linalg::{dense, CsrMatrix};
 use ndarray::{s, Array1, Array2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
-use crate::embedding::{blocked_embed, median, ColumnNormalization, Embedding};
+use crate::embedding::{blocked_embed, ColumnNormalization, Embedding};
+use ksvd_kernels::bandwidth::median_positive;
 use crate::error::{Result, StreamingError};
 use crate::params::{Bandwidth, ValidStreamingParams};
 use crate::progress::ProgressFn;
@@ -98,7 +99,7 @@ pub(crate) fn solve_kpca(
                 .flat_map(|i| (i + 1..n).map(move |l| (i, l)))
                 .map(|(i, l)| d2[[i, l]])
                 .collect();
-            c * median(pairs).unwrap_or(0.0).sqrt()
+            c * median_positive(pairs).unwrap_or(0.0).sqrt()
         }
     };
     if !(gamma.is_finite() && gamma > 0.0) {

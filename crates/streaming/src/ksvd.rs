@@ -9,7 +9,8 @@ use ndarray::{Array1, Array2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
-use crate::embedding::{blocked_embed, median, ColumnNormalization, Embedding};
+use crate::embedding::{blocked_embed, ColumnNormalization, Embedding};
+use ksvd_kernels::bandwidth::median_positive;
 use crate::error::{Result, StreamingError};
 use crate::params::{Bandwidth, ColLandmarks, ValidStreamingParams};
 use crate::progress::{report, ProgressFn};
@@ -380,7 +381,7 @@ pub(crate) fn solve_landmarks(inputs: LandmarkInputs<'_>, params: &ValidStreamin
     geo.sq_dists(landmark_x, 0..n, d2.view_mut(), &mut ProjectionWorkspace::default());
     let gamma = match params.bandwidth {
         Bandwidth::Fixed(g) => g,
-        Bandwidth::Median(c) => c * median(d2.iter().copied().collect()).unwrap_or(0.0).sqrt(),
+        Bandwidth::Median(c) => c * median_positive(d2.iter().copied()).unwrap_or(0.0).sqrt(),
     };
     if !(gamma.is_finite() && gamma > 0.0) {
         return Err(StreamingError::invalid(

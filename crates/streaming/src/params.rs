@@ -12,8 +12,10 @@ pub enum Bandwidth {
     Fixed(f64),
     /// The median heuristic on the landmarks, times a factor `c > 0`:
     /// `γ² = c² · median ‖a − b‖²` over the landmark pairs (KSVD: the `n × m` pairs of landmark
-    /// rows and landmark columns; KPCA: the pairs of distinct landmark rows). Computed from the
-    /// landmarks only, so it costs no extra pass.
+    /// rows and landmark columns; KPCA: the pairs of distinct landmark rows), with the
+    /// workspace's one convention (`ksvd_kernels::bandwidth::median_positive`: exact zeros
+    /// dropped, the upper middle value for an even count). Computed from the landmarks only, so
+    /// it costs no extra pass.
     Median(f64),
 }
 
