@@ -16,7 +16,6 @@ use ndarray::{Array1, Array2};
 use serde::{Deserialize, Serialize};
 
 use crate::classifier::{auroc, LabelRule, RidgeAccumulator};
-use ksvd_kernels::bandwidth::median_positive;
 use crate::error::Result;
 use crate::ksvd::CompatSide;
 use crate::memory::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
@@ -25,6 +24,7 @@ use crate::pipeline::{run_pipeline, Method, PipelineOutcome, PipelineParams};
 use crate::progress::{Progress, ProgressFn};
 use crate::projection::{ProjectionScaling, SparseProjection};
 use crate::source::LibsvmSource;
+use ksvd_kernels::bandwidth::median_positive;
 
 /// What one cell of the large-scale table measured ([`measure_pipeline`]).
 #[derive(Debug)]

@@ -175,11 +175,9 @@ where
     Ok(out)
 }
 
-
 #[cfg(test)]
 mod tests {
     use super::*;
-
 
     #[test]
     fn normalization_matches_first_largest_entry() {

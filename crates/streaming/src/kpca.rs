@@ -5,12 +5,12 @@ use ndarray::{s, Array1, Array2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
 use crate::embedding::{blocked_embed, ColumnNormalization, Embedding};
-use ksvd_kernels::bandwidth::median_positive;
 use crate::error::{Result, StreamingError};
 use crate::params::{Bandwidth, ValidStreamingParams};
 use crate::progress::ProgressFn;
 use crate::scan::{scan, ScanSummary};
 use crate::source::LibsvmSource;
+use ksvd_kernels::bandwidth::median_positive;
 
 /// KPCA by the symmetric Nyström method, fitted in one streaming pass.
 ///

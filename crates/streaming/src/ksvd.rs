@@ -10,13 +10,13 @@ use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::embedding::{blocked_embed, ColumnNormalization, Embedding};
-use ksvd_kernels::bandwidth::median_positive;
 use crate::error::{Result, StreamingError};
 use crate::params::{Bandwidth, ColLandmarks, ValidStreamingParams};
 use crate::progress::{report, ProgressFn};
 use crate::projection::{ProjectionWorkspace, SparseProjection};
 use crate::scan::{scan, ScanSummary};
 use crate::source::{for_each_chunk, LibsvmSource};
+use ksvd_kernels::bandwidth::median_positive;
 
 /// Which side of the data matrix `X ∈ R^{N×M}` the compatibility matrix maps (Algorithm 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
