@@ -400,7 +400,8 @@ fn check_square(k: ArrayView2<'_, f64>) -> Result<()> {
     Ok(())
 }
 
-fn check_targets(targets: ArrayView2<'_, f64>, n: usize) -> Result<()> {
+/// One target row per sample: `targets` has `n` rows.
+pub(crate) fn check_target_rows(targets: ArrayView2<'_, f64>, n: usize) -> Result<()> {
     if targets.nrows() != n {
         return Err(LssvmError::LengthMismatch {
             what: "targets",
@@ -408,6 +409,11 @@ fn check_targets(targets: ArrayView2<'_, f64>, n: usize) -> Result<()> {
             found: targets.nrows(),
         });
     }
+    Ok(())
+}
+
+fn check_targets(targets: ArrayView2<'_, f64>, n: usize) -> Result<()> {
+    check_target_rows(targets, n)?;
     check_nonempty("targets", targets)?;
     check_finite("targets", targets)
 }

@@ -19,7 +19,7 @@
 //! of the floating-point additions, and [`PrimalStats::subtract`] removes a fold (`k`-fold
 //! cross-validation from one pass over the folds).
 use crate::error::{check_finite, check_gamma, LssvmError, Result};
-use crate::solve::PrimalSolution;
+use crate::solve::{check_target_rows, PrimalSolution};
 use ksvd_linalg::dense::{cholesky_solve, gemm_into_seq, matmul};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 use rayon::prelude::*;
@@ -71,7 +71,7 @@ impl PrimalStats {
     /// Statistics of the rows of `features` (`n × d`) with `targets` (`n × c`), no shift, by
     /// one GEMM each (`Fᵀ F`, `Fᵀ T`).
     pub fn of_rows(features: ArrayView2<'_, f64>, targets: ArrayView2<'_, f64>) -> Result<Self> {
-        check_rows(features, targets)?;
+        check_target_rows(targets, features.nrows())?;
         Ok(PrimalStats {
             count: features.nrows(),
             shift: Some(Array1::zeros(features.ncols())),
@@ -85,7 +85,7 @@ impl PrimalStats {
     /// Adds the rows of `features` (`n × d`) with `targets` (`n × c`), in parallel over fixed
     /// blocks of rows. Non-finite values are a typed error.
     pub fn add(&mut self, features: ArrayView2<'_, f64>, targets: ArrayView2<'_, f64>) -> Result<()> {
-        check_rows(features, targets)?;
+        check_target_rows(targets, features.nrows())?;
         self.check_shape(features.ncols(), targets.ncols())?;
         let n = features.nrows();
         if n == 0 {
@@ -137,12 +137,10 @@ impl PrimalStats {
         self.combine(other, -1.0)
     }
 
+    /// `self += sign · other` (`sign` is `1` or `−1`, exact in floating point).
     fn combine(&mut self, other: &PrimalStats, sign: f64) -> Result<()> {
         self.check_shape(other.dim(), other.n_targets())?;
-        if other.count == 0 {
-            return Ok(());
-        }
-        if self.count > 0 && other.shift != self.shift {
+        if self.count > 0 && other.count > 0 && other.shift != self.shift {
             return Err(LssvmError::ShiftMismatch);
         }
         if sign < 0.0 && other.count > self.count {
@@ -152,22 +150,19 @@ impl PrimalStats {
                 found: other.count,
             });
         }
-        if self.shift.is_none() || self.count == 0 {
+        // An accumulator without a shift yet, or without rows, takes the other's.
+        if self.shift.is_none() || (self.count == 0 && other.count > 0) {
             self.shift.clone_from(&other.shift);
         }
-        if sign > 0.0 {
-            self.count += other.count;
-            self.sum += &other.sum;
-            self.gram += &other.gram;
-            self.tsum += &other.tsum;
-            self.cross += &other.cross;
+        self.count = if sign > 0.0 {
+            self.count + other.count
         } else {
-            self.count -= other.count;
-            self.sum -= &other.sum;
-            self.gram -= &other.gram;
-            self.tsum -= &other.tsum;
-            self.cross -= &other.cross;
-        }
+            self.count - other.count
+        };
+        self.sum.scaled_add(sign, &other.sum);
+        self.gram.scaled_add(sign, &other.gram);
+        self.tsum.scaled_add(sign, &other.tsum);
+        self.cross.scaled_add(sign, &other.cross);
         Ok(())
     }
 
@@ -282,17 +277,6 @@ impl PrimalStats {
         let bias = &tbar - &weights.t().dot(&(&mu + shift));
         Ok(PrimalSolution { weights, bias })
     }
-}
-
-fn check_rows(features: ArrayView2<'_, f64>, targets: ArrayView2<'_, f64>) -> Result<()> {
-    if targets.nrows() != features.nrows() {
-        return Err(LssvmError::LengthMismatch {
-            what: "target rows",
-            expected: features.nrows(),
-            found: targets.nrows(),
-        });
-    }
-    Ok(())
 }
 
 #[cfg(test)]
