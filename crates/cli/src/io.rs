@@ -117,7 +117,8 @@ pub fn read_edges(path: &Path, ids: NodeIds) -> Result<EdgeList, CliError> {
         line: None,
         msg: e.to_string(),
     })?;
-    let mut pairs: Vec<(String, String)> = Vec::new();
+    // (1-based line, src, dst)
+    let mut pairs: Vec<(usize, String, String)> = Vec::new();
     for (lineno, line) in text.lines().enumerate() {
         let line = line.trim();
         if line.is_empty() || line.starts_with('#') {
@@ -134,7 +135,7 @@ pub fn read_edges(path: &Path, ids: NodeIds) -> Result<EdgeList, CliError> {
                 msg: "expected `src dst`".into(),
             });
         }
-        pairs.push((toks[0].to_string(), toks[1].to_string()));
+        pairs.push((lineno + 1, toks[0].to_string(), toks[1].to_string()));
     }
     if pairs.is_empty() {
         return Err(CliError::Input {
@@ -147,11 +148,16 @@ pub fn read_edges(path: &Path, ids: NodeIds) -> Result<EdgeList, CliError> {
         NodeIds::Name => None,
         NodeIds::Auto | NodeIds::Index => pairs
             .iter()
-            .map(|(a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
+            .map(|(_, a, b)| Some((a.parse::<usize>().ok()?, b.parse::<usize>().ok()?)))
             .collect(),
     };
     if ids == NodeIds::Index && numeric.is_none() {
-        let (line, id) = first_non_index(&text).unwrap_or((0, String::new()));
+        // The first id that is not an index, with its line.
+        let (line, id) = pairs
+            .iter()
+            .flat_map(|(line, a, b)| [(*line, a), (*line, b)])
+            .find(|(_, id)| id.parse::<usize>().is_err())
+            .map_or((0, ""), |(line, id)| (line, id.as_str()));
         return Err(CliError::Input {
             path: path.to_path_buf(),
             line: Some(line),
@@ -174,7 +180,7 @@ pub fn read_edges(path: &Path, ids: NodeIds) -> Result<EdgeList, CliError> {
                     names.len() - 1
                 })
             };
-            let e: Vec<(usize, usize)> = pairs.iter().map(|(a, b)| (id(a), id(b))).collect();
+            let e: Vec<(usize, usize)> = pairs.iter().map(|(_, a, b)| (id(a), id(b))).collect();
             let n = names.len();
             (e, n, Some(names))
         }
@@ -203,21 +209,6 @@ fn covers_range(edges: &[(usize, usize)]) -> bool {
         seen[b] = true;
     }
     seen.into_iter().all(|s| s)
-}
-
-/// The 1-based line and the first token of an edge list that is not a non-negative integer.
-fn first_non_index(text: &str) -> Option<(usize, String)> {
-    text.lines().enumerate().find_map(|(i, line)| {
-        let line = line.trim();
-        if line.is_empty() || line.starts_with('#') {
-            return None;
-        }
-        line.split(|c: char| c == ',' || c.is_whitespace())
-            .filter(|t| !t.is_empty())
-            .take(2)
-            .find(|t| t.parse::<usize>().is_err())
-            .map(|t| (i + 1, t.to_string()))
-    })
 }
 
 /// Writes `bytes` to `path` atomically through [`ksvd_datasets::write_atomic`] (a temporary
