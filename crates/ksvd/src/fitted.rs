@@ -580,8 +580,11 @@ impl KsvdValidParams {
         let (n, m) = g.dim();
         ksvd_solvers::check_rank(n, m, self.rank())?;
         ksvd_linalg::check_finite("precomputed kernel matrix", g)?;
+        // The training block is centred entry by entry (`H G H`), its means kept for new rows
+        // and columns.
+        let mut gc = g.to_owned();
         let means = if self.center() {
-            let c = Centering::of_dense(g);
+            let c = Centering::center_dense(&mut gc)?;
             PrecomputedMeans {
                 row_means: Some(c.row_means),
                 col_means: Some(c.col_means),
@@ -594,7 +597,6 @@ impl KsvdValidParams {
                 grand_mean: 0.0,
             }
         };
-        let gc = center_with(g, &means, None)?;
         let rank = self.rank();
         let mut landmarks = None;
         let (svd, row_coef, col_coef, residuals) = match self.solver() {
@@ -665,42 +667,26 @@ impl KsvdValidParams {
     }
 }
 
-/// `k − r 1ᵀ − 1 cᵀ + g` for a block of kernel values `k`: `rows_own = None` is the training
-/// `G` (training row and column means); `Some(true)` new rows (`new × M`: their own mean over Z,
-/// training column means); `Some(false)` new columns (`new × N`, one new sample per row:
+/// `k − r 1ᵀ − 1 cᵀ + g` for a block of new kernel values `k` (the training block is centred by
+/// `Centering::center_dense` in `fit_precomputed`): `rows_own` new rows (`new × M`: their own
+/// mean over Z, training column means), otherwise new columns (`new × N`, one new sample per row:
 /// training row means, their own mean over X). Uncentred models return the block unchanged.
-fn center_with(k: ArrayView2<'_, f64>, means: &PrecomputedMeans, rows_own: Option<bool>) -> Result<Array2<f64>> {
+fn center_with(k: ArrayView2<'_, f64>, means: &PrecomputedMeans, rows_own: bool) -> Array2<f64> {
     let (Some(r), Some(c)) = (&means.row_means, &means.col_means) else {
-        return Ok(k.to_owned());
+        return k.to_owned();
     };
     let mut out = k.to_owned();
-    match rows_own {
-        // Training block: both sides use training means (`H G H` entry by entry, the one dense
-        // centring of `ksvd_kernels::Centering`; the means were taken from this block).
-        None => {
-            let training = Centering {
-                row_means: r.clone(),
-                col_means: c.clone(),
-                grand_mean: means.grand_mean,
-            };
-            training.center_in_place(out.view_mut())?;
+    let own = k.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(k.nrows()));
+    if rows_own {
+        for ((a, j), v) in out.indexed_iter_mut() {
+            *v += means.grand_mean - own[a] - c[j];
         }
-        // New rows (k: new × M): own row means, training column means.
-        Some(true) => {
-            let own = k.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(k.nrows()));
-            for ((a, j), v) in out.indexed_iter_mut() {
-                *v += means.grand_mean - own[a] - c[j];
-            }
-        }
-        // New columns (k: new × N, one row per new column sample): training row means, own means.
-        Some(false) => {
-            let own = k.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(k.nrows()));
-            for ((b, i), v) in out.indexed_iter_mut() {
-                *v += means.grand_mean - r[i] - own[b];
-            }
+    } else {
+        for ((b, i), v) in out.indexed_iter_mut() {
+            *v += means.grand_mean - r[i] - own[b];
         }
     }
-    Ok(out)
+    out
 }
 
 impl KsvdModel {
@@ -729,7 +715,7 @@ impl KsvdModel {
     /// `k̃(x', Z) V S⁻¹`, centred like the fit (the new row's own mean over Z).
     pub fn extend_kernel_rows(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         let means = self.check_kernel_values(k, self.data.n_cols, "column")?;
-        let kc = center_with(k, means, Some(true))?.select(Axis(1), &self.row_ext);
+        let kc = center_with(k, means, true).select(Axis(1), &self.row_ext);
         Ok(dense::matmul(kc.view(), self.data.row_coef.view())?)
     }
 
@@ -738,7 +724,7 @@ impl KsvdModel {
     /// row (`new × N`): `k̃(X, z')ᵀ U S⁻¹`.
     pub fn extend_kernel_cols(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         let means = self.check_kernel_values(k, self.data.n_rows, "row")?;
-        let kc = center_with(k, means, Some(false))?.select(Axis(1), &self.col_ext);
+        let kc = center_with(k, means, false).select(Axis(1), &self.col_ext);
         Ok(dense::matmul(kc.view(), self.data.col_coef.view())?)
     }
 }
