@@ -15,8 +15,10 @@ const BLOCK_ENTRIES: usize = 1 << 20;
 enum Repr {
     /// Dense blocks from GEMM-style identities (`‖x‖² + ‖z‖² − 2 x.z`), evaluated on demand.
     Blocked,
-    /// The whole un-centred `G` (row-major `n × m`), evaluated once: products are GEMMs.
-    Stored(Array2<f64>),
+    /// The whole `G` (row-major `n × m`), evaluated once: products are GEMMs. `centred`: the
+    /// entries are those of `H_n G H_m`, centred once in place by [`Centering::center_in_place`]
+    /// when the matrix was centred, so products need no correction.
+    Stored { g: Array2<f64>, centred: bool },
     /// `G = a eᵀ + C` with `C` sparse on the nonzeros of `X Zᵀ`: exact for sparse inputs and
     /// every kernel that is a function of `x.z`, `‖x‖²`, `‖z‖²` separable at `x.z = 0`.
     RankOnePlusSparse {
@@ -55,9 +57,9 @@ impl Centering {
     }
 
     /// Centres the stored matrix these means were taken from, in place:
-    /// `g_ij ← (g_ij − c_j) + (g − r_i)`, i.e. `H_n G H_m` entry by entry (the dense
-    /// counterpart of [`KernelMatrix::centered`], which applies `H` in every product instead).
-    pub fn center_in_place(&self, mut g: ArrayViewMut2<'_, f64>) -> Result<()> {
+    /// `g_ij ← g_ij + ((g − r_i) − c_j)`, i.e. `H_n G H_m` entry by entry (the dense
+    /// counterpart of [`KernelMatrix::centered`]'s products, which apply `H` to the vectors).
+    pub fn center_in_place(&self, g: ArrayViewMut2<'_, f64>) -> Result<()> {
         if g.dim() != (self.row_means.len(), self.col_means.len()) {
             return Err(KernelError::InvalidStats {
                 reason: format!(
@@ -69,10 +71,70 @@ impl Centering {
                 ),
             });
         }
-        let cols = ndarray::ArrayView1::from(&self.col_means);
-        for (mut row, &r) in g.outer_iter_mut().zip(&self.row_means) {
-            row -= &cols;
-            row += self.grand_mean - r;
+        center_entries(g, &self.row_means, &self.col_means, self.grand_mean);
+        Ok(())
+    }
+
+    /// Centres the block `G[rows, cols]` of the matrix these means were taken from, in place,
+    /// with the same arithmetic as [`Centering::center_in_place`] (so every entry of a centred
+    /// `G` is the same number, stored or evaluated block by block).
+    pub fn center_block(&self, block: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize]) -> Result<()> {
+        self.check_block(block.dim(), rows, cols)?;
+        self.correct(block, rows, cols);
+        Ok(())
+    }
+
+    /// [`Centering::center_block`] for indices known to be valid.
+    fn correct(&self, block: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize]) {
+        let r: Vec<f64> = rows.iter().map(|&i| self.row_means[i]).collect();
+        let c: Vec<f64> = cols.iter().map(|&j| self.col_means[j]).collect();
+        center_entries(block, &r, &c, self.grand_mean);
+    }
+
+    /// Centres kernel values of new row samples against the training columns `cols`
+    /// (`new × |cols|`), in place: `k_aj + ((g − r'_a) − c_j)`, where `r'_a` is new sample `a`'s
+    /// own mean over all training columns (out-of-sample rows of `H_n G H_m`).
+    pub fn center_new_rows(&self, block: ArrayViewMut2<'_, f64>, own_means: &[f64], cols: &[usize]) -> Result<()> {
+        self.check_block(block.dim(), &[], cols)?;
+        self.check_own(own_means.len(), block.nrows(), "row")?;
+        let c: Vec<f64> = cols.iter().map(|&j| self.col_means[j]).collect();
+        center_entries(block, own_means, &c, self.grand_mean);
+        Ok(())
+    }
+
+    /// Centres kernel values of the training rows `rows` against new column samples
+    /// (`|rows| × new`), in place: `k_ib + ((g − r_i) − c'_b)`, where `c'_b` is new sample `b`'s
+    /// own mean over all training rows (out-of-sample columns of `H_n G H_m`).
+    pub fn center_new_cols(&self, block: ArrayViewMut2<'_, f64>, rows: &[usize], own_means: &[f64]) -> Result<()> {
+        self.check_block(block.dim(), rows, &[])?;
+        self.check_own(own_means.len(), block.ncols(), "column")?;
+        let r: Vec<f64> = rows.iter().map(|&i| self.row_means[i]).collect();
+        center_entries(block, &r, own_means, self.grand_mean);
+        Ok(())
+    }
+
+    /// Checks a block's shape against its index lists (an empty list is not checked) and the
+    /// indices against the training sizes.
+    fn check_block(&self, dim: (usize, usize), rows: &[usize], cols: &[usize]) -> Result<()> {
+        let bad = |what: &str, len: usize, want: usize| KernelError::InvalidStats {
+            reason: format!("a block with {len} {what}s centred with {want} {what} indices"),
+        };
+        if !rows.is_empty() && dim.0 != rows.len() {
+            return Err(bad("row", dim.0, rows.len()));
+        }
+        if !cols.is_empty() && dim.1 != cols.len() {
+            return Err(bad("column", dim.1, cols.len()));
+        }
+        check_indices("row", rows, self.row_means.len())?;
+        check_indices("column", cols, self.col_means.len())?;
+        Ok(())
+    }
+
+    fn check_own(&self, len: usize, want: usize, what: &str) -> Result<()> {
+        if len != want {
+            return Err(KernelError::InvalidStats {
+                reason: format!("{len} own means for a block of {want} new {what}s"),
+            });
         }
         Ok(())
     }
@@ -83,6 +145,14 @@ impl Centering {
         let c = Centering::of_dense(g.view());
         c.center_in_place(g.view_mut())?;
         Ok(c)
+    }
+}
+
+/// `b_ij ← b_ij + ((g − r_i) − c_j)`: the one arithmetic of both-sided centring.
+fn center_entries(mut block: ArrayViewMut2<'_, f64>, r: &[f64], c: &[f64], grand_mean: f64) {
+    for (mut row, &ri) in block.outer_iter_mut().zip(r) {
+        let shift = grand_mean - ri;
+        row.iter_mut().zip(c).for_each(|(v, &cj)| *v += shift - cj);
     }
 }
 
@@ -385,7 +455,10 @@ impl KernelMatrix {
         let store = budget.is_some_and(|b| b.fits_f64(g.x.len().saturating_mul(g.z.len())));
         if matches!(g.repr, Repr::Blocked) && store {
             let (stored, log_norm) = g.evaluate_all()?;
-            g.repr = Repr::Stored(stored);
+            g.repr = Repr::Stored {
+                g: stored,
+                centred: false,
+            };
             g.log_norm = log_norm;
         } else if let (Repr::Blocked, Kernel::Sne { gamma }, true) = (&g.repr, kernel, normalize) {
             g.log_norm = Some(g.blocked_log_normalizers(gamma)?);
@@ -394,9 +467,21 @@ impl KernelMatrix {
     }
 
     /// The same matrix centred on both sides (section 2.2 of the paper):
-    /// `G̃ = (I − 11ᵀ/n) G (I − 11ᵀ/m)`, without forming it (costs one product with `G` and
-    /// one with `Gᵀ` to get the row and column means).
+    /// `G̃ = (I − 11ᵀ/n) G (I − 11ᵀ/m)`.
+    ///
+    /// A stored `G` is centred once, in place, entry by entry ([`Centering::center_dense`]:
+    /// the same arithmetic as centring any stored matrix), and its products stay plain GEMMs.
+    /// Otherwise `G̃` is not formed: one product with `G` and one with `Gᵀ` give the row and
+    /// column means, and every product and block applies the centring. Centring a centred
+    /// matrix returns it unchanged.
     pub fn centered(mut self) -> Result<Self> {
+        if let Repr::Stored { g, centred } = &mut self.repr {
+            if !*centred {
+                self.centering = Some(Centering::center_dense(g)?);
+                *centred = true;
+            }
+            return Ok(self);
+        }
         self.centering = None;
         let (n, m) = (self.nrows(), self.ncols());
         let r = self.apply(Array2::from_elem((m, 1), 1.0 / m as f64).view())?;
@@ -425,10 +510,19 @@ impl KernelMatrix {
             zt: self.zt.clone(),
             log_norm: self.log_norm.clone(),
             repr: match &self.repr {
-                Repr::Stored(_) => Repr::Blocked,
+                Repr::Stored { .. } => Repr::Blocked,
                 r => r.clone(),
             },
             centering: self.centering.clone(),
+        }
+    }
+
+    /// The centring still to apply to the entries this representation holds: `None` when `G` is
+    /// not centred or its stored entries were centred in place.
+    fn correction(&self) -> Option<&Centering> {
+        match self.repr {
+            Repr::Stored { centred: true, .. } => None,
+            _ => self.centering.as_ref(),
         }
     }
 
@@ -456,9 +550,9 @@ impl KernelMatrix {
     pub fn is_rank_one_plus_sparse(&self) -> bool {
         matches!(self.repr, Repr::RankOnePlusSparse { .. })
     }
-    /// Whether the whole (un-centred) `G` is stored in memory.
+    /// Whether the whole `G` is stored in memory (centred in place when the matrix is centred).
     pub fn is_stored(&self) -> bool {
-        matches!(self.repr, Repr::Stored(_))
+        matches!(self.repr, Repr::Stored { .. })
     }
     /// Whether products re-evaluate kernel blocks (neither stored nor rank one plus sparse).
     pub fn is_matrix_free(&self) -> bool {
@@ -625,7 +719,8 @@ impl KernelMatrix {
         Ok(ln)
     }
 
-    /// Un-centred block `G[rows, cols]`, computed on this thread.
+    /// Block `G[rows, cols]` of the held entries, before any [`KernelMatrix::correction`],
+    /// computed on this thread.
     fn raw_block(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
         match &self.repr {
             Repr::RankOnePlusSparse { a, e, c, .. } => {
@@ -644,7 +739,7 @@ impl KernelMatrix {
                 }
                 out
             }
-            Repr::Stored(g) => gather(g.view(), rows, cols),
+            Repr::Stored { g, .. } => gather(g.view(), rows, cols),
             Repr::Blocked => {
                 let mut p = inner_block(&self.x, rows, &self.z, self.zt.as_ref(), cols);
                 self.transform(p.view_mut(), rows, cols, false);
@@ -662,7 +757,7 @@ impl KernelMatrix {
         w: ArrayView2<'_, f64>,
         transposed: bool,
     ) {
-        let Some(c) = &self.centering else { return };
+        let Some(c) = self.correction() else { return };
         // G̃ = G − r 1ᵀ − 1 cᵀ + g 1 1ᵀ restricted to [rows, cols].
         let (own, other, own_means, other_means) = if transposed {
             (cols, rows, &c.col_means, &c.row_means)
@@ -680,11 +775,12 @@ impl KernelMatrix {
         }
     }
 
-    /// Un-centred transposed block `G[rows, cols]ᵀ` (|cols| × |rows|), computed on this thread.
+    /// Transposed block `G[rows, cols]ᵀ` (|cols| × |rows|) of the held entries, before any
+    /// [`KernelMatrix::correction`], computed on this thread.
     fn raw_block_t(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
         match &self.repr {
             Repr::RankOnePlusSparse { .. } => self.raw_block(rows, cols).reversed_axes(),
-            Repr::Stored(g) => gather(g.t(), cols, rows),
+            Repr::Stored { g, .. } => gather(g.t(), cols, rows),
             Repr::Blocked => {
                 let mut p = inner_block(&self.z, cols, &self.x, self.xt.as_ref(), rows);
                 self.transform(p.view_mut(), rows, cols, true);
@@ -747,7 +843,7 @@ impl KernelMatrix {
                     row.scaled_add(ai, &etx);
                 }
             }
-            Repr::Stored(g) => dense::gemm_into(out, g.view(), x, 1.0, false)?,
+            Repr::Stored { g, .. } => dense::gemm_into(out, g.view(), x, 1.0, false)?,
             Repr::Blocked => {
                 let m = self.ncols();
                 let all_cols: Vec<usize> = (0..m).collect();
@@ -774,7 +870,7 @@ impl KernelMatrix {
                     row.scaled_add(ej, &atx);
                 }
             }
-            Repr::Stored(g) => dense::gemm_into(out, g.t(), x, 1.0, false)?,
+            Repr::Stored { g, .. } => dense::gemm_into(out, g.t(), x, 1.0, false)?,
             Repr::Blocked => {
                 let n = self.nrows();
                 let all_rows: Vec<usize> = (0..n).collect();
@@ -841,10 +937,8 @@ impl KernelMatrix {
     /// `G[rows, cols]` (centred if `G` is), on the calling thread.
     fn block_seq(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
         let mut out = self.raw_block(rows, cols);
-        if let Some(c) = &self.centering {
-            for ((a, b), v) in out.indexed_iter_mut() {
-                *v += c.grand_mean - c.row_means[rows[a]] - c.col_means[cols[b]];
-            }
+        if let Some(c) = self.correction() {
+            c.correct(out.view_mut(), rows, cols);
         }
         out
     }
@@ -866,9 +960,7 @@ impl KernelMatrix {
         if let Some(c) = &self.centering {
             let m = self.ncols();
             let means = g.apply(Array2::from_elem((m, 1), 1.0 / m as f64).view())?;
-            for ((a, b), v) in out.indexed_iter_mut() {
-                *v += c.grand_mean - means[[a, 0]] - c.col_means[cols[b]];
-            }
+            c.center_new_rows(out.view_mut(), &means.column(0).to_vec(), cols)?;
         }
         Ok(out)
     }
@@ -908,9 +1000,7 @@ impl KernelMatrix {
         if let Some(c) = &self.centering {
             let col_means = full.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(all.len()));
             let mut out = full.select(Axis(0), rows);
-            for ((a, b), v) in out.indexed_iter_mut() {
-                *v += c.grand_mean - c.row_means[rows[a]] - col_means[b];
-            }
+            c.center_new_cols(out.view_mut(), rows, &col_means.to_vec())?;
             return Ok(out);
         }
         Ok(full)
@@ -933,7 +1023,7 @@ impl LinearOperator for KernelMatrix {
     /// evaluated in parallel.
     fn to_dense(&self) -> ksvd_linalg::Result<Array2<f64>> {
         let mut out = match &self.repr {
-            Repr::Stored(g) => g.clone(),
+            Repr::Stored { g, .. } => g.clone(),
             _ => {
                 let (n, m) = (self.nrows(), self.ncols());
                 let all_cols: Vec<usize> = (0..m).collect();
@@ -949,20 +1039,16 @@ impl LinearOperator for KernelMatrix {
                 out
             }
         };
-        if let Some(c) = &self.centering {
-            out.axis_iter_mut(Axis(0))
+        if let Some(c) = self.correction() {
+            out.axis_chunks_iter_mut(Axis(0), row_chunk(c.col_means.len()))
                 .into_par_iter()
-                .zip(c.row_means.par_iter())
-                .for_each(|(mut row, &r)| {
-                    row.iter_mut()
-                        .zip(&c.col_means)
-                        .for_each(|(v, &cm)| *v += c.grand_mean - r - cm);
-                });
+                .zip(c.row_means.par_chunks(row_chunk(c.col_means.len())))
+                .for_each(|(block, r)| center_entries(block, r, &c.col_means, c.grand_mean));
         }
         Ok(out)
     }
     fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
-        match &self.centering {
+        match self.correction() {
             None => self.raw_apply(x, out)?,
             Some(_) => {
                 let xc = center_columns(x);
@@ -974,7 +1060,7 @@ impl LinearOperator for KernelMatrix {
         Ok(())
     }
     fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
-        match &self.centering {
+        match self.correction() {
             None => self.raw_apply_transpose(x, out)?,
             Some(_) => {
                 let xc = center_columns(x);
@@ -999,12 +1085,10 @@ impl MatrixBlocks for KernelMatrix {
             .for_each(|(b, mut oc)| {
                 let r = &rows[b * chunk..b * chunk + oc.nrows()];
                 oc.assign(&self.raw_block(r, cols));
+                if let Some(c) = self.correction() {
+                    c.correct(oc, r, cols);
+                }
             });
-        if let Some(c) = &self.centering {
-            for ((a, b), v) in out.indexed_iter_mut() {
-                *v += c.grand_mean - c.row_means[rows[a]] - c.col_means[cols[b]];
-            }
-        }
         Ok(out)
     }
 
@@ -1042,7 +1126,7 @@ impl MatrixBlocks for KernelMatrix {
                         }
                     });
             }
-            Repr::Stored(_) | Repr::Blocked => {
+            Repr::Stored { .. } | Repr::Blocked => {
                 let chunk = row_chunk(cols.len());
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()
@@ -1091,7 +1175,7 @@ impl MatrixBlocks for KernelMatrix {
                         }
                     });
             }
-            Repr::Stored(_) | Repr::Blocked => {
+            Repr::Stored { .. } | Repr::Blocked => {
                 let chunk = row_chunk(rows.len());
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()

@@ -1,6 +1,6 @@
 //! Kernel matrices against a brute-force, entry-by-entry reference.
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, transform_adjacency, GraphInput};
-use ksvd_kernels::{compat, Compat, Kernel, KernelError, KernelMatrix, Samples};
+use ksvd_kernels::{compat, Centering, Compat, Kernel, KernelError, KernelMatrix, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_linalg::{materialize, CsrMatrix, LinearOperator, MatrixBlocks};
 use ndarray::{Array2, ArrayView2};
@@ -223,6 +223,21 @@ fn centering_equals_h_g_h() {
         assert!(max_abs_diff(&oos, &want) < 1e-13);
         let oos_c = gc.cross_cols(&rows, gc.z()).unwrap();
         assert!(max_abs_diff(&oos_c, &want) < 1e-13);
+        // One arithmetic for a stored G: centred once in place, exactly `Centering::center_dense`.
+        if store {
+            let mut dense = raw.clone();
+            let means = Centering::center_dense(&mut dense).unwrap();
+            assert_eq!(materialize(&gc).unwrap(), dense, "{k}");
+            assert_eq!(gc.stats().centering.as_ref(), Some(&means));
+        }
+        // Centring a centred matrix changes nothing, and the matrix-free copy (which applies the
+        // centring in every product) is the same operator.
+        let twice = gc.clone().centered().unwrap();
+        assert_eq!(materialize(&twice).unwrap(), materialize(&gc).unwrap());
+        assert_eq!(twice.stats(), gc.stats());
+        let free = gc.to_matrix_free();
+        assert!(free.is_matrix_free() && free.is_centered());
+        check_fused_products(&free, &want, &format!("centred, matrix-free copy, {k}"));
     }
 }
 

@@ -667,26 +667,32 @@ impl KsvdValidParams {
     }
 }
 
-/// `k − r 1ᵀ − 1 cᵀ + g` for a block of new kernel values `k` (the training block is centred by
-/// `Centering::center_dense` in `fit_precomputed`): `rows_own` new rows (`new × M`: their own
-/// mean over Z, training column means), otherwise new columns (`new × N`, one new sample per row:
-/// training row means, their own mean over X). Uncentred models return the block unchanged.
-fn center_with(k: ArrayView2<'_, f64>, means: &PrecomputedMeans, rows_own: bool) -> Array2<f64> {
+/// A block of new kernel values centred like the fit (`Centering::center_dense` centred the
+/// training block in `fit_precomputed`): `rows_own` new rows (`new × M`: their own mean over Z,
+/// training column means, [`Centering::center_new_rows`]), otherwise new columns (`new × N`, one
+/// new sample per row: training row means, their own mean over X,
+/// [`Centering::center_new_cols`]). Uncentred models return the block unchanged.
+fn center_with(k: ArrayView2<'_, f64>, means: &PrecomputedMeans, rows_own: bool) -> Result<Array2<f64>> {
     let (Some(r), Some(c)) = (&means.row_means, &means.col_means) else {
-        return k.to_owned();
+        return Ok(k.to_owned());
+    };
+    let centering = Centering {
+        row_means: r.clone(),
+        col_means: c.clone(),
+        grand_mean: means.grand_mean,
     };
     let mut out = k.to_owned();
-    let own = k.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(k.nrows()));
+    let own = k
+        .mean_axis(Axis(1))
+        .unwrap_or_else(|| Array1::zeros(k.nrows()))
+        .to_vec();
+    let all: Vec<usize> = (0..k.ncols()).collect();
     if rows_own {
-        for ((a, j), v) in out.indexed_iter_mut() {
-            *v += means.grand_mean - own[a] - c[j];
-        }
+        centering.center_new_rows(out.view_mut(), &own, &all)?;
     } else {
-        for ((b, i), v) in out.indexed_iter_mut() {
-            *v += means.grand_mean - r[i] - own[b];
-        }
+        centering.center_new_cols(out.view_mut().reversed_axes(), &all, &own)?;
     }
-    out
+    Ok(out)
 }
 
 impl KsvdModel {
@@ -715,7 +721,7 @@ impl KsvdModel {
     /// `k̃(x', Z) V S⁻¹`, centred like the fit (the new row's own mean over Z).
     pub fn extend_kernel_rows(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         let means = self.check_kernel_values(k, self.data.n_cols, "column")?;
-        let kc = center_with(k, means, true).select(Axis(1), &self.row_ext);
+        let kc = center_with(k, means, true)?.select(Axis(1), &self.row_ext);
         Ok(dense::matmul(kc.view(), self.data.row_coef.view())?)
     }
 
@@ -724,7 +730,7 @@ impl KsvdModel {
     /// row (`new × N`): `k̃(X, z')ᵀ U S⁻¹`.
     pub fn extend_kernel_cols(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         let means = self.check_kernel_values(k, self.data.n_rows, "row")?;
-        let kc = center_with(k, means, false).select(Axis(1), &self.col_ext);
+        let kc = center_with(k, means, false)?.select(Axis(1), &self.col_ext);
         Ok(dense::matmul(kc.view(), self.data.col_coef.view())?)
     }
 }
