@@ -1,6 +1,7 @@
 //! The asymmetric Nyström method (section 4 of the paper, eqs. 10–11).
 use crate::cross::{cross_approximation, cross_svd, Pivoting};
 use crate::error::{require_rank, NystromError, Result};
+use crate::extension::{col_coefficients, landmark_scales, row_coefficients, scale_block};
 use crate::sampling::{sketched_leverage, uniform_indices, weighted_indices, Sampling};
 use ksvd_kernels::{KernelMatrix, Samples};
 use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
@@ -150,24 +151,6 @@ pub struct AsymmetricNystrom {
     col_coef: Array2<f64>,
 }
 
-fn inverse_sqrt_probabilities(total: usize, idx: &[usize], weights: Option<&[f64]>) -> Array1<f64> {
-    let k = idx.len() as f64;
-    match weights {
-        None => Array1::from_elem(idx.len(), (total as f64 / k).sqrt()),
-        Some(w) => {
-            let sum: f64 = w.iter().sum();
-            Array1::from_iter(idx.iter().map(|&i| {
-                let p = w[i] / sum;
-                if p > 0.0 {
-                    1.0 / (k * p).sqrt()
-                } else {
-                    0.0
-                }
-            }))
-        }
-    }
-}
-
 fn check_sizes(name: &'static str, k: usize, total: usize, rank: usize) -> Result<()> {
     if k < rank || k > total {
         return Err(NystromError::InvalidParameter {
@@ -240,13 +223,10 @@ where
         (cols, cw)
     };
     let selection_seconds = started.elapsed().as_secs_f64();
-    let row_scale = inverse_sqrt_probabilities(nn, &rows, rw.as_deref());
-    let col_scale = inverse_sqrt_probabilities(mm, &cols, cw.as_deref());
+    let row_scale = landmark_scales(nn, &rows, rw.as_deref())?;
+    let col_scale = landmark_scales(mm, &cols, cw.as_deref())?;
     let mut block = g.block(&rows, &cols)?;
-    for (mut row, &d) in block.outer_iter_mut().zip(row_scale.iter()) {
-        row *= d;
-    }
-    block *= &col_scale;
+    scale_block(&mut block, row_scale.view(), col_scale.view())?;
     let sub = match params.inner {
         InnerSolver::Dense => dense_svd(block.view(), r)?,
         InnerSolver::Rsvd {
@@ -269,10 +249,9 @@ where
         params.cols,
         r,
     )?;
-    let inv_s = sub.s.mapv(|s| 1.0 / s);
     // Ũ = G[:, J] D_c V S⁻¹ ;  Ṽ = G[I, :]ᵀ D_r U S⁻¹.
-    let right = &(&sub.v * &col_scale.view().insert_axis(Axis(1))) * &inv_s;
-    let left = &(&sub.u * &row_scale.view().insert_axis(Axis(1))) * &inv_s;
+    let right = row_coefficients(&sub, col_scale.view())?;
+    let left = col_coefficients(&sub, row_scale.view())?;
     let all_rows: Vec<usize> = (0..nn).collect();
     let all_cols: Vec<usize> = (0..mm).collect();
     let mut u = g.block_mul(&all_rows, &cols, right.view())?;
@@ -385,8 +364,8 @@ impl AsymmetricNystrom {
 impl AsymmetricNystrom {
     /// The coefficients `R` (`m × r`) of the row extension: [`AsymmetricNystrom::extend_rows`]
     /// is `ũ(x') = k(x', Z_J) R`; rows follow the sampled columns `J` in order. For uniform and
-    /// squared-norm sampling `R = D_c V S⁻¹` divided column-wise by the (signed) normalisers of
-    /// `Ũ`; for the adaptive schemes `R = X_A (Bᵀ Ṽ) S̃⁻¹` with `A = G[:, J] X_A`. Models that
+    /// squared-norm sampling `R = D_c V S⁻¹` ([`crate::row_coefficients`]) divided column-wise
+    /// by the (signed) normalisers of `Ũ`; for the adaptive schemes `R = X_A (Bᵀ Ṽ) S̃⁻¹` with `A = G[:, J] X_A`. Models that
     /// store only the landmarks (for example `ksvd`'s model files) extend with it.
     pub fn row_extension_coefficients(&self) -> Array2<f64> {
         self.row_coef.clone()

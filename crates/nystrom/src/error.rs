@@ -50,11 +50,10 @@ pub enum NystromError {
 /// Result alias for this crate.
 pub type Result<T> = std::result::Result<T, NystromError>;
 
-/// Requires at least `rank` values (descending, the first the largest) above the rounding level
-/// `ε · size · |values[0]|`, else [`NystromError::RankDeficientSample`] for a `rows × cols` sample.
+/// Requires a [`crate::numerical_rank`] of at least `rank` (values above the rounding level
+/// `ε · size · |values[0]|`), else [`NystromError::RankDeficientSample`] for a `rows × cols` sample.
 pub(crate) fn require_rank(values: &[f64], size: usize, rows: usize, cols: usize, rank: usize) -> Result<()> {
-    let tiny = f64::EPSILON * size as f64 * values.first().map_or(0.0, |v| v.abs());
-    let numerical_rank = values.iter().filter(|&&v| v > tiny && v > 0.0).count();
+    let numerical_rank = crate::extension::numerical_rank(values, size);
     if numerical_rank < rank {
         return Err(NystromError::RankDeficientSample {
             rows,

@@ -21,6 +21,12 @@
 //! * [`symmetric_nystrom`] (Williams & Seeger) and [`symmetric_nystrom_svd`], the baseline
 //!   on `G Gᵀ` and `Gᵀ G`.
 //! * [`grow_until`]: the timing protocol, growing `m` until `η ≤ ε` against a reference.
+//! * The building blocks of every fit, for fits that gather their landmark blocks elsewhere (the
+//!   out-of-core passes of `ksvd-streaming`): the normalisers [`landmark_scales`] and the scaled
+//!   block [`scale_block`] (`D_r G[I, J] D_c`), the rank rule [`numerical_rank`], and the
+//!   extension coefficients [`row_coefficients`] (`D_c V S⁻¹`), [`col_coefficients`]
+//!   (`D_r U S⁻¹`); symmetric, the landmark eigendecomposition [`landmark_eigen`] and
+//!   [`eigen_coefficients`] (`Q_r Λ_r⁻¹`).
 //!
 //! With all rows and columns sampled the method returns the exact SVD; on a symmetric positive
 //! semi-definite `G` with the same row and column samples it reduces to the symmetric method.
@@ -52,11 +58,16 @@ mod adaptive;
 mod asymmetric;
 mod cross;
 mod error;
+mod extension;
 mod sampling;
 mod symmetric;
 
 pub use adaptive::{grow_until, AdaptiveOutcome, GrowthSchedule};
 pub use asymmetric::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, LandmarkWeights, NystromParams};
 pub use error::{NystromError, Result};
+pub use extension::{
+    col_coefficients, eigen_coefficients, landmark_eigen, landmark_scales, numerical_rank, row_coefficients,
+    scale_block,
+};
 pub use sampling::{sketched_leverage, uniform_indices, weighted_indices, Sampling};
 pub use symmetric::{symmetric_nystrom, symmetric_nystrom_svd, Gram, SymmetricNystrom};

@@ -1,6 +1,7 @@
 //! The symmetric Nyström method (Williams & Seeger, NIPS 2000), the paper's "Sym. Nys."
 //! baseline: applied to `G Gᵀ` for the left and to `Gᵀ G` for the right singular vectors.
 use crate::error::{require_rank, NystromError, Result};
+use crate::extension::{eigen_coefficients, landmark_eigen};
 use crate::sampling::uniform_indices;
 use ksvd_linalg::{dense, MatrixBlocks};
 use ksvd_solvers::SvdResult;
@@ -74,13 +75,9 @@ pub fn symmetric_nystrom<G: MatrixBlocks + ?Sized>(
     }
     let idx = uniform_indices(dim, landmarks, seed);
     let c = gram_columns(g, gram, &idx)?; // dim x n
-    let knn = c.select(Axis(0), &idx);
-    let knn = (&knn + &knn.t()) * 0.5;
-    let (w, q) = dense::symmetric_eigen(knn.view())?;
+    let (w, q) = landmark_eigen(c.select(Axis(0), &idx).view())?;
     require_rank(&w.to_vec(), landmarks, landmarks, landmarks, rank)?;
-    let qr = q.slice(ndarray::s![.., ..rank]).to_owned();
-    let inv = w.slice(ndarray::s![..rank]).mapv(|l| 1.0 / l);
-    let mut vecs = dense::matmul(c.view(), (&qr * &inv).view())?;
+    let mut vecs = dense::matmul(c.view(), eigen_coefficients(q.view(), w.view(), rank)?.view())?;
     for mut col in vecs.axis_iter_mut(Axis(1)) {
         let n = col.dot(&col).sqrt();
         let big = col.iter().fold(0.0f64, |a, &x| if x.abs() > a.abs() { x } else { a });

@@ -1,6 +1,6 @@
 //! The KPCA baseline: the symmetric Nyström method (Williams & Seeger) on the RBF kernel between
 //! samples, `K_il = exp(-‖x_i − x_l‖²/γ²)`, out of core.
-use ksvd_linalg::{dense, CsrMatrix};
+use ksvd_linalg::CsrMatrix;
 use ndarray::{s, Array1, Array2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
@@ -11,6 +11,7 @@ use crate::progress::ProgressFn;
 use crate::scan::{scan, ScanSummary};
 use crate::source::LibsvmSource;
 use ksvd_kernels::bandwidth::median_positive;
+use ksvd_nystrom::{eigen_coefficients, landmark_eigen, numerical_rank};
 
 /// KPCA by the symmetric Nyström method, fitted in one streaming pass.
 ///
@@ -69,7 +70,8 @@ pub fn fit_kpca(
 
 /// The landmark solve of KPCA, shared by [`fit_kpca`] and the distributed fit
 /// ([`crate::LandmarkPlan::solve_kpca`]): `γ` (fixed, or the median heuristic on the landmark
-/// pairs), `K_LL` and its top-`r` eigenpairs (`r` capped at the numerical rank).
+/// pairs), `K_LL` and its top-`r` eigenpairs (`r` capped at the numerical rank) and `Q_r Λ_r⁻¹`,
+/// with `ksvd_nystrom`'s eigendecomposition, rank rule and extension coefficients.
 /// `row_landmarks` are the indices of the rows of `landmark_x` among the training rows.
 pub(crate) fn solve_kpca(
     summary: ScanSummary,
@@ -111,21 +113,17 @@ pub(crate) fn solve_kpca(
     }
     let g2 = gamma * gamma;
     let k = d2.mapv(|d| (-d / g2).exp());
-    let k = (&k + &k.t()) * 0.5;
-    let (w, q) = dense::symmetric_eigen(k.view())?;
-    let tiny = f64::EPSILON * n as f64 * w[0].abs();
-    let numerical = w.iter().filter(|&&l| l > tiny && l > 0.0).count();
-    let r = params.rank.min(numerical);
+    let (w, q) = landmark_eigen(k.view())?;
+    let r = params.rank.min(numerical_rank(&w.to_vec(), n));
     if r == 0 {
         return Err(StreamingError::RankZero {
             rows: n,
             cols: n,
-            largest: w[0],
+            largest: w.first().copied().unwrap_or(0.0),
         });
     }
     let eigenvalues = w.slice(s![..r]).to_owned();
-    let inv = eigenvalues.mapv(|l| 1.0 / l);
-    let right = &q.slice(s![.., ..r]) * &inv;
+    let right = eigen_coefficients(q.view(), w.view(), r)?;
     Ok(StreamingKpca {
         summary,
         row_landmarks,

@@ -17,6 +17,7 @@ use crate::projection::{ProjectionWorkspace, SparseProjection};
 use crate::scan::{scan, ScanSummary};
 use crate::source::{for_each_chunk, LibsvmSource};
 use ksvd_kernels::bandwidth::median_positive;
+use ksvd_nystrom::{landmark_scales, numerical_rank, row_coefficients, scale_block};
 
 /// Which side of the data matrix `X ∈ R^{N×M}` the compatibility matrix maps (Algorithm 1).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
@@ -351,7 +352,9 @@ pub(crate) struct LandmarkInputs<'a> {
     pub col_sq_norms: &'a [f64],
 }
 
-/// The landmark solve: `‖b_j‖²`, the `n × m` block, `γ`, its rank-`r` SVD and `D_c V S⁻¹`.
+/// The landmark solve: `‖b_j‖²`, the `n × m` block, `γ`, its rank-`r` SVD (`r` capped at the
+/// numerical rank) and `D_c V S⁻¹`, with `ksvd_nystrom`'s normalisers, rank rule and
+/// extension coefficients.
 pub(crate) fn solve_landmarks(inputs: LandmarkInputs<'_>, params: &ValidStreamingParams) -> Result<StreamingKsvd> {
     let LandmarkInputs {
         side,
@@ -391,23 +394,22 @@ pub(crate) fn solve_landmarks(inputs: LandmarkInputs<'_>, params: &ValidStreamin
         ));
     }
     let g2 = gamma * gamma;
-    let scale = ((nn as f64 / n as f64) * (mm as f64 / m as f64)).sqrt();
-    let block = d2.mapv(|d| (-d / g2).exp() * scale);
+    let row_scale = landmark_scales(nn, &row_landmarks, None)?;
+    let col_scale = landmark_scales(mm, &cols, None)?;
+    let mut block = d2.mapv(|d| (-d / g2).exp());
+    scale_block(&mut block, row_scale.view(), col_scale.view())?;
     let r_max = params.rank.min(n).min(m);
     let sub = dense_svd(block.view(), r_max)?;
-    let tiny = f64::EPSILON * (n.max(m) as f64) * sub.s[0];
-    let r = sub.s.iter().filter(|&&s| s > tiny && s > 0.0).count();
+    let r = numerical_rank(&sub.s.to_vec(), n.max(m));
     if r == 0 {
         return Err(StreamingError::RankZero {
             rows: n,
             cols: m,
-            largest: sub.s[0],
+            largest: sub.s.first().copied().unwrap_or(0.0),
         });
     }
     let sub = sub.truncate(r);
-    let col_scale = (mm as f64 / m as f64).sqrt();
-    let inv_s = sub.s.mapv(|s| col_scale / s);
-    let right = &sub.v * &inv_s;
+    let right = row_coefficients(&sub, col_scale.view())?;
     Ok(StreamingKsvd {
         side,
         summary,

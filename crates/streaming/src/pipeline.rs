@@ -135,9 +135,10 @@ pub struct PipelineParams {
     pub positive_label: Option<f64>,
 }
 
+/// The fitted model of one run (boxed: the two models are large and of different sizes).
 enum Fitted {
-    Ksvd(crate::ksvd::StreamingKsvd),
-    Kpca(crate::kpca::StreamingKpca),
+    Ksvd(Box<crate::ksvd::StreamingKsvd>),
+    Kpca(Box<crate::kpca::StreamingKpca>),
 }
 
 /// Everything [`run_pipeline`] measured.
@@ -186,8 +187,8 @@ pub fn run_pipeline(
     let valid: ValidStreamingParams = params.model.clone().check()?;
     let t0 = Instant::now();
     let mut fitted = match method {
-        Method::Ksvd => Fitted::Ksvd(fit_ksvd(train, &valid, progress)?),
-        Method::Kpca => Fitted::Kpca(fit_kpca(train, &valid, progress)?),
+        Method::Ksvd => Fitted::Ksvd(Box::new(fit_ksvd(train, &valid, progress)?)),
+        Method::Kpca => Fitted::Kpca(Box::new(fit_kpca(train, &valid, progress)?)),
     };
     let fit_seconds = t0.elapsed().as_secs_f64();
     let (summary, gamma, row_landmarks, col_landmarks, side) = match &fitted {
@@ -201,8 +202,8 @@ pub fn run_pipeline(
         Fitted::Kpca(k) => (k.summary().clone(), k.gamma(), k.row_landmarks().len(), 0, None),
     };
     let model: &mut dyn Embedding = match &mut fitted {
-        Fitted::Ksvd(k) => k,
-        Fitted::Kpca(k) => k,
+        Fitted::Ksvd(k) => k.as_mut(),
+        Fitted::Kpca(k) => k.as_mut(),
     };
     let labels = LabelRule::from_counts(&train.path, &summary.label_counts, params.positive_label)?;
     let t1 = Instant::now();
