@@ -69,8 +69,11 @@
 //! biclustering of a documents x terms matrix) take a method value ([`GraphBaseline`],
 //! [`BiclusterBaseline`]), a config section that deserializes from a spec's `[params]`
 //! ([`GraphBaselineConfig`], [`BiclusterBaselineConfig`]) and a seed; [`trial_seed`] derives the
-//! seeds of repeated trials. The experiment loops (datasets x methods x seeds, result rows,
-//! caching) live in `xtask` (`xtask/src/experiments/graph/baselines.rs`).
+//! seeds of repeated trials. `method.with(&config)` ([`Configured`]) is the same method as a
+//! [`GraphEmbedder`] or [`ksvd_bicluster::Biclusterer`]. The experiment loops (datasets x methods x
+//! seeds, result rows, caching) live in `xtask` (`xtask/src/experiments/graph/runner.rs` for
+//! Table 1, `xtask/src/experiments/biclustering.rs` for Table 2), which run ours and the
+//! baselines through those traits in one loop.
 //!
 //! Where to go next: each method's `…Params` type documents its defaults and the reference
 //! code's choices; the module sources hold the derivations.
@@ -95,7 +98,7 @@ pub use hope::{spectral_radius_estimate, Hope, HopeFit, HopeParams, HopeSolver, 
 /// [`ksvd_graph_tasks::GraphEmbedder`] for.
 pub use ksvd_graph_tasks::{Embeddings, GraphEmbedder};
 pub use method::{
-    run_bicluster_baseline, run_graph_baseline, trial_seed, BiclusterBaseline, BiclusterBaselineConfig, GraphBaseline,
-    GraphBaselineConfig,
+    run_bicluster_baseline, run_graph_baseline, trial_seed, BiclusterBaseline, BiclusterBaselineConfig, Configured,
+    GraphBaseline, GraphBaselineConfig,
 };
 pub use util::GraphView;

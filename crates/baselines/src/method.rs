@@ -76,6 +76,39 @@ pub struct GraphBaselineConfig {
     pub digae: DigaeParams,
 }
 
+impl GraphBaseline {
+    /// This baseline with the hyper-parameters of `config`, as a [`GraphEmbedder`].
+    pub fn with(self, config: &GraphBaselineConfig) -> Configured<'_, GraphBaseline, GraphBaselineConfig> {
+        Configured { method: self, config }
+    }
+}
+
+/// A baseline and its hyper-parameters ([`GraphBaseline::with`], [`BiclusterBaseline::with`]):
+/// the [`GraphEmbedder`] or [`Biclusterer`] of a spec's method id (the parameters are checked on
+/// every call).
+#[derive(Debug, Clone, Copy)]
+pub struct Configured<'a, M, C> {
+    /// The method.
+    pub method: M,
+    /// The hyper-parameters of every baseline of its kind (only `method`'s are used).
+    pub config: &'a C,
+}
+
+impl GraphEmbedder for Configured<'_, GraphBaseline, GraphBaselineConfig> {
+    type Error = BaselineError;
+    fn id(&self) -> &'static str {
+        self.method.id()
+    }
+    fn embed_graph(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Embeddings> {
+        let c = self.config;
+        match self.method {
+            GraphBaseline::Deepwalk => c.deepwalk.check()?.embed_graph(adjacency, seed),
+            GraphBaseline::Hope => c.hope.check()?.embed_graph(adjacency, seed),
+            GraphBaseline::Digae => c.digae.check()?.embed_graph(adjacency, seed),
+        }
+    }
+}
+
 /// Embeds the nodes of `graph` with a baseline (`graph.adjacency`, `A[src, dst]`), all
 /// randomness from `seed`.
 pub fn run_graph_baseline(
@@ -84,12 +117,7 @@ pub fn run_graph_baseline(
     config: &GraphBaselineConfig,
     seed: u64,
 ) -> Result<Embeddings> {
-    let a = &graph.adjacency;
-    match method {
-        GraphBaseline::Deepwalk => config.deepwalk.check()?.embed_graph(a, seed),
-        GraphBaseline::Hope => config.hope.check()?.embed_graph(a, seed),
-        GraphBaseline::Digae => config.digae.check()?.embed_graph(a, seed),
-    }
+    method.with(config).embed_graph(&graph.adjacency, seed)
 }
 
 impl GraphEmbedder for crate::deepwalk::DeepWalk {
@@ -143,6 +171,33 @@ pub struct BiclusterBaselineConfig {
     pub ebc: EbcParams,
 }
 
+impl BiclusterBaseline {
+    /// This baseline with the hyper-parameters of `config`, as a [`Biclusterer`].
+    pub fn with(self, config: &BiclusterBaselineConfig) -> Configured<'_, BiclusterBaseline, BiclusterBaselineConfig> {
+        Configured { method: self, config }
+    }
+}
+
+impl Biclusterer for Configured<'_, BiclusterBaseline, BiclusterBaselineConfig> {
+    type Error = BaselineError;
+    fn id(&self) -> &'static str {
+        self.method.id()
+    }
+    fn bicluster_matrix(
+        &self,
+        x: &ksvd_linalg::CsrMatrix,
+        k_docs: usize,
+        k_terms: usize,
+        seed: u64,
+    ) -> Result<Biclusters> {
+        let c = self.config;
+        match self.method {
+            BiclusterBaseline::Bcot => c.bcot.check()?.bicluster_matrix(x, k_docs, k_terms, seed),
+            BiclusterBaseline::Ebc => c.ebc.check()?.bicluster_matrix(x, k_docs, k_terms, seed),
+        }
+    }
+}
+
 /// Document clusters (`k_docs`) and term clusters (`k_terms`) of `data.matrix` (documents x
 /// terms) by a baseline, all randomness from `seed`.
 pub fn run_bicluster_baseline(
@@ -153,16 +208,9 @@ pub fn run_bicluster_baseline(
     config: &BiclusterBaselineConfig,
     seed: u64,
 ) -> Result<Biclusters> {
-    match method {
-        BiclusterBaseline::Bcot => config
-            .bcot
-            .check()?
-            .bicluster_matrix(&data.matrix, k_docs, k_terms, seed),
-        BiclusterBaseline::Ebc => config
-            .ebc
-            .check()?
-            .bicluster_matrix(&data.matrix, k_docs, k_terms, seed),
-    }
+    method
+        .with(config)
+        .bicluster_matrix(&data.matrix, k_docs, k_terms, seed)
 }
 
 /// BCOT and EBC implement [`Biclusterer`] through their own `bicluster`.
@@ -239,8 +287,10 @@ mod tests {
         let terms: Vec<usize> = (0..8).map(|w| w / 4).collect();
         let ours = ksvd_bicluster::EmbedAndCluster {
             method: ksvd_bicluster::EmbeddingMethod::Svd,
-            components: 2,
+            doc_components: 2,
+            term_components: 2,
             kmeans: ksvd_bicluster::KMeansParams::new(),
+            stability_seeds: 0,
         };
         let bcot = BcotParams::default().check()?;
         let methods: [&dyn Biclusterer<Error = BaselineError>; 1] = [&bcot];

@@ -20,6 +20,8 @@
 //!   [`linfa_clustering::KMeans`]; optional row L2-normalisation.
 //! * [`bicluster`]: k-means with `k_docs` clusters on the left embedding and `k_terms` clusters on
 //!   the right embedding, from one seed.
+//! * [`Biclusterer`]: one interface for ours ([`EmbedAndCluster`]: [`embed`], then [`bicluster`],
+//!   with a note on the fit) and the baselines of `ksvd-baselines` (BCOT, EBC).
 //! * [`nmi`] (defined in `ksvd-metrics`, re-exported here): normalised mutual information with
 //!   arithmetic-mean normalisation, scikit-learn's
 //!   `normalized_mutual_info_score` (its default `average_method="arithmetic"`):
@@ -56,9 +58,9 @@
 //! ```
 //!
 //! Where to go next: the experiment runner (`xtask`, kind `biclustering`, spec
-//! `experiments/table2.toml`) chains [`embed`], [`kmeans`], [`nmi`] and [`coherence`] and writes one
-//! row per dataset x method x metric x seed; the kernels and solvers live in `ksvd-kernels` and
-//! `ksvd-solvers`.
+//! `experiments/table2.toml`) runs every method through [`Biclusterer`], scores it by [`nmi`] and
+//! [`coherence`] and writes one row per dataset x method x metric x seed; the kernels and solvers
+//! live in `ksvd-kernels` and `ksvd-solvers`.
 
 mod bicluster;
 mod coherence;

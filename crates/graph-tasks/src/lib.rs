@@ -117,7 +117,7 @@ pub use embed::{
     bandwidth, embed, embedding_budget, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform,
     Method, NystromMethod, Scaling, MATERIALIZE_MAX_ENTRIES,
 };
-pub use embedder::GraphEmbedder;
+pub use embedder::{Candidate, Candidates, GraphEmbedder, Selection};
 pub use error::{ensure, GraphTaskError, Result};
 pub use petgraph_input::{adjacency_from_petgraph, weighted_adjacency_from_petgraph};
 pub use reconstruct::{

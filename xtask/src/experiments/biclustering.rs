@@ -25,13 +25,15 @@
 //!   NMI between the partitions of that many extra k-means seeds and the reported one), in the
 //!   note.
 use std::collections::BTreeMap;
+use std::time::Instant;
 
-use super::graph::baselines::{run_bicluster_baselines, BiclusterBaselinesConfig};
 use anyhow::{Context as _, Result};
 use ksvd_baselines::{BiclusterBaseline, BiclusterBaselineConfig};
-use ksvd_bicluster::{coherence, embed, kmeans, nmi, Compatibility, EmbeddingMethod, KMeansParams, KsvdKernel};
-use ksvd_datasets::{DataRoot, DatasetError, DatasetName};
-use ndarray::{s, ArrayView2};
+use ksvd_bicluster::{
+    coherence, nmi, Biclusterer, Biclustering as Clusters, Compatibility, EmbedAndCluster, EmbeddingMethod,
+    KMeansParams, KsvdKernel,
+};
+use ksvd_datasets::{DataRoot, DatasetError, DatasetName, DocumentTermData};
 use serde::{Deserialize, Serialize};
 
 use super::{Context, Experiment};
@@ -101,114 +103,123 @@ pub struct Params {
 /// The experiment.
 pub struct Biclustering;
 
-/// One embedding method scored on one dataset.
-struct Scored {
-    nmi: f64,
-    coherence: f64,
-    /// Embedding, k-means and coherence (not the stability diagnostic).
-    seconds: f64,
-    note: String,
+/// A biclustering, the method's note, or the error as text.
+type Outcome = Result<(Clusters, Option<String>), String>;
+
+/// Any [`Biclusterer`] with its error as text, so that ours and the baselines fit one list.
+trait Method {
+    fn id(&self) -> &'static str;
+    fn run(&self, data: &DocumentTermData, kd: usize, kt: usize, seed: u64) -> Outcome;
 }
 
-/// What `score` needs besides the method.
-struct Setup<'a> {
-    data: &'a ksvd_datasets::DocumentTermData,
-    components: Components,
+impl<B: Biclusterer> Method for B {
+    fn id(&self) -> &'static str {
+        Biclusterer::id(self)
+    }
+    fn run(&self, data: &DocumentTermData, kd: usize, kt: usize, seed: u64) -> Outcome {
+        self.bicluster_with_note(&data.matrix, kd, kt, seed)
+            .map_err(|e| e.to_string())
+    }
+}
+
+/// A method of the spec as runs of [`Biclusterer`]s: the first is reported, the others (ours'
+/// further `gamma_grid` factors `k`) are a sensitivity audit listed in the note, never used to
+/// choose. Methods without a bandwidth have one run and no `k`.
+type Runs<'a> = Vec<(Option<f64>, Box<dyn Method + 'a>)>;
+
+/// The runs of `method` on a dataset with `kd` document and `kt` term clusters.
+fn runs<'a>(
+    params: &'a Params,
+    method: &str,
+    kernel: (KsvdKernel, Compatibility),
     kd: usize,
     kt: usize,
-    seed: u64,
-    km: &'a KMeansParams,
-    stability_seeds: usize,
-}
-
-/// Mean pairwise NMI between the k-means partitions of `x` from `seeds` (label-free).
-fn stability(x: ArrayView2<'_, f64>, k: usize, seeds: &[u64], first: &[usize], km: &KMeansParams) -> Result<f64> {
-    let mut parts = vec![first.to_vec()];
-    for &s in seeds {
-        parts.push(kmeans(x, k, s, km)?.labels);
-    }
-    let mut total = 0.0;
-    let mut pairs = 0usize;
-    for a in 0..parts.len() {
-        for b in a + 1..parts.len() {
-            total += nmi(&parts[a], &parts[b])?;
-            pairs += 1;
-        }
-    }
-    Ok(if pairs == 0 { f64::NAN } else { total / pairs as f64 })
-}
-
-fn score(setup: &Setup<'_>, method: EmbeddingMethod, with_stability: bool) -> Result<Scored> {
-    let Setup {
-        data,
-        components,
-        kd,
-        kt,
-        seed,
-        km,
-        stability_seeds,
-    } = *setup;
-    let (cd, ct) = components.sides(kd, kt);
-    let t = std::time::Instant::now();
-    let e = embed(&data.matrix, method, cd.max(ct), seed)?;
-    let docs = e.docs.slice(s![.., ..cd.min(e.docs.ncols())]);
-    let terms = e.terms.slice(s![.., ..ct.min(e.terms.ncols())]);
-    let fd = kmeans(docs, kd, seed, km)?;
-    let ft = kmeans(terms, kt, seed.wrapping_add(1), km)?;
-    let nmi_docs = nmi(&data.labels, &fd.labels)?;
-    let coh = coherence(&data.matrix, &ft.labels)?.score;
-    let seconds = t.elapsed().as_secs_f64();
-    let mut note = format!("{} document and {} term vectors", docs.ncols(), terms.ncols());
-    if !e.gammas.is_empty() {
-        let g: Vec<String> = e.gammas.iter().map(|g| format!("{g:.3}")).collect();
-        note.push_str(&format!("; gamma {}", g.join(" / ")));
-    }
-    let head: Vec<String> = e.doc_values.iter().take(4).map(|v| format!("{v:.3e}")).collect();
-    note.push_str(&format!("; leading values {}", head.join(", ")));
-    if with_stability && stability_seeds > 0 {
-        let seeds: Vec<u64> = (0..stability_seeds as u64)
-            .map(|i| seed.wrapping_add(1000 + 2 * i))
-            .collect();
-        let sd = stability(docs, kd, &seeds, &fd.labels, km)?;
-        let seeds_t: Vec<u64> = seeds.iter().map(|s| s.wrapping_add(1)).collect();
-        let st = stability(terms, kt, &seeds_t, &ft.labels, km)?;
-        note.push_str(&format!(
-            "; k-means stability over {} seeds (mean pairwise NMI, no labels): documents {sd:.2}, terms {st:.2}",
-            stability_seeds + 1
-        ));
-    }
-    Ok(Scored {
-        nmi: nmi_docs,
-        coherence: coh,
-        seconds,
-        note,
+) -> Result<Runs<'a>> {
+    let km = KMeansParams::new().n_runs(params.kmeans_restarts);
+    let ours = |method: EmbeddingMethod, first: bool| -> Box<dyn Method> {
+        let (doc_components, term_components) = params.components.sides(kd, kt);
+        Box::new(EmbedAndCluster {
+            method,
+            doc_components,
+            term_components,
+            kmeans: km.clone(),
+            stability_seeds: if first { params.stability_seeds } else { 0 },
+        })
+    };
+    let grid = |of: &dyn Fn(f64) -> EmbeddingMethod| -> Runs<'a> {
+        params
+            .gamma_grid
+            .iter()
+            .enumerate()
+            .map(|(i, &k)| (Some(k), ours(of(k), i == 0)))
+            .collect()
+    };
+    Ok(match method {
+        "svd" => vec![(None, ours(EmbeddingMethod::Svd, true))],
+        "kpca" => grid(&|gamma_k| EmbeddingMethod::Kpca { gamma_k }),
+        "ksvd" => grid(&|gamma_k| EmbeddingMethod::Ksvd {
+            kernel: kernel.0,
+            gamma_k,
+            compat: kernel.1,
+        }),
+        other => match BiclusterBaseline::ALL.into_iter().find(|b| b.id() == other) {
+            Some(b) => vec![(None, Box::new(b.with(&params.baselines)) as Box<dyn Method>)],
+            None => anyhow::bail!("biclustering: unknown method `{other}`"),
+        },
     })
 }
 
-/// The BCOT or EBC rows of one dataset and seed.
-fn baseline_rows(
-    root: &DataRoot,
-    params: &Params,
-    id: &str,
-    method: &str,
-    kd: usize,
-    kt: usize,
-    seed: u64,
-) -> Result<Vec<Row>> {
-    let Some(b) = BiclusterBaseline::ALL.into_iter().find(|b| b.id() == method) else {
-        anyhow::bail!("biclustering: unknown baseline `{method}`");
-    };
-    let config = BiclusterBaselinesConfig {
-        datasets: vec![id.to_string()],
-        methods: vec![b],
-        seeds: vec![seed],
-        trials: 1,
-        doc_clusters: [(id.to_string(), kd)].into(),
-        term_clusters: [(id.to_string(), kt)].into(),
-        params: params.baselines.clone(),
-    };
-    let rows = run_bicluster_baselines(&config, root, &mut |_| {}).with_context(|| format!("{method} on {id}"))?;
-    Ok(rows)
+/// NMI of the document clusters against the labels and coherence of the term clusters.
+fn scores(data: &DocumentTermData, b: &Clusters) -> Result<(f64, f64), String> {
+    let nmi = nmi(&data.labels, &b.doc_labels).map_err(|e| e.to_string())?;
+    let coh = coherence(&data.matrix, &b.term_labels).map_err(|e| e.to_string())?;
+    Ok((nmi, coh.score))
+}
+
+/// The `nmi` and `coherence` rows of one method on one dataset and seed: its first run scored,
+/// its note (else the cluster counts), the audit of its further runs; `failed` rows with the
+/// error otherwise.
+fn method_rows(id: &str, runs: &Runs<'_>, data: &DocumentTermData, kd: usize, kt: usize, seed: u64) -> Vec<Row> {
+    let clusters = format!("k_docs = {kd}, k_terms = {kt}");
+    let t = Instant::now();
+    let scored = (|| {
+        let (k0, first) = &runs[0];
+        let (b, note) = first.run(data, kd, kt, seed)?;
+        let (nmi, coh) = scores(data, &b)?;
+        let secs = t.elapsed().as_secs_f64();
+        let mut note = note.unwrap_or_else(|| clusters.clone());
+        if let Some(k0) = k0 {
+            note = format!("gamma factor k = {k0} (first of gamma_grid, no selection); {note}");
+        }
+        let audit: Vec<String> = runs[1..]
+            .iter()
+            .map(|(k, run)| {
+                let (nmi, coh) = scores(data, &run.run(data, kd, kt, seed)?.0)?;
+                let k = k.map_or(String::new(), |k| format!("k = {k}: "));
+                Ok(format!("{k}NMI {nmi:.3}, Coh {coh:.3}"))
+            })
+            .collect::<Result<_, String>>()?;
+        if !audit.is_empty() {
+            note.push_str(&format!("; sensitivity (not used to choose): {}", audit.join("; ")));
+        }
+        Ok::<_, String>(([nmi, coh], secs, note))
+    })();
+    let method = runs[0].1.id();
+    let threads = rayon::current_num_threads() as u32;
+    ["nmi", "coherence"]
+        .into_iter()
+        .enumerate()
+        .map(|(i, metric)| {
+            let row = match &scored {
+                Ok((values, secs, note)) => Row::ok(id, method, metric, values[i])
+                    .seconds(*secs)
+                    .trials(1, None)
+                    .note(note.clone()),
+                Err(e) => Row::status(id, method, metric, Status::Failed, Some(format!("{e} ({clusters})"))),
+            };
+            row.seed(seed).threads(threads)
+        })
+        .collect()
 }
 
 impl Experiment for Biclustering {
@@ -230,9 +241,10 @@ impl Experiment for Biclustering {
             params.kpca_kernel == "rbf",
             "biclustering: KPCA is implemented with the RBF kernel only"
         );
+        params.baselines.bcot.check()?;
+        params.baselines.ebc.check()?;
         let root = DataRoot::committed()?;
         let seeds = cx.spec.file.seeds.clone();
-        let km = KMeansParams::new().n_runs(params.kmeans_restarts);
         cx.progress
             .set_length((cx.spec.run_datasets.len() * seeds.len()) as u64);
         let mut rows = Vec::new();
@@ -259,75 +271,20 @@ impl Experiment for Biclustering {
                 .term_clusters
                 .get(id)
                 .with_context(|| format!("term_clusters has no `{id}`"))?;
+            let methods = cx
+                .spec
+                .run_methods
+                .iter()
+                .map(|m| runs(params, m, (ksvd_kernel, compat), kd, kt))
+                .collect::<Result<Vec<_>>>()?;
             for &seed in &seeds {
                 cx.progress.set_message(format!("biclustering {id} seed {seed}"));
                 let key = ("table2", id, seed, params);
                 let mut cell = cx.cell(&key, || {
-                    let mut out = Vec::new();
-                    for m in &cx.spec.run_methods {
-                        let of = |k: f64| match m.as_str() {
-                            "kpca" => Some(EmbeddingMethod::Kpca { gamma_k: k }),
-                            "ksvd" => Some(EmbeddingMethod::Ksvd {
-                                kernel: ksvd_kernel,
-                                gamma_k: k,
-                                compat,
-                            }),
-                            _ => None,
-                        };
-                        let candidates: Vec<(f64, EmbeddingMethod)> = match m.as_str() {
-                            "svd" => vec![(f64::NAN, EmbeddingMethod::Svd)],
-                            "kpca" | "ksvd" => params
-                                .gamma_grid
-                                .iter()
-                                .filter_map(|&k| of(k).map(|e| (k, e)))
-                                .collect(),
-                            ext if BiclusterBaseline::ALL.iter().any(|b| b.id() == ext) => {
-                                out.extend(baseline_rows(&root, params, id, ext, kd, kt, seed)?);
-                                continue;
-                            }
-                            other => anyhow::bail!("biclustering: unknown method `{other}`"),
-                        };
-                        let setup = Setup {
-                            data: &data,
-                            components: params.components,
-                            kd,
-                            kt,
-                            seed,
-                            km: &km,
-                            stability_seeds: params.stability_seeds,
-                        };
-                        let (k0, first) = candidates[0];
-                        let sc = score(&setup, first, true)?;
-                        let secs = sc.seconds;
-                        let mut note = if k0.is_nan() {
-                            sc.note.clone()
-                        } else {
-                            format!("gamma factor k = {k0} (first of gamma_grid, no selection); {}", sc.note)
-                        };
-                        let audit: Vec<String> = candidates[1..]
-                            .iter()
-                            .map(|&(k, method)| {
-                                score(&setup, method, false)
-                                    .map(|a| format!("k = {k}: NMI {:.3}, Coh {:.3}", a.nmi, a.coherence))
-                            })
-                            .collect::<Result<_>>()?;
-                        if !audit.is_empty() {
-                            note.push_str(&format!("; sensitivity (not used to choose): {}", audit.join("; ")));
-                        }
-                        out.push(
-                            Row::ok(id, m, "nmi", sc.nmi)
-                                .seed(seed)
-                                .seconds(secs)
-                                .note(note.clone()),
-                        );
-                        out.push(
-                            Row::ok(id, m, "coherence", sc.coherence)
-                                .seed(seed)
-                                .seconds(secs)
-                                .note(note),
-                        );
-                    }
-                    Ok(out)
+                    Ok(methods
+                        .iter()
+                        .flat_map(|runs| method_rows(id, runs, &data, kd, kt, seed))
+                        .collect())
                 })?;
                 rows.append(&mut cell);
             }

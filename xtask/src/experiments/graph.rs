@@ -1,21 +1,19 @@
 //! `kind = "graph-embedding"` (Table 1) and `kind = "nystrom-f1"` (the F1-vs-m figures): the runners in
-//! [`runner`] and [`baselines`] over the building blocks of [`ksvd_graph_tasks`] (PCA, KPCA, SVD, KSVD
-//! embeddings, LS-SVM node classification, graph reconstruction) and [`ksvd_baselines`] (DeepWalk, HOPE,
-//! DiGAE, evaluated by the same protocol).
+//! [`runner`] over the building blocks of [`ksvd_graph_tasks`] (PCA, KPCA, SVD, KSVD embeddings, LS-SVM
+//! node classification, graph reconstruction) and [`ksvd_baselines`] (DeepWalk, HOPE, DiGAE); ours and the
+//! baselines go through one loop ([`ksvd_graph_tasks::GraphEmbedder`]) and one protocol.
 //!
 //! One cached cell per dataset x method (x seed): the spec's `datasets`/`methods` select what runs, its
 //! `seeds` and `trials` override the protocol's seed and trial count, and everything else comes from the
 //! spec's `[params]`, which deserialise into the crates' own configs (every key optional, defaults
 //! documented there).
 use anyhow::{Context as _, Result};
-use baselines::{run_graph_baselines, GraphBaselinesConfig, SelfLoopPolicy};
-use ksvd_baselines::{GraphBaseline, GraphBaselineConfig};
+use ksvd_baselines::GraphBaselineConfig;
 use ksvd_datasets::DataRoot;
-use ksvd_graph_tasks::{Method, NystromMethod};
-use runner::{evaluate_embeddings, run_nystrom_f1, run_table1, NystromF1Config, Table1Config};
+use ksvd_graph_tasks::NystromMethod;
+use runner::{run_methods, run_nystrom_f1, run_table1, NystromF1Config, Table1Config, Table1Method};
 use serde::{Deserialize, Serialize};
 
-pub(super) mod baselines;
 pub(super) mod runner;
 
 /// `cargo xtask table1-config FILE`: the Table 1 protocol with a [`Table1Config`] read from a TOML
@@ -109,40 +107,23 @@ impl Experiment for Table1 {
                     config.overrides.retain(|d, _| d == dataset);
                     config.seed = seed;
                     config.eval.trials = trials;
-                    let ours = Method::ALL.into_iter().find(|m| m.id() == method);
-                    let baseline = GraphBaseline::ALL.into_iter().find(|m| m.id() == method);
-                    if let Some(m) = ours {
-                        config.methods = vec![m];
-                        let key = ("table1", dataset, method, seed, &config);
+                    if let Some(m) = Table1Method::from_id(method) {
+                        // What the cell's rows depend on: ours, the whole protocol; a baseline, its
+                        // hyper-parameters and the evaluation.
+                        let key = match m {
+                            Table1Method::Ours(_) => serde_json::to_value(("table1", dataset, method, seed, &config)),
+                            Table1Method::Baseline(_) => serde_json::to_value((
+                                "table1-baseline",
+                                dataset,
+                                method,
+                                seed,
+                                &p.baselines,
+                                &config.eval,
+                                config.graph_self_loops,
+                            )),
+                        }?;
                         rows.extend(cx.cell(&key, || {
-                            Ok(match run_table1(&config, &root, |_| {}) {
-                                Ok(r) => declared(cx, r),
-                                Err(e) => failed_rows(cx, dataset, method, seed, &e.into()),
-                            })
-                        })?);
-                    } else if let Some(b) = baseline {
-                        let bconfig = GraphBaselinesConfig {
-                            datasets: vec![dataset.clone()],
-                            methods: vec![b],
-                            seeds: vec![seed],
-                            trials: 1,
-                            self_loops: SelfLoopPolicy::AsInFile,
-                            params: p.baselines.clone(),
-                        };
-                        let key = ("table1-baseline", dataset, method, seed, &bconfig, &config.eval);
-                        rows.extend(cx.cell(&key, || {
-                            let eval = config.eval.clone();
-                            let evaluate = |g: &ksvd_datasets::Graph, e: &ksvd_baselines::Embeddings, s: u64| {
-                                evaluate_embeddings(g, b.id(), e, &eval, s)
-                                    .map(|rs| {
-                                        rs.into_iter()
-                                            .filter(|r| r.setting.is_empty())
-                                            .filter_map(|r| Some((r.metric, r.value?)))
-                                            .collect()
-                                    })
-                                    .map_err(|e| e.to_string())
-                            };
-                            Ok(match run_graph_baselines(&bconfig, &root, &mut |_| {}, evaluate) {
+                            Ok(match run_methods(&config, &[m], &p.baselines, &root, |_| {}) {
                                 Ok(r) => declared(cx, r),
                                 Err(e) => failed_rows(cx, dataset, method, seed, &e.into()),
                             })

@@ -2,11 +2,13 @@
 //! embeddings, the LS-SVM protocol and reconstruction as building blocks): configs (serde), the
 //! per-cell protocol, tidy result rows and progress events.
 use ksvd::{InnerSolver, RsvdParams, Solver};
+use ksvd_baselines::{GraphBaseline, GraphBaselineConfig};
 use ksvd_datasets::{DataRoot, DatasetName, Graph, GraphOptions, SelfLoops};
 use ksvd_graph_tasks::{
-    bandwidth, embed, ensure, evaluate_features, evaluate_reconstruction, nystrom_embed, select, ClassifierOptions,
-    CvMetric, CvScope, Distance, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTaskError, GraphTransform, LssvmForm,
-    Method, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result, Scaling, Task,
+    bandwidth, embed, ensure, evaluate_features, evaluate_reconstruction, nystrom_embed, select, Candidate, Candidates,
+    ClassifierOptions, CvMetric, CvScope, Distance, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphEmbedder,
+    GraphTaskError, GraphTransform, LssvmForm, Method, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result,
+    Scaling, Selection, Task,
 };
 use rayon::prelude::*;
 
@@ -17,6 +19,7 @@ fn mean_std(v: &[f64]) -> (f64, f64) {
 use serde::{Deserialize, Serialize};
 use std::borrow::Cow;
 use std::collections::BTreeMap;
+use std::fmt::Display;
 use std::fmt::Write as _;
 use std::time::Instant;
 
@@ -399,6 +402,19 @@ struct MethodResult {
     recon_seconds: f64,
 }
 
+impl MethodResult {
+    /// What the evaluation chose, for the method's note.
+    fn selection(&self) -> Selection<'_> {
+        Selection {
+            chosen: &self.chosen,
+            reconstruction: self.recon_index,
+            form: self.outcomes[0].form,
+            classify_seconds: self.classify_seconds,
+            reconstruct_seconds: self.recon_seconds,
+        }
+    }
+}
+
 /// Classification over all candidates (CV picks one per trial), reconstruction with the candidate
 /// chosen most often (ties: the smaller index).
 fn evaluate_method(
@@ -406,7 +422,7 @@ fn evaluate_method(
     task: &Task,
     protocol: &Protocol,
     eval: &EvalConfig,
-    candidates: &[Cow<'_, Embeddings>],
+    candidates: &[&Embeddings],
 ) -> Result<MethodResult> {
     let t0 = Instant::now();
     let with_cv = candidates.len() > 1;
@@ -454,7 +470,7 @@ fn evaluate_method(
     for d in distances {
         recon.push((
             d,
-            evaluate_reconstruction(&graph.adjacency, &candidates[recon_index], d, eval.exclude_self)?,
+            evaluate_reconstruction(&graph.adjacency, candidates[recon_index], d, eval.exclude_self)?,
         ));
     }
     Ok(MethodResult {
@@ -468,7 +484,6 @@ fn evaluate_method(
     })
 }
 
-/// Rows of one evaluated method.
 /// `a; b`, or whichever is non-empty.
 fn join_setting(a: &str, b: &str) -> String {
     match (a.is_empty(), b.is_empty()) {
@@ -486,7 +501,7 @@ fn method_rows(
     seed: u64,
     r: &MethodResult,
     seconds: f64,
-    note: &str,
+    note: Option<&str>,
     prefix: &str,
 ) -> Vec<Row> {
     let mut rows = vec![];
@@ -497,7 +512,7 @@ fn method_rows(
         row.std = std;
         row.trials = Some(n as u32);
         row.seconds = Some(seconds);
-        row.note = Some(note.to_string());
+        row.note = note.map(str::to_string);
         rows.push(row);
     };
     let extra = r.extra.iter().map(|(s, c, o)| (s.as_str(), c, o));
@@ -523,7 +538,7 @@ fn method_rows(
     rows
 }
 
-fn failed_rows(dataset: &str, method: &str, seed: u64, status: Status, err: &GraphTaskError, seconds: f64) -> Vec<Row> {
+fn failed_rows(dataset: &str, method: &str, seed: u64, status: Status, err: &dyn Display, seconds: f64) -> Vec<Row> {
     ["micro_f1", "macro_f1", "l1", "l2"]
         .iter()
         .map(|m| {
@@ -547,16 +562,289 @@ fn load(root: &DataRoot, name: &str, self_loops: LoadSelfLoops) -> Result<Loaded
     Ok(LoadedGraph { graph, task })
 }
 
-/// Runs Table 1: for each dataset and method, embeddings for every bandwidth of the grid (kernel
-/// methods), LS-SVM node classification over `eval.trials` splits with the bandwidth chosen by
-/// `eval.cv_folds`-fold CV on each training part, and graph reconstruction with the bandwidth
-/// chosen most often. Returns tidy rows (see [`Row`]); a failing cell gives `failed` rows
-/// rather than an error. Errors only for an invalid config.
-pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnMut(&Progress<'_>)) -> Result<Vec<Row>> {
+/// A method of Table 1: ours ([`Method`]) or a baseline of `ksvd-baselines` ([`GraphBaseline`]),
+/// both embedding through [`GraphEmbedder`] and evaluated by the same cell ([`method_cell`]).
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Table1Method {
+    /// PCA, KPCA, SVD, KSVD (RBF), KSVD (SNE).
+    Ours(Method),
+    /// DeepWalk, HOPE, DiGAE.
+    Baseline(GraphBaseline),
+}
+
+impl Table1Method {
+    /// The method of a spec's method id (`None`: not a method of this runner).
+    pub fn from_id(id: &str) -> Option<Table1Method> {
+        let ours = Method::ALL.into_iter().find(|m| m.id() == id).map(Table1Method::Ours);
+        ours.or_else(|| {
+            GraphBaseline::ALL
+                .into_iter()
+                .find(|m| m.id() == id)
+                .map(Table1Method::Baseline)
+        })
+    }
+
+    /// The method id.
+    pub fn id(self) -> &'static str {
+        match self {
+            Table1Method::Ours(m) => m.id(),
+            Table1Method::Baseline(b) => b.id(),
+        }
+    }
+
+    /// Whether the method is also evaluated in the diagnostic settings (`also_reversed`,
+    /// `eval.also_unstandardized`, `eval.extra_distances`). They probe our preprocessing, so
+    /// only ours are; the baselines are evaluated in the paper's setting (reversing the arcs
+    /// would also double their cost).
+    fn diagnostic_settings(self) -> bool {
+        matches!(self, Table1Method::Ours(_))
+    }
+
+    /// The evaluation protocol of this method: `eval`, without the diagnostic settings unless
+    /// [`Self::diagnostic_settings`].
+    fn eval(self, eval: &EvalConfig) -> Cow<'_, EvalConfig> {
+        if self.diagnostic_settings() {
+            Cow::Borrowed(eval)
+        } else {
+            Cow::Owned(EvalConfig {
+                also_unstandardized: false,
+                extra_distances: vec![],
+                ..eval.clone()
+            })
+        }
+    }
+
+    /// The method's embedder on a dataset with settings `res` (ours) and the baselines'
+    /// hyper-parameters `baselines`.
+    fn embedder<'a>(
+        self,
+        config: &'a Table1Config,
+        res: &'a Resolved,
+        baselines: &'a GraphBaselineConfig,
+    ) -> Box<dyn Embedder + 'a> {
+        match self {
+            Table1Method::Ours(method) => Box::new(Ours { config, res, method }),
+            Table1Method::Baseline(b) => Box::new(b.with(baselines)),
+        }
+    }
+}
+
+/// Any [`GraphEmbedder`] with its error as text, so that ours and the baselines fit one list.
+trait Embedder {
+    fn id(&self) -> &'static str;
+    fn candidates(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> std::result::Result<Candidates, String>;
+    fn note(&self, candidates: &Candidates, selection: &Selection<'_>) -> Option<String>;
+}
+
+impl<E: GraphEmbedder> Embedder for E {
+    fn id(&self) -> &'static str {
+        GraphEmbedder::id(self)
+    }
+    fn candidates(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> std::result::Result<Candidates, String> {
+        self.embed_candidates(adjacency, seed).map_err(|e| e.to_string())
+    }
+    fn note(&self, candidates: &Candidates, selection: &Selection<'_>) -> Option<String> {
+        GraphEmbedder::note(self, candidates, selection)
+    }
+}
+
+/// Ours in Table 1: `method` with a dataset's resolved settings. A method with a bandwidth
+/// embeds once per multiple `k` of the bandwidth rule in the grid (the evaluation picks one per
+/// trial by CV); the others embed once. The note states the protocol, the bandwidths chosen,
+/// the times and the solver's certificate.
+struct Ours<'a> {
+    config: &'a Table1Config,
+    res: &'a Resolved,
+    method: Method,
+}
+
+impl Ours<'_> {
+    fn spec(&self, rank: usize, gamma: Option<f64>, seed: u64) -> EmbeddingSpec {
+        let config = self.config;
+        EmbeddingSpec {
+            method: self.method,
+            rank,
+            transform: config.graph_input,
+            scaling: config.scaling,
+            center_kernels: config.center_kernels,
+            gamma,
+            solver: self.res.solver.clone(),
+            seed,
+        }
+    }
+
+    /// The bandwidth rule's `γ` on `adjacency`, for methods with a bandwidth.
+    fn bandwidth_rule(&self, adjacency: &ksvd_linalg::CsrMatrix) -> Result<Option<f64>> {
+        if self.method.has_bandwidth() {
+            Ok(Some(bandwidth(adjacency, self.config.graph_input, 1.0)?))
+        } else {
+            Ok(None)
+        }
+    }
+}
+
+impl GraphEmbedder for Ours<'_> {
+    type Error = GraphTaskError;
+
+    fn id(&self) -> &'static str {
+        self.method.id()
+    }
+
+    /// The embedding at the grid's first multiple.
+    fn embed_graph(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Embeddings> {
+        let gamma = self.bandwidth_rule(adjacency)?.map(|b| self.res.grid[0] * b);
+        let rank = method_rank(self.res.components, self.method, self.config.two_sided);
+        Ok(embed(adjacency, &self.spec(rank, gamma, seed))?.embeddings)
+    }
+
+    fn embed_candidates(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Candidates> {
+        let base = self.bandwidth_rule(adjacency)?;
+        let ks: Vec<Option<f64>> = if base.is_some() {
+            self.res.grid.iter().map(|&k| Some(k)).collect()
+        } else {
+            vec![None]
+        };
+        let mut list = vec![];
+        let mut rank = method_rank(self.res.components, self.method, self.config.two_sided);
+        for k in &ks {
+            let t = Instant::now();
+            let out = embed(adjacency, &self.spec(rank, k.zip(base).map(|(k, b)| k * b), seed))?;
+            rank = out.rank;
+            list.push(Candidate {
+                embeddings: out.embeddings,
+                seconds: t.elapsed().as_secs_f64(),
+                rank: Some(out.rank),
+                max_residual: out.max_residual,
+            });
+        }
+        Ok(Candidates {
+            list,
+            bandwidth_rule: base,
+        })
+    }
+
+    fn note(&self, candidates: &Candidates, r: &Selection<'_>) -> Option<String> {
+        let (config, res, method) = (self.config, self.res, self.method);
+        let rank = candidates.list.last().and_then(|c| c.rank).unwrap_or(0);
+        let mut note = format!(
+            "graph_input={}; rank={rank}{}; solver={}; scaling={:?}; standardized={}; train_fraction={}; trials={}; lssvm={:?}",
+            config.graph_input.id(),
+            if method.is_two_sided() { " per side, sides concatenated" } else { "" },
+            describe_solver(&res.solver),
+            config.scaling,
+            config.eval.standardize_features,
+            config.eval.train_fraction,
+            config.eval.trials,
+            r.form,
+        );
+        if let Some(b) = candidates.bandwidth_rule {
+            let chosen: Vec<String> = r.chosen.iter().map(|&i| format!("{}", res.grid[i])).collect();
+            let _ = write!(
+                note,
+                "; gamma = k * {b:.4} (rule sqrt(M var X)); CV ({}-fold, {:?}, {:?}) chose k per trial [{}]; reconstruction at k={} (gamma={:.4})",
+                config.eval.cv_folds,
+                config.eval.cv_metric,
+                config.eval.cv_scope,
+                chosen.join(","),
+                res.grid[r.reconstruction],
+                res.grid[r.reconstruction] * b
+            );
+            if config.center_kernels {
+                note.push_str("; kernel centred");
+            }
+        }
+        let embed_secs: Vec<f64> = candidates.list.iter().map(|c| c.seconds).collect();
+        let _ = write!(
+            note,
+            "; seconds: embed {:.1} ([{}]), classify {:.1}, reconstruct {:.1}",
+            embed_secs.iter().sum::<f64>(),
+            embed_secs
+                .iter()
+                .map(|s| format!("{s:.1}"))
+                .collect::<Vec<_>>()
+                .join(","),
+            r.classify_seconds,
+            r.reconstruct_seconds
+        );
+        // The solver's own certificate: the largest relative residual over the solves of the cell.
+        let worst = candidates
+            .list
+            .iter()
+            .filter_map(|c| c.max_residual)
+            .fold(None, |a: Option<f64>, x| Some(a.map_or(x, |a| a.max(x))));
+        if let Some(w) = worst {
+            let _ = write!(note, "; max relative residual {w:.1e}");
+        }
+        Some(note)
+    }
+}
+
+/// The rows of one method on one graph (`prefix`: the graph's setting, e.g. `arcs=reversed`):
+/// its candidate embeddings, LS-SVM classification with one candidate per trial chosen by CV,
+/// reconstruction with the candidate chosen most often, the method's note; `failed` rows with
+/// the error if a step fails.
+fn method_cell(
+    embedder: &dyn Embedder,
+    dataset: &str,
+    graph: &Graph,
+    task: &Task,
+    protocol: &Protocol,
+    eval: &EvalConfig,
+    seed: u64,
+    prefix: &str,
+) -> Vec<Row> {
+    let t0 = Instant::now();
+    let result = embedder.candidates(&graph.adjacency, seed).and_then(|c| {
+        let list: Vec<&Embeddings> = c.list.iter().map(|c| &c.embeddings).collect();
+        let r = evaluate_method(graph, task, protocol, eval, &list).map_err(|e| e.to_string())?;
+        let note = embedder.note(&c, &r.selection());
+        Ok((r, note))
+    });
+    let seconds = t0.elapsed().as_secs_f64();
+    match result {
+        Ok((r, note)) => method_rows(dataset, embedder.id(), seed, &r, seconds, note.as_deref(), prefix),
+        Err(e) => {
+            let mut failed = failed_rows(dataset, embedder.id(), seed, Status::Failed, &e, seconds);
+            for row in &mut failed {
+                row.setting = prefix.to_string();
+            }
+            failed
+        }
+    }
+}
+
+/// Runs Table 1 for ours (`config.methods`): see [`run_methods`].
+pub fn run_table1(config: &Table1Config, root: &DataRoot, progress: impl FnMut(&Progress<'_>)) -> Result<Vec<Row>> {
+    let methods: Vec<Table1Method> = config.methods.iter().map(|&m| Table1Method::Ours(m)).collect();
+    run_methods(config, &methods, &GraphBaselineConfig::default(), root, progress)
+}
+
+/// Runs Table 1 for `methods` (ours and baselines alike, `config.methods` unused; the baselines
+/// with the hyper-parameters `baselines`): for each dataset and method, the method's candidate
+/// embeddings (ours with a bandwidth: one per multiple of the grid), LS-SVM node classification
+/// over `eval.trials` splits with the candidate chosen by `eval.cv_folds`-fold CV on each training
+/// part, and graph reconstruction with the candidate chosen most often ([`method_cell`]). Returns
+/// tidy rows (see [`Row`]); a failing cell gives `failed` rows rather than an error. Errors only
+/// for an invalid config.
+pub fn run_methods(
+    config: &Table1Config,
+    methods: &[Table1Method],
+    baselines: &GraphBaselineConfig,
+    root: &DataRoot,
+    mut progress: impl FnMut(&Progress<'_>),
+) -> Result<Vec<Row>> {
     config.validate()?;
     let reversed = |name: &str| config.also_reversed.iter().any(|d| d == name);
-    let variants = |name: &str| if reversed(name) { 2 } else { 1 };
-    let total = config.datasets.iter().map(|d| variants(d)).sum::<usize>() * config.methods.len();
+    // The graphs a method sees on a dataset: the graph, and the reversed one for ours.
+    let variants = |name: &str, m: Table1Method| {
+        if reversed(name) && m.diagnostic_settings() {
+            2
+        } else {
+            1
+        }
+    };
+    let cells = |name: &str| methods.iter().map(|&m| variants(name, m)).sum::<usize>();
+    let total = config.datasets.iter().map(|d| cells(d)).sum::<usize>();
     let mut done = 0;
     let mut rows = vec![];
     for name in &config.datasets {
@@ -570,10 +858,10 @@ pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnM
         let loaded = match load(root, name, config.graph_self_loops) {
             Ok(l) => l,
             Err(e) => {
-                for m in &config.methods {
+                for m in methods {
                     rows.extend(failed_rows(name, m.id(), config.seed, Status::MissingData, &e, 0.0));
                 }
-                done += variants(name) * config.methods.len();
+                done += cells(name);
                 continue;
             }
         };
@@ -607,15 +895,15 @@ pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnM
         ) {
             Ok(p) => p,
             Err(e) => {
-                for m in &config.methods {
+                for m in methods {
                     rows.extend(failed_rows(name, m.id(), config.seed, Status::Failed, &e, 0.0));
                 }
-                done += variants(name) * config.methods.len();
+                done += cells(name);
                 continue;
             }
         };
-        for &(graph, prefix) in &graphs {
-            for &method in &config.methods {
+        for (v, &(graph, prefix)) in graphs.iter().enumerate() {
+            for &method in methods.iter().filter(|&&m| v < variants(name, m)) {
                 progress(&Progress {
                     dataset: name,
                     method: method.id(),
@@ -627,32 +915,18 @@ pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnM
                     done,
                     total,
                 });
-                let t0 = Instant::now();
-                match table1_cell(config, graph, task, &protocol, &res, method) {
-                    Ok((r, note)) => rows.extend(method_rows(
-                        name,
-                        method.id(),
-                        config.seed,
-                        &r,
-                        t0.elapsed().as_secs_f64(),
-                        &note,
-                        prefix,
-                    )),
-                    Err(e) => {
-                        let mut failed = failed_rows(
-                            name,
-                            method.id(),
-                            config.seed,
-                            Status::Failed,
-                            &e,
-                            t0.elapsed().as_secs_f64(),
-                        );
-                        for row in &mut failed {
-                            row.setting = prefix.to_string();
-                        }
-                        rows.extend(failed);
-                    }
-                }
+                let embedder = method.embedder(config, &res, baselines);
+                let eval = method.eval(&config.eval);
+                rows.extend(method_cell(
+                    embedder.as_ref(),
+                    name,
+                    graph,
+                    task,
+                    &protocol,
+                    &eval,
+                    config.seed,
+                    prefix,
+                ));
                 done += 1;
                 progress(&Progress {
                     dataset: name,
@@ -665,160 +939,6 @@ pub fn run_table1(config: &Table1Config, root: &DataRoot, mut progress: impl FnM
         }
     }
     Ok(rows)
-}
-
-fn table1_cell(
-    config: &Table1Config,
-    graph: &Graph,
-    task: &Task,
-    protocol: &Protocol,
-    res: &Resolved,
-    method: Method,
-) -> Result<(MethodResult, String)> {
-    let base = if method.has_bandwidth() {
-        Some(bandwidth(&graph.adjacency, config.graph_input, 1.0)?)
-    } else {
-        None
-    };
-    let ks: Vec<Option<f64>> = if method.has_bandwidth() {
-        res.grid.iter().map(|&k| Some(k)).collect()
-    } else {
-        vec![None]
-    };
-    let mut candidates = vec![];
-    let mut embed_secs = vec![];
-    let mut residuals = vec![];
-    let mut rank = method_rank(res.components, method, config.two_sided);
-    for k in &ks {
-        let t = Instant::now();
-        let spec = EmbeddingSpec {
-            method,
-            rank,
-            transform: config.graph_input,
-            scaling: config.scaling,
-            center_kernels: config.center_kernels,
-            gamma: k.zip(base).map(|(k, b)| k * b),
-            solver: res.solver.clone(),
-            seed: config.seed,
-        };
-        let out = embed(&graph.adjacency, &spec)?;
-        rank = out.rank;
-        residuals.push(out.max_residual);
-        candidates.push(Cow::Owned(out.embeddings));
-        embed_secs.push(t.elapsed().as_secs_f64());
-    }
-    let r = evaluate_method(graph, task, protocol, &config.eval, &candidates)?;
-    let mut note = format!(
-        "graph_input={}; rank={rank}{}; solver={}; scaling={:?}; standardized={}; train_fraction={}; trials={}; lssvm={:?}",
-        config.graph_input.id(),
-        if method.is_two_sided() { " per side, sides concatenated" } else { "" },
-        describe_solver(&res.solver),
-        config.scaling,
-        config.eval.standardize_features,
-        config.eval.train_fraction,
-        config.eval.trials,
-        r.outcomes[0].form,
-    );
-    if let Some(b) = base {
-        let chosen: Vec<String> = r.chosen.iter().map(|&i| format!("{}", res.grid[i])).collect();
-        let _ = write!(
-            note,
-            "; gamma = k * {b:.4} (rule sqrt(M var X)); CV ({}-fold, {:?}, {:?}) chose k per trial [{}]; reconstruction at k={} (gamma={:.4})",
-            config.eval.cv_folds,
-            config.eval.cv_metric,
-            config.eval.cv_scope,
-            chosen.join(","),
-            res.grid[r.recon_index],
-            res.grid[r.recon_index] * b
-        );
-        if config.center_kernels {
-            note.push_str("; kernel centred");
-        }
-    }
-    let _ = write!(
-        note,
-        "; seconds: embed {:.1} ([{}]), classify {:.1}, reconstruct {:.1}",
-        embed_secs.iter().sum::<f64>(),
-        embed_secs
-            .iter()
-            .map(|s| format!("{s:.1}"))
-            .collect::<Vec<_>>()
-            .join(","),
-        r.classify_seconds,
-        r.recon_seconds
-    );
-    // The solver's own certificate: the largest relative residual over the solves of the cell.
-    let worst = residuals
-        .iter()
-        .flatten()
-        .fold(None, |a: Option<f64>, &x| Some(a.map_or(x, |a| a.max(x))));
-    if let Some(w) = worst {
-        let _ = write!(note, "; max relative residual {w:.1e}");
-    }
-    Ok((r, note))
-}
-
-/// Evaluates externally computed embeddings (DeepWalk, HOPE, DiGAE, ...) under the same protocol
-/// as Table 1, so that their rows slot into the same table: `method` is the row's method id.
-/// With one candidate there is no cross-validation.
-pub fn evaluate_embeddings(
-    graph: &Graph,
-    method: &str,
-    embeddings: &Embeddings,
-    eval: &EvalConfig,
-    seed: u64,
-) -> Result<Vec<Row>> {
-    evaluate_embedding_candidates(graph, method, &[embeddings], eval, seed)
-}
-
-/// Like [`evaluate_embeddings`] for several candidate embeddings of one method (e.g. a
-/// hyper-parameter grid): every trial picks the candidate with the best `eval.cv_folds`-fold CV
-/// score on its training part; reconstruction uses the candidate chosen most often (its index is
-/// in the note).
-pub fn evaluate_embedding_candidates(
-    graph: &Graph,
-    method: &str,
-    candidates: &[&Embeddings],
-    eval: &EvalConfig,
-    seed: u64,
-) -> Result<Vec<Row>> {
-    eval.validate()?;
-    ensure(
-        !candidates.is_empty(),
-        "candidates",
-        "[]",
-        "give at least one embedding",
-    )?;
-    let t0 = Instant::now();
-    let task = Task::from_labels(&graph.labels)?;
-    let protocol = Protocol::new(
-        &task,
-        eval.trials,
-        eval.train_fraction,
-        eval.cv_folds,
-        eval.cv_scope,
-        seed,
-    )?;
-    let cands: Vec<Cow<'_, Embeddings>> = candidates.iter().map(|&c| Cow::Borrowed(c)).collect();
-    let r = evaluate_method(graph, &task, &protocol, eval, &cands)?;
-    let chosen: Vec<String> = r.chosen.iter().map(|i| i.to_string()).collect();
-    let note = format!(
-        "external embedding ({} features); train_fraction={}; trials={}; candidate per trial [{}]; reconstruction with candidate {}",
-        candidates[0].dim(),
-        eval.train_fraction,
-        eval.trials,
-        chosen.join(","),
-        r.recon_index
-    );
-    Ok(method_rows(
-        &graph.name,
-        method,
-        seed,
-        &r,
-        t0.elapsed().as_secs_f64(),
-        &note,
-        "",
-    ))
 }
 
 /// The Nyström F1-vs-m figure: KSVD (RBF) by the asymmetric Nyström method and KPCA (RBF) by the
@@ -1322,7 +1442,15 @@ mod tests {
             grid: config.gamma_grid.clone(),
         };
         for method in [Method::Kpca, Method::KsvdRbf, Method::KsvdSne] {
-            let (r, note) = table1_cell(&config, &g, &task, &protocol, &res, method).unwrap();
+            let ours = Ours {
+                config: &config,
+                res: &res,
+                method,
+            };
+            let c = ours.embed_candidates(&g.adjacency, 0).unwrap();
+            let list: Vec<&Embeddings> = c.list.iter().map(|c| &c.embeddings).collect();
+            let r = evaluate_method(&g, &task, &protocol, &config.eval, &list).unwrap();
+            let note = GraphEmbedder::note(&ours, &c, &r.selection()).unwrap();
             assert_eq!(r.chosen, vec![1; 4], "{method:?}: {note}");
             let cv = |i: usize| r.outcomes[i].cv.iter().map(|c| c.unwrap()).sum::<f64>() / 4.0;
             assert!(
@@ -1454,6 +1582,21 @@ mod tests {
         assert!(t1.validate().is_err(), "Table 1 rejects nystrom_inner");
     }
 
+    /// The rows of `embedder` on `graph` by the Table 1 cell, with the protocol of `eval` and `seed`.
+    fn evaluate(graph: &Graph, embedder: &dyn Embedder, eval: &EvalConfig, seed: u64) -> Vec<Row> {
+        let task = Task::from_labels(&graph.labels).unwrap();
+        let protocol = Protocol::new(
+            &task,
+            eval.trials,
+            eval.train_fraction,
+            eval.cv_folds,
+            eval.cv_scope,
+            seed,
+        )
+        .unwrap();
+        method_cell(embedder, &graph.name, graph, &task, &protocol, eval, seed, "")
+    }
+
     /// On two planted communities every method's embedding classifies the nodes almost perfectly.
     #[test]
     fn planted_communities_are_classified() {
@@ -1465,24 +1608,20 @@ mod tests {
             ..EvalConfig::default()
         };
         for method in Method::ALL {
-            let out = embed(
-                &g.adjacency,
-                &EmbeddingSpec {
-                    method,
-                    rank: 8,
-                    transform: GraphTransform::RowNormalizedSelfLoops,
-                    scaling: Scaling::Vectors,
-                    center_kernels: true,
-                    gamma: method.has_bandwidth().then_some(gamma),
-                    solver: Solver::Rsvd(RsvdParams::default()),
-                    seed: 7,
-                },
-            )
-            .unwrap();
-            let rows = evaluate_embeddings(&g, method.id(), &out.embeddings, &eval, 0).unwrap();
+            let spec = EmbeddingSpec {
+                method,
+                rank: 8,
+                transform: GraphTransform::RowNormalizedSelfLoops,
+                scaling: Scaling::Vectors,
+                center_kernels: true,
+                gamma: method.has_bandwidth().then_some(gamma),
+                solver: Solver::Rsvd(RsvdParams::default()),
+                seed: 7,
+            };
+            let rows = evaluate(&g, &spec, &eval, 0);
             let micro = rows.iter().find(|r| r.metric == "micro_f1").unwrap();
             let macro_ = rows.iter().find(|r| r.metric == "macro_f1").unwrap();
-            assert_eq!(micro.status, Status::Ok);
+            assert_eq!(micro.status, Status::Ok, "{micro:?}");
             assert_eq!(micro.trials, Some(3));
             assert!(
                 micro.value.unwrap() > 0.95 && macro_.value.unwrap() > 0.95,
@@ -1491,11 +1630,48 @@ mod tests {
                 macro_.value
             );
             assert!(rows.iter().any(|r| r.metric == "l1") && rows.iter().any(|r| r.metric == "l2"));
+            assert_eq!(micro.note, None, "a method without a note of its own has none");
         }
     }
 
-    /// Cross-validation over two candidates, one informative (community indicator plus noise) and
-    /// one pure noise, picks the informative one in every trial.
+    /// A method offering fixed candidates, whose note lists the evaluation's choices.
+    struct Fixed(Vec<Embeddings>);
+
+    impl GraphEmbedder for Fixed {
+        type Error = GraphTaskError;
+        fn id(&self) -> &'static str {
+            "fixed"
+        }
+        fn embed_graph(&self, _: &ksvd_linalg::CsrMatrix, _: u64) -> Result<Embeddings> {
+            Ok(self.0[0].clone())
+        }
+        fn embed_candidates(&self, _: &ksvd_linalg::CsrMatrix, _: u64) -> Result<Candidates> {
+            let list = self
+                .0
+                .iter()
+                .map(|e| Candidate {
+                    embeddings: e.clone(),
+                    seconds: 0.0,
+                    rank: None,
+                    max_residual: None,
+                })
+                .collect();
+            Ok(Candidates {
+                list,
+                bandwidth_rule: None,
+            })
+        }
+        fn note(&self, _: &Candidates, s: &Selection<'_>) -> Option<String> {
+            Some(format!(
+                "candidate per trial {:?}; reconstruction with {}",
+                s.chosen, s.reconstruction
+            ))
+        }
+    }
+
+    /// Through the trait's candidates, cross-validation over two embeddings, one informative
+    /// (community indicator plus noise) and one pure noise, picks the informative one in every
+    /// trial, and the method's note sees that choice.
     #[test]
     fn cross_validation_picks_the_informative_candidate() {
         let g = planted(50, 0.1, 0.01, 3);
@@ -1510,12 +1686,68 @@ mod tests {
             cv_folds: 5,
             ..EvalConfig::default()
         };
-        for (cands, want) in [(vec![&bad, &good], "[1,1,1,1]"), (vec![&good, &bad], "[0,0,0,0]")] {
-            let rows = evaluate_embedding_candidates(&g, "x", &cands, &eval, 0).unwrap();
+        for (cands, want) in [
+            (vec![bad.clone(), good.clone()], "[1, 1, 1, 1]; reconstruction with 1"),
+            (vec![good.clone(), bad.clone()], "[0, 0, 0, 0]; reconstruction with 0"),
+        ] {
+            let rows = evaluate(&g, &Fixed(cands), &eval, 0);
             let note = rows[0].note.clone().unwrap();
             assert!(note.contains(&format!("candidate per trial {want}")), "{note}");
             assert!(rows[0].value.unwrap() > 0.99);
         }
+    }
+
+    /// The baselines run through the same cell: HOPE on Cora gives the declared metrics, without
+    /// a note, and only in the paper's setting (no reversed arcs or unstandardised features).
+    #[test]
+    fn baselines_share_the_cell() {
+        let root = DataRoot::committed().unwrap();
+        let config = Table1Config {
+            datasets: vec!["cora".into()],
+            components: 8,
+            also_reversed: vec!["cora".into()],
+            eval: EvalConfig {
+                trials: 2,
+                cv_folds: 2,
+                also_unstandardized: true,
+                ..EvalConfig::default()
+            },
+            overrides: Default::default(),
+            ..Table1Config::default()
+        };
+        let mut baselines = GraphBaselineConfig::default();
+        baselines.hope.rank = 4;
+        let hope = Table1Method::from_id("hope").unwrap();
+        assert_eq!(hope, Table1Method::Baseline(GraphBaseline::Hope));
+        let rows = run_methods(&config, &[hope], &baselines, &root, |_| {}).unwrap();
+        let keys: Vec<(&str, &str)> = rows.iter().map(|r| (r.metric.as_str(), r.setting.as_str())).collect();
+        assert_eq!(
+            keys,
+            [
+                ("micro_f1", ""),
+                ("macro_f1", ""),
+                ("l1", ""),
+                ("l2", ""),
+                ("wrong_entries", ""),
+                ("frobenius", "")
+            ]
+        );
+        for r in &rows {
+            assert_eq!(
+                (r.method.as_str(), r.status, r.trials.is_some()),
+                ("hope", Status::Ok, true),
+                "{r:?}"
+            );
+            assert_eq!(r.note, None);
+        }
+        // A bad parameter fails the cell with the reason, not the run.
+        baselines.hope.rank = 0;
+        let rows = run_methods(&config, &[hope], &baselines, &root, |_| {}).unwrap();
+        assert!(
+            rows.iter()
+                .all(|r| r.status == Status::Failed && r.note.as_deref().is_some_and(|n| n.contains("rank"))),
+            "{rows:?}"
+        );
     }
 }
 
