@@ -163,10 +163,6 @@ pub struct KsvdModel {
     col_ext: Vec<usize>,
 }
 
-fn inverse(s: ArrayView1<'_, f64>) -> Array1<f64> {
-    s.mapv(|v| if v > 0.0 { 1.0 / v } else { 0.0 })
-}
-
 fn corrupt(reason: impl Into<String>) -> KsvdError {
     KsvdError::CorruptModel { reason: reason.into() }
 }
@@ -193,9 +189,7 @@ impl Ksvd {
         let sne = matches!(params.kernel(), Kernel::Sne { .. });
         let (data, gm, row_ext, col_ext) = match self.nystrom() {
             None => {
-                let inv = inverse(svd.s.view());
-                let row_coef = &svd.v * &inv;
-                let col_coef = &svd.u * &inv;
+                let (row_coef, col_coef) = ksvd_nystrom::exact_coefficients(svd);
                 let data = ModelData {
                     format: MODEL_FORMAT.into(),
                     format_version: MODEL_FORMAT_VERSION,
@@ -631,8 +625,7 @@ impl KsvdValidParams {
                     Some(r) => r.clone(),
                     None => svd.compute_residuals(&gc)?,
                 };
-                let inv = inverse(svd.s.view());
-                let (rc, cc) = (&svd.v * &inv, &svd.u * &inv);
+                let (rc, cc) = ksvd_nystrom::exact_coefficients(&svd);
                 (svd, rc, cc, Some(residuals))
             }
         };

@@ -101,6 +101,20 @@ pub fn col_coefficients(sub: &SvdResult, row_scale: ArrayView1<'_, f64>) -> Resu
     extension(sub.u.view(), row_scale, sub.s.view())
 }
 
+/// The extension coefficients of an exact SVD `G = U S Vᵀ` (every row and column a landmark,
+/// no normalisers): `(V S⁺, U S⁺)`, for new rows `k(x', Z) V S⁺` and new columns
+/// `k(X, z')ᵀ U S⁺` (eq. 10). `S⁺` is the pseudo-inverse: a zero singular value gives a zero
+/// column instead of an infinite one.
+pub fn exact_coefficients(svd: &SvdResult) -> (Array2<f64>, Array2<f64>) {
+    let inv = pseudo_inverse(svd.s.view());
+    (&svd.v * &inv, &svd.u * &inv)
+}
+
+/// `1 / s` where `s > 0`, else 0.
+fn pseudo_inverse(s: ArrayView1<'_, f64>) -> Array1<f64> {
+    s.mapv(|v| if v > 0.0 { 1.0 / v } else { 0.0 })
+}
+
 /// `diag(scale) F diag(s)⁻¹`, entry by entry `(F_as · scale_a) · (1 / s_s)`.
 fn extension(factor: ArrayView2<'_, f64>, scale: ArrayView1<'_, f64>, s: ArrayView1<'_, f64>) -> Result<Array2<f64>> {
     if (scale.len(), s.len()) != factor.dim() {
@@ -179,6 +193,31 @@ mod tests {
         assert_eq!(numerical_rank(&[-s1, 1.0, -0.5], 3), 1);
         assert_eq!(numerical_rank(&[0.0, 0.0], 2), 0);
         assert_eq!(numerical_rank(&[], 4), 0);
+    }
+
+    #[test]
+    fn exact_coefficients_extend_to_u_and_v_and_zero_values_to_zero() {
+        // A rank-3 7 × 5 matrix with all 5 triplets: G V S⁺ = U on the 3 nonzero values, and
+        // the exactly-zero values (set to 0 here) give zero columns rather than infinities.
+        let mut rng = rng_from_seed(5);
+        let a = gaussian_matrix(&mut rng, 7, 3);
+        let b = gaussian_matrix(&mut rng, 3, 5);
+        let g = dense::matmul(a.view(), b.view()).unwrap();
+        let mut svd = dense_svd(g.view(), 5).unwrap();
+        svd.s[3] = 0.0;
+        svd.s[4] = 0.0;
+        let (rc, cc) = exact_coefficients(&svd);
+        assert!(rc.iter().chain(cc.iter()).all(|v| v.is_finite()));
+        assert!(rc
+            .slice(s![.., 3..])
+            .iter()
+            .chain(cc.slice(s![.., 3..]).iter())
+            .all(|&v| v == 0.0));
+        let u = dense::matmul(g.view(), rc.view()).unwrap();
+        let v = dense::matmul(g.t(), cc.view()).unwrap();
+        let tol = 64.0 * f64::EPSILON * 7f64.sqrt() * svd.s[0] / svd.s[2];
+        assert!(max_diff(&u.slice(s![.., ..3]).to_owned(), &svd.u.slice(s![.., ..3]).to_owned()) <= tol);
+        assert!(max_diff(&v.slice(s![.., ..3]).to_owned(), &svd.v.slice(s![.., ..3]).to_owned()) <= tol);
     }
 
     #[test]

@@ -66,8 +66,8 @@ pub use adaptive::{grow_until, AdaptiveOutcome, GrowthSchedule};
 pub use asymmetric::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, LandmarkWeights, NystromParams};
 pub use error::{NystromError, Result};
 pub use extension::{
-    col_coefficients, eigen_coefficients, landmark_eigen, landmark_scales, numerical_rank, row_coefficients,
-    scale_block,
+    col_coefficients, eigen_coefficients, exact_coefficients, landmark_eigen, landmark_scales, numerical_rank,
+    row_coefficients, scale_block,
 };
 pub use sampling::{sketched_leverage, uniform_indices, weighted_indices, Sampling};
 pub use symmetric::{symmetric_nystrom, symmetric_nystrom_svd, Gram, SymmetricNystrom};

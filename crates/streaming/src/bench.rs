@@ -12,7 +12,7 @@ use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
 use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
 use ksvd_solvers::{dense_svd_operator, randomized_svd, RsvdParams, SvdResult};
-use ndarray::{Array1, Array2};
+use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
 use crate::classifier::{auroc, LabelRule, RidgeAccumulator};
@@ -247,8 +247,8 @@ fn in_memory(method: ScalingMethod, train: &Path, test: &Path, params: &BenchPar
     };
     let all_cols: Vec<usize> = (0..mm).collect();
     let k = g.cross_rows(&new_x, &all_cols)?;
-    let inv_s: Array1<f64> = svd.s.mapv(|s| if s > 0.0 { 1.0 / s } else { 0.0 });
-    let u_new = dense::matmul(k.view(), (&svd.v * &inv_s).view())?;
+    let (row_coef, _) = ksvd_nystrom::exact_coefficients(&svd);
+    let u_new = dense::matmul(k.view(), row_coef.view())?;
     let scores = clf.decision(u_new.view());
     let pos: Vec<bool> = te.labels.iter().map(|&l| labels.target(l) > 0.0).collect();
     Ok((auroc(scores.as_slice().unwrap_or(&scores.to_vec()), &pos)?, r, nn))
