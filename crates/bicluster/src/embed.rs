@@ -22,7 +22,7 @@
 //! [`crate::ksvd_kernel`]; only their top-`r` triplets are computed, by restarted Lanczos
 //! (`1e-8 σ_1`), as is the SVD of `X`.
 use crate::error::{BiclusterError, Result};
-use crate::kernel::{check_dense, ksvd_kernel, MAX_DENSE_ENTRIES};
+use crate::kernel::{check_dense, ksvd_kernel};
 use ksvd::{Kpca, Ksvd, MemoryBudget, Solver};
 use ksvd_kernels::graph::bandwidth_rule;
 use ksvd_kernels::{Kernel, Samples};
@@ -180,7 +180,7 @@ fn bandwidth(samples: &CsrMatrix, gamma_k: f64) -> Result<f64> {
 /// number of documents, terms, or `min(n, m)` for the two-sided methods).
 ///
 /// Errors: empty `x`, a non-positive `gamma_k`, data without variance (no bandwidth), a kernel
-/// matrix larger than [`crate::MAX_DENSE_ENTRIES`], or a solver failure.
+/// matrix larger than [`ksvd_linalg::FIXED_DENSE_ENTRIES`], or a solver failure.
 pub fn embed(x: &CsrMatrix, method: EmbeddingMethod, rank: usize, seed: u64) -> Result<Embeddings> {
     let (n, m) = x.shape();
     if n == 0 || m == 0 {
@@ -221,7 +221,7 @@ pub fn embed(x: &CsrMatrix, method: EmbeddingMethod, rank: usize, seed: u64) -> 
                     .center(true)
                     .seed(seed)
                     // Store K whenever `check_dense` admits it: products are then GEMMs.
-                    .memory_budget(MemoryBudget::bytes(8 * MAX_DENSE_ENTRIES as u64)?)
+                    .memory_budget(MemoryBudget::fixed())
                     .check()?
                     .fit_samples(Samples::dense(s.to_dense()).map_err(err)?)?;
                 Ok((kpca, gamma))

@@ -7,29 +7,25 @@
 //! re-evaluates every inner product in every product of the iterative solver (that made KPCA on
 //! ACM take ~19 s per bandwidth). The top-`r` singular triplets of the dense matrix are then
 //! computed by restarted Lanczos (never a full decomposition of the kernel matrix).
-//! [`MAX_DENSE_ENTRIES`] bounds what is formed; larger inputs are a typed error.
+//! [`ksvd_linalg::FIXED_DENSE_ENTRIES`] bounds what is formed; larger inputs are a typed error.
 //!
 //! Inner products of the sparse data are accumulated over the nonzeros (`Σ_k nnz(column k)²`
 //! multiply-adds for `X Xᵀ`), never by a dense product of the data.
 use crate::embed::{Compatibility, KsvdKernel};
 use crate::error::{BiclusterError, Result};
 use ksvd_kernels::{compat, Compat, Samples};
-use ksvd_linalg::{dense, CsrMatrix};
+use ksvd_linalg::{dense, CsrMatrix, FIXED_DENSE_ENTRIES};
 use ndarray::{Array2, Axis};
 use rayon::prelude::*;
 
-/// The largest dense matrix (number of `f64` entries) the embeddings form: the workspace's fixed
-/// rule, [`ksvd_linalg::FIXED_DENSE_ENTRIES`].
-pub const MAX_DENSE_ENTRIES: usize = ksvd_linalg::FIXED_DENSE_ENTRIES;
-
 pub(crate) fn check_dense(what: &'static str, rows: usize, cols: usize) -> Result<()> {
     match rows.checked_mul(cols) {
-        Some(e) if e <= MAX_DENSE_ENTRIES => Ok(()),
+        Some(e) if e <= FIXED_DENSE_ENTRIES => Ok(()),
         _ => Err(BiclusterError::TooLarge {
             what,
             rows,
             cols,
-            limit: MAX_DENSE_ENTRIES,
+            limit: FIXED_DENSE_ENTRIES,
         }),
     }
 }

@@ -14,7 +14,7 @@
 //!   paper's "k-means on the left and right singular vectors".
 //! * KPCA is [`ksvd::Kpca`] and KSVD [`ksvd::Ksvd`] (the model crate owns both, and their
 //!   solvers); [`ksvd_kernel`] and [`gram`] form the dense KSVD matrix `G` they are given (at most
-//!   [`MAX_DENSE_ENTRIES`] entries, like the stored KPCA kernel; top triplets by Lanczos).
+//!   [`ksvd_linalg::FIXED_DENSE_ENTRIES`] entries, like the stored KPCA kernel; top triplets by Lanczos).
 //! * [`kmeans`] / [`KMeansParams`]: seeded k-means (k-means++ initialisation, `n_runs` restarts
 //!   keeping the smallest inertia) on the rows of a dense matrix, wrapping
 //!   [`linfa_clustering::KMeans`]; optional row L2-normalisation.
@@ -73,7 +73,7 @@ pub use bicluster::{bicluster, Biclusterer, Biclustering, EmbedAndCluster};
 pub use coherence::{coherence, ClusterCoherence, Coherence};
 pub use embed::{embed, Compatibility, EmbeddingMethod, Embeddings, KsvdKernel};
 pub use error::{BiclusterError, Result};
-pub use kernel::{gram, ksvd_kernel, MAX_DENSE_ENTRIES};
+pub use kernel::{gram, ksvd_kernel};
 pub use kmeans::{kmeans, KMeansFit, KMeansParams, KMeansValidParams};
 /// The NMI of Table 2, defined in `ksvd-metrics`.
 pub use ksvd_metrics::{entropy, mutual_info, nmi};

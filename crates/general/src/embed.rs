@@ -20,7 +20,7 @@
 //! and `(k(x, X) − k̄) A` for a new `x`, with `k̄_j = mean_i K_ij` (the other centring terms
 //! vanish because `Aᵀ 1 = 0`). For large `N` (protein) a Nyström approximation with `m`
 //! landmarks replaces `K` (see [`KpcaPlan`]).
-use ksvd::{Ksvd, LanczosParams, Solver};
+use ksvd::{Ksvd, LanczosParams, MemoryBudget, Solver};
 use ksvd_kernels::compat::{compat_matrix, Compat};
 use ksvd_kernels::Samples;
 use ksvd_linalg::{dense, random::rng_from_seed, random::sample_indices};
@@ -125,6 +125,7 @@ pub fn ksvd_fixed(
         .kernel(kernel.to_kernel())
         .rank(rank)
         .solver(Solver::Exact)
+        .memory_budget(MemoryBudget::fixed())
         .check()?
         .fit_samples(Samples::dense(x_train.to_owned())?, Samples::dense(z)?)?;
     let svd = model.svd();
@@ -574,6 +575,7 @@ impl Kpca {
             }))
             .center(true)
             .seed(self.seed)
+            .memory_budget(MemoryBudget::fixed())
             .check()?
             .fit_samples(Samples::dense(xc.clone())?)?;
         let mut a = kpca.eigenvectors().to_owned();

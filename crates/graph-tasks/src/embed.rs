@@ -339,12 +339,12 @@ fn kernel_samples(adjacency: &CsrMatrix, method: Method, transform: GraphTransfo
     }
 }
 
-/// The memory budget of every embedding: [`MATERIALIZE_MAX_ENTRIES`] `f64` values (1 GiB). It
-/// decides which kernel matrices are stored and, for `Solver::Auto`, whether a dense SVD may be
-/// taken; fixed rather than [`MemoryBudget::auto`], so that a table does not depend on the
-/// machine that computes it.
+/// The memory budget of every embedding, [`MemoryBudget::fixed`] (1 GiB). It decides which
+/// kernel matrices are stored and, for `Solver::Auto`, whether a dense SVD may be taken; fixed
+/// rather than [`MemoryBudget::auto`], so that a table does not depend on the machine that
+/// computes it.
 pub fn embedding_budget() -> Result<MemoryBudget> {
-    Ok(MemoryBudget::bytes(8 * MATERIALIZE_MAX_ENTRIES as u64)?)
+    Ok(MemoryBudget::fixed())
 }
 
 /// The settings every embedding gives its model, on either parameter builder (`KsvdParams`,
@@ -455,7 +455,7 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
             // Nyström); fitted as `Ksvd`, it keeps the solver's two-sided certificate.
             let params = |center: bool| ksvd_params(kernel_of(m, gamma), rank, spec.solver.clone(), center, spec.seed);
             // The model stores `G` (products become GEMMs) when it has at most
-            // MATERIALIZE_MAX_ENTRIES entries and is not rank one plus sparse (dense `A A`:
+            // ksvd_linalg::FIXED_DENSE_ENTRIES entries and is not rank one plus sparse (dense `A A`:
             // Twitch PT, BlogCatalog), centred once in place; it keeps `G` implicit otherwise.
             let model = params(spec.center_kernels)?.fit_samples(x, z)?;
             let svd = model.svd().clone();
@@ -465,12 +465,6 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
     };
     Ok(assemble(spec.method, svd, max_residual, spec.scaling))
 }
-
-/// Kernel matrices that cannot be held as rank one plus sparse (their `X Zᵀ` is dense) are
-/// materialised once when they have at most this many entries (the workspace's fixed rule,
-/// [`ksvd_linalg::FIXED_DENSE_ENTRIES`]); larger ones stay implicit and are re-evaluated block by
-/// block in every product.
-pub const MATERIALIZE_MAX_ENTRIES: usize = ksvd_linalg::FIXED_DENSE_ENTRIES;
 
 /// The Nyström variants of the Nyström F1 figure.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]

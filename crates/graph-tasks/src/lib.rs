@@ -29,7 +29,7 @@
 //! case). The Nyström embeddings ([`nystrom_embed`]) are `ksvd::Ksvd` (asymmetric, its sampled
 //! block solved by a [`ksvd::InnerSolver`]) and [`ksvd::Kpca`] (symmetric) models with
 //! `Solver::Nystrom`. Kernel matrices whose `X Zᵀ` is dense (Twitch PT, BlogCatalog) are stored
-//! once (at most [`MATERIALIZE_MAX_ENTRIES`] entries, the fixed [`embedding_budget`], so tables
+//! once (at most [`ksvd_linalg::FIXED_DENSE_ENTRIES`] entries, the fixed [`embedding_budget`], so tables
 //! do not depend on the machine's memory) rather than re-evaluated in every product; centred,
 //! they are centred entry by entry and solved by `Solver::solve_operator` (bit for bit the
 //! matrices of the published tables, which the model's implicit centring reproduces only to
@@ -115,7 +115,7 @@ pub use classify::{
 };
 pub use embed::{
     bandwidth, embed, embedding_budget, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform,
-    Method, NystromMethod, Scaling, MATERIALIZE_MAX_ENTRIES,
+    Method, NystromMethod, Scaling,
 };
 pub use embedder::{Candidate, Candidates, GraphEmbedder, Selection};
 pub use error::{ensure, GraphTaskError, Result};

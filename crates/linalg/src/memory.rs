@@ -81,6 +81,14 @@ impl MemoryBudget {
         Self::bytes(bytes as u64)
     }
 
+    /// The experiment crates' fixed budget, [`FIXED_DENSE_ENTRIES`] `f64` values (1 GiB),
+    /// whatever the machine: tables computed with it do not depend on the machine's memory.
+    pub fn fixed() -> Self {
+        MemoryBudget {
+            bytes: 8 * FIXED_DENSE_ENTRIES as u64,
+        }
+    }
+
     /// The default: `KSVD_MEMORY_BUDGET` if set and valid, else a quarter of the available
     /// memory, else 2 GiB.
     pub fn auto() -> Self {
