@@ -142,7 +142,7 @@ impl Biclusterer for EmbedAndCluster {
         k_terms: usize,
         seed: u64,
     ) -> Result<Biclustering> {
-        Ok(self.bicluster_with_note(x, k_docs, k_terms, seed)?.0)
+        Ok(self.fit(x, k_docs, k_terms, seed, false)?.0)
     }
 
     /// The note: the vectors used per side, the bandwidths, the four leading values of the
@@ -154,11 +154,29 @@ impl Biclusterer for EmbedAndCluster {
         k_terms: usize,
         seed: u64,
     ) -> Result<(Biclustering, Option<String>)> {
+        self.fit(x, k_docs, k_terms, seed, true)
+    }
+}
+
+impl EmbedAndCluster {
+    /// The biclustering and, with `note`, the note of [`Biclusterer::bicluster_with_note`] (its
+    /// extra k-means runs for the stability figure only then).
+    fn fit(
+        &self,
+        x: &ksvd_linalg::CsrMatrix,
+        k_docs: usize,
+        k_terms: usize,
+        seed: u64,
+        note: bool,
+    ) -> Result<(Biclustering, Option<String>)> {
         let (cd, ct) = (self.doc_components, self.term_components);
         let e = embed(x, self.method, cd.max(ct), seed)?;
         let docs = e.docs.slice(s![.., ..cd.min(e.docs.ncols())]);
         let terms = e.terms.slice(s![.., ..ct.min(e.terms.ncols())]);
         let b = bicluster(docs, terms, k_docs, k_terms, seed, &self.kmeans)?;
+        if !note {
+            return Ok((b, None));
+        }
         let mut note = format!("{} document and {} term vectors", docs.ncols(), terms.ncols());
         if !e.gammas.is_empty() {
             let g: Vec<String> = e.gammas.iter().map(|g| format!("{g:.3}")).collect();

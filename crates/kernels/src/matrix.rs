@@ -76,15 +76,9 @@ impl Centering {
     }
 
     /// Centres the block `G[rows, cols]` of the matrix these means were taken from, in place,
-    /// with the same arithmetic as [`Centering::center_in_place`] (so every entry of a centred
-    /// `G` is the same number, stored or evaluated block by block).
-    pub fn center_block(&self, block: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize]) -> Result<()> {
-        self.check_block(block.dim(), rows, cols)?;
-        self.correct(block, rows, cols);
-        Ok(())
-    }
-
-    /// [`Centering::center_block`] for indices known to be valid.
+    /// with the arithmetic of [`Centering::center_in_place`] (so every entry of a centred `G` is
+    /// the same function of its un-centred value, stored or evaluated block by block); the
+    /// indices must be valid.
     fn correct(&self, block: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize]) {
         let r: Vec<f64> = rows.iter().map(|&i| self.row_means[i]).collect();
         let c: Vec<f64> = cols.iter().map(|&j| self.col_means[j]).collect();
@@ -1022,30 +1016,14 @@ impl LinearOperator for KernelMatrix {
     /// `G` (centred if `G` is) as a dense matrix: a copy of the stored matrix, or every block
     /// evaluated in parallel.
     fn to_dense(&self) -> ksvd_linalg::Result<Array2<f64>> {
-        let mut out = match &self.repr {
-            Repr::Stored { g, .. } => g.clone(),
+        match &self.repr {
+            Repr::Stored { g, .. } if self.correction().is_none() => Ok(g.clone()),
             _ => {
-                let (n, m) = (self.nrows(), self.ncols());
-                let all_cols: Vec<usize> = (0..m).collect();
-                let chunk = row_chunk(m);
-                let mut out = Array2::zeros((n, m));
-                out.axis_chunks_iter_mut(Axis(0), chunk)
-                    .into_par_iter()
-                    .enumerate()
-                    .for_each(|(b, mut oc)| {
-                        let rows: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
-                        oc.assign(&self.raw_block(&rows, &all_cols));
-                    });
-                out
+                let all_rows: Vec<usize> = (0..self.nrows()).collect();
+                let all_cols: Vec<usize> = (0..self.ncols()).collect();
+                self.block(&all_rows, &all_cols)
             }
-        };
-        if let Some(c) = self.correction() {
-            out.axis_chunks_iter_mut(Axis(0), row_chunk(c.col_means.len()))
-                .into_par_iter()
-                .zip(c.row_means.par_chunks(row_chunk(c.col_means.len())))
-                .for_each(|(block, r)| center_entries(block, r, &c.col_means, c.grand_mean));
         }
-        Ok(out)
     }
     fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         match self.correction() {
