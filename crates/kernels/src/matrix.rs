@@ -3,7 +3,9 @@
 use crate::error::{KernelError, Result};
 use crate::kernel::Kernel;
 use crate::samples::{inner_block, inner_block_into, Samples};
-use ksvd_linalg::{check_indices, dense, vecmath, CsrMatrix, LinearOperator, MatrixBlocks, MemoryBudget};
+use ksvd_linalg::{
+    check_indices, dense, vecmath, CsrMatrix, LinearOperator, MatrixBlocks, MemoryBudget, SparsePlusLowRank,
+};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
 
@@ -1024,6 +1026,32 @@ impl LinearOperator for KernelMatrix {
                 self.block(&all_rows, &all_cols)
             }
         }
+    }
+    /// `G = a eᵀ + C` for sparse inputs; centred, `H G H = C + [a, g 1 − r, 1] [e, 1, −c]ᵀ`
+    /// (`G̃_ij = G_ij − r_i − c_j + g` with the un-centred means).
+    fn sparse_plus_low_rank(&self) -> Option<SparsePlusLowRank<'_>> {
+        let Repr::RankOnePlusSparse { a, e, c, .. } = &self.repr else {
+            return None;
+        };
+        let (n, m) = (a.len(), e.len());
+        let col = |v: &[f64]| Array2::from_shape_fn((v.len(), 1), |(i, _)| v[i]);
+        let (left, right) = match &self.centering {
+            None => (col(a), col(e)),
+            Some(ct) => {
+                let mut left = Array2::ones((n, 3));
+                let mut right = Array2::ones((m, 3));
+                for i in 0..n {
+                    left[[i, 0]] = a[i];
+                    left[[i, 1]] = ct.grand_mean - ct.row_means[i];
+                }
+                for j in 0..m {
+                    right[[j, 0]] = e[j];
+                    right[[j, 2]] = -ct.col_means[j];
+                }
+                (left, right)
+            }
+        };
+        Some(SparsePlusLowRank { sparse: c, left, right })
     }
     fn apply_into(&self, x: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
         match self.correction() {

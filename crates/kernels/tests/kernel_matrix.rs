@@ -144,6 +144,35 @@ fn check_paths(x: Array2<f64>, z: Array2<f64>, expect_structured: bool) {
 }
 
 #[test]
+fn sparse_plus_low_rank_structure_is_the_matrix_itself_centred_or_not() {
+    let a = sparse_random(50, 50, 0.04, 13);
+    let adj = CsrMatrix::from_dense(a.view()).unwrap();
+    let (x, z) = graph_samples(&adj, GraphInput::RowNormalizedSelfLoops).unwrap();
+    for k in [Kernel::Sne { gamma: 0.6 }, Kernel::Rbf { gamma: 0.8 }] {
+        let plain = KernelMatrix::new(x.clone(), z.clone(), k).unwrap();
+        for (g, k_rank) in [(plain.clone(), 1), (plain.centered().unwrap(), 3)] {
+            let want = g.to_dense().unwrap();
+            let sp = g.sparse_plus_low_rank().expect("sparse inputs have the structure");
+            assert_eq!(sp.left.ncols(), k_rank);
+            let got = sp.sparse.to_dense() + sp.left.dot(&sp.right.t());
+            assert!(
+                max_abs_diff(&got, &want) <= tol(&want),
+                "{k:?} centred={}",
+                g.is_centered()
+            );
+        }
+    }
+    // Dense inputs have no such structure.
+    let dense = KernelMatrix::new(
+        Samples::dense(x.to_dense()).unwrap(),
+        Samples::dense(z.to_dense()).unwrap(),
+        Kernel::Sne { gamma: 0.6 },
+    )
+    .unwrap();
+    assert!(dense.sparse_plus_low_rank().is_none());
+}
+
+#[test]
 fn sne_rows_sum_to_one_and_sparse_normalisers_are_exact() {
     let a = sparse_random(60, 60, 0.03, 7);
     let adj = CsrMatrix::from_dense(a.view()).unwrap();

@@ -18,7 +18,8 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Solver {
     /// The default: a dense SVD when that is cheapest and fits the memory budget, restarted
-    /// block Lanczos otherwise (see `ksvd_solvers::auto_svd`). Every triplet meets `tol`
+    /// block Lanczos otherwise, shift-invert with an inertia count for sparse graph kernels
+    /// whose flat spectra stall Krylov (see `ksvd_solvers::auto_svd`). Every triplet meets `tol`
     /// (residuals relative to `s_1`) or the fit fails.
     Auto {
         /// Relative residual tolerance.

@@ -64,6 +64,13 @@ pub enum LinalgError {
         /// What is required.
         reason: &'static str,
     },
+    /// A Cholesky factorisation met a pivot that is not positive: the matrix is not
+    /// (numerically) positive definite.
+    #[error("the matrix is not positive definite (non-positive pivot at {index})")]
+    NotPositiveDefinite {
+        /// Position of the pivot in the factorisation's ordering.
+        index: usize,
+    },
     /// A dense factorisation failed (did not converge or the matrix is singular).
     #[error("{op} failed: {reason}")]
     Factorization {

@@ -5,11 +5,13 @@
 //! that every solver in the workspace is written against.
 //!
 //! * [`dense`]: GEMM, thin SVD, QR, symmetric eigen-decomposition, Cholesky/LU solves and the
-//!   pseudo-inverse. This is the only module of the workspace that calls faer; views between
-//!   ndarray and faer are zero-copy.
+//!   pseudo-inverse. With [`SparseCholesky`] (faer's sparse `LLᵀ`, whose success certifies
+//!   positive definiteness) these are the only modules of the workspace that call faer; views
+//!   between ndarray and faer are zero-copy.
 //! * [`CsrMatrix`]: sparse storage with parallel sparse x dense and sparse x sparse products.
 //! * [`LinearOperator`] / [`MatrixBlocks`]: `A X`, `A^T X` and `A[rows, cols]` for dense, sparse
-//!   and implicit matrices alike.
+//!   and implicit matrices alike; [`SparsePlusLowRank`] exposes the exact `S + L Rᵀ` form of
+//!   operators that have it (sparse graph kernels), for spectral transformations.
 //! * [`MemoryBudget`]: how much memory a computation may hold (kernel matrices are stored
 //!   when they fit, evaluated matrix-free beyond).
 //! * [`vecmath`]: a vectorised `exp` (kernel evaluation is dominated by it).
@@ -32,6 +34,7 @@
 //! Parallelism follows the current rayon pool (see [`dense::parallelism`]); results are
 //! deterministic for a fixed thread count.
 
+mod cholesky;
 mod csr;
 pub mod dense;
 mod error;
@@ -40,7 +43,10 @@ mod operator;
 pub mod random;
 pub mod vecmath;
 
+pub use cholesky::{CholeskyPattern, SparseCholesky};
 pub use csr::CsrMatrix;
 pub use error::{check_finite, check_nonempty, LinalgError, Result};
 pub use memory::{MemoryBudget, FIXED_DENSE_ENTRIES};
-pub use operator::{check_indices, materialize, LinearOperator, LowRankUpdate, MatrixBlocks, Transposed};
+pub use operator::{
+    check_indices, materialize, LinearOperator, LowRankUpdate, MatrixBlocks, SparsePlusLowRank, Transposed,
+};

@@ -75,6 +75,25 @@ pub trait LinearOperator: Sync {
         }
         Ok(out)
     }
+
+    /// The exact structure `A = S + L Rᵀ` (sparse plus low rank) when the operator has it, for
+    /// solvers that factorise `S` (spectral transformations). `None` (the default): no such
+    /// structure is known.
+    fn sparse_plus_low_rank(&self) -> Option<SparsePlusLowRank<'_>> {
+        None
+    }
+}
+
+/// `A = S + L Rᵀ`: a sparse `n × m` matrix `S` plus a rank-`k` term (`L` is `n × k`, `R` is
+/// `m × k`), exactly (see [`LinearOperator::sparse_plus_low_rank`]).
+#[derive(Debug, Clone)]
+pub struct SparsePlusLowRank<'a> {
+    /// The sparse part `S`.
+    pub sparse: &'a CsrMatrix,
+    /// `L` (`n × k`).
+    pub left: Array2<f64>,
+    /// `R` (`m × k`).
+    pub right: Array2<f64>,
 }
 
 /// Random access to dense sub-blocks of a matrix.
@@ -167,6 +186,9 @@ impl<T: LinearOperator + ?Sized> LinearOperator for &T {
     fn to_dense(&self) -> Result<Array2<f64>> {
         (**self).to_dense()
     }
+    fn sparse_plus_low_rank(&self) -> Option<SparsePlusLowRank<'_>> {
+        (**self).sparse_plus_low_rank()
+    }
 }
 
 impl<T: MatrixBlocks + ?Sized> MatrixBlocks for &T {
@@ -231,6 +253,14 @@ impl LinearOperator for CsrMatrix {
     }
     fn to_dense(&self) -> Result<Array2<f64>> {
         Ok(CsrMatrix::to_dense(self))
+    }
+    /// A sparse matrix is itself `S + L Rᵀ` with `k = 0`.
+    fn sparse_plus_low_rank(&self) -> Option<SparsePlusLowRank<'_>> {
+        Some(SparsePlusLowRank {
+            sparse: self,
+            left: Array2::zeros((self.nrows(), 0)),
+            right: Array2::zeros((self.ncols(), 0)),
+        })
     }
 }
 

@@ -1,9 +1,13 @@
 //! The default solver: a dense SVD when that is cheapest and fits the memory budget, restarted
-//! block Lanczos otherwise. Either way the result meets the tolerance (explicit residuals) or
-//! the call fails.
+//! block Lanczos otherwise, and, for sparse-plus-low-rank matrices (graph kernels) on which a
+//! short Krylov run stalls or meets a value repeated as often as its block is wide, shift-invert
+//! subspace iteration with an exact count of the values above the shift
+//! ([`crate::shift_invert_svd`]). Either way the result meets the tolerance (explicit residuals)
+//! or the call fails.
 use crate::error::Result;
 use crate::krylov::{orthogonality, ORTHOGONALITY_TOL};
 use crate::lanczos::{check_tol, default_block, lanczos_svd_with_progress, LanczosParams, LanczosProgress};
+use crate::shift_invert::{shift_invert_svd, ShiftInvertParams};
 use crate::svd::{check_rank, dense_svd_operator, SvdResult};
 use crate::SolverError;
 use ksvd_linalg::dense;
@@ -40,6 +44,9 @@ pub enum AutoChoice {
     Dense,
     /// Restarted block Lanczos.
     Lanczos,
+    /// Shift-invert subspace iteration with an inertia count (sparse-plus-low-rank `G` whose
+    /// Krylov runs stall or meet a value repeated as often as the block is wide).
+    ShiftInvert,
 }
 
 /// Floating-point work of a dense thin SVD of an `n × m` matrix (Golub–Van Loan's R-SVD count,
@@ -109,7 +116,8 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
     check_tol(params.tol)?;
     match auto_choice(n, m, rank, &params.budget) {
         AutoChoice::Dense => Ok((dense_certified(op, rank, params.tol)?, AutoChoice::Dense)),
-        AutoChoice::Lanczos => {
+        // `auto_choice` picks between these two; the shift-invert path starts from Lanczos.
+        AutoChoice::Lanczos | AutoChoice::ShiftInvert => {
             let k = n.min(m);
             let first = default_block(rank).min(k.saturating_sub(rank).max(1));
             let lp = |block: usize, work: usize, max_restarts: usize| LanczosParams {
@@ -119,8 +127,40 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                 seed: params.seed,
                 block_size: Some(block),
             };
+            // Sparse-plus-low-rank matrices (graph kernels) can take the spectral
+            // transformation, which resolves flat spectra and repeated values with a certified
+            // count where Krylov stalls; the first Krylov attempt is then kept short.
+            let structured = rank <= SHIFT_INVERT_MAX_RANK && op.sparse_plus_low_rank().is_some();
+            // An exact count of the values above a shift, kept when shift-invert found a value
+            // above it that it could not return: the final result must then contain it.
+            let mut count: Option<(f64, usize)> = None;
+            let mut shift_invert = || {
+                let sp = ShiftInvertParams {
+                    tol: params.tol,
+                    seed: params.seed,
+                    max_iters: SHIFT_INVERT_MAX_ITERS,
+                    budget: params.budget,
+                    ..ShiftInvertParams::default()
+                };
+                match shift_invert_svd(op, rank, &sp) {
+                    Ok((r, _)) => Some((r, AutoChoice::ShiftInvert)),
+                    Err(SolverError::CountMismatch { shift, counted, .. }) => {
+                        count = Some((shift, counted));
+                        None
+                    }
+                    Err(_) => None,
+                }
+            };
+            let first_restarts = if structured { 10 } else { 60 };
             let mut block = first;
-            let mut result = match lanczos_svd_with_progress(op, rank, &lp(block, 2 * rank + 3 * block, 60), progress) {
+            let attempt =
+                lanczos_svd_with_progress(op, rank, &lp(block, 2 * rank + 3 * block, first_restarts), progress);
+            if structured && matches!(attempt, Err(SolverError::NotConverged { .. })) {
+                if let Some(done) = shift_invert() {
+                    return Ok(done);
+                }
+            }
+            let mut result = match attempt {
                 Ok((r, _)) => r,
                 // Wide blocks raise the Krylov degree slowly; on flat, clustered spectra
                 // (graph SNE kernels) they can stall. Retry with narrower blocks and a
@@ -159,6 +199,11 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                 };
                 if len < block {
                     break;
+                }
+                if structured && search == 1 {
+                    if let Some(done) = shift_invert() {
+                        return Ok(done);
+                    }
                 }
                 // Large multiplicities (graphs with many structurally identical nodes) can take
                 // many deflated searches; when the dense SVD fits and costs at most ten Krylov
@@ -204,10 +249,31 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                     break;
                 }
             }
+            if let Some((shift, counted)) = count {
+                // The Krylov result against the exact count: a value above the shift that it
+                // lacks was skipped (its residuals cannot show it).
+                let slack = params.tol * result.s[0];
+                let returned = result.s.iter().filter(|&&x| x > shift - slack).count();
+                if returned < counted.min(rank) {
+                    return Err(SolverError::CountMismatch {
+                        shift,
+                        counted,
+                        returned,
+                    });
+                }
+            }
             Ok((result, AutoChoice::Lanczos))
         }
     }
 }
+
+/// Largest rank for which the default solver tries the shift-invert iteration (its block has
+/// `rank + 10` vectors, each iteration one solve with the factor per vector).
+const SHIFT_INVERT_MAX_RANK: usize = 64;
+
+/// Iterations the default solver gives the shift-invert iteration: it converges in a few when
+/// the wanted values lie just below the shift (the case it is for), and stops early otherwise.
+const SHIFT_INVERT_MAX_ITERS: usize = 30;
 
 /// Narrowest block the default solver's fallback uses.
 const FALLBACK_BLOCK: usize = 12;

@@ -55,6 +55,17 @@ pub enum SolverError {
         /// The largest loss accepted.
         limit: f64,
     },
+    /// The values returned disagree with the exact count of singular values above a shift
+    /// (inertia): a value above it was missed, although every residual met the tolerance.
+    #[error("{returned} returned singular values lie above the shift {shift:.6e}, but the inertia count is {counted}")]
+    CountMismatch {
+        /// The shift.
+        shift: f64,
+        /// Singular values of the matrix above the shift (exact, from the factorisation).
+        counted: usize,
+        /// Returned values above it (within the tolerance).
+        returned: usize,
+    },
     /// Two results being compared have incompatible shapes.
     #[error("shape mismatch: {what}")]
     ShapeMismatch {

@@ -12,6 +12,7 @@
 //! | restarted block Lanczos bidiagonalisation | [`lanczos_svd`] | TSVD (ARPACK/PROPACK in the paper) |
 //! | randomized block Krylov | [`block_krylov_svd`] | RSVD with a residual stopping rule (Musco & Musco 2015) |
 //! | randomized SVD, fixed power iterations | [`randomized_svd`] | the paper's RSVD protocol (Halko et al.) |
+//! | shift-invert subspace iteration | [`shift_invert_svd`] | sparse-plus-low-rank `G` (graph kernels): flat spectra, repeated values, with an exact count of the values above the shift |
 //!
 //! Every solver returns one [`SvdResult`] (`U`, singular values descending, `V`) carrying
 //! per-triplet [`Residuals`] `‖G v_i − s_i u_i‖/s_1`, `‖Gᵀ u_i − s_i v_i‖/s_1`, computed
@@ -39,6 +40,7 @@ mod error;
 mod krylov;
 mod lanczos;
 mod rsvd;
+mod shift_invert;
 mod svd;
 
 pub use accuracy::{eta, eta_of, low_rank_error, optimal_low_rank_error, subspace_error, EtaWeights};
@@ -49,6 +51,7 @@ pub use lanczos::{
     LanczosStats,
 };
 pub use rsvd::{randomized_svd, RsvdParams};
+pub use shift_invert::{shift_invert_svd, ShiftInvertInfo, ShiftInvertParams};
 #[cfg(feature = "lapack")]
 pub use svd::lapack_svd;
 pub use svd::{check_rank, dense_svd, dense_svd_operator, Residuals, SvdResult};
