@@ -27,6 +27,7 @@
 //! is within `max(residual, τ − s_r)` of the true `σ_i` even when values repeat.
 use crate::error::{Result, SolverError};
 use crate::lanczos::{check_tol, lanczos_svd, LanczosParams};
+use crate::rsvd::{randomized_svd, RsvdParams};
 use crate::svd::{check_rank, SvdResult};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_linalg::{dense, CholeskyPattern, CsrMatrix, LinalgError, LinearOperator, MemoryBudget, SparseCholesky};
@@ -117,45 +118,51 @@ fn shifted_augmented(st: &CsrMatrix, n: usize, tau: f64) -> Result<CsrMatrix> {
     Ok(CsrMatrix::try_new(n + m, n + m, indptr, indices, data)?)
 }
 
-/// A lower bound of `σ_1(S)`: the largest Ritz value of a few block power iterations on `Sᵀ S`
-/// (only a starting point: the shift is raised until the factorisation certifies it).
+/// A lower bound of `σ_1(S)`: the largest Ritz value of a randomized subspace iteration (8
+/// vectors, 20 power iterations; only a starting point: the shift is raised until the
+/// factorisation certifies it).
 fn top_singular_value_estimate(sp: &CsrMatrix, seed: u64) -> Result<f64> {
     if sp.nnz() == 0 {
         return Ok(0.0);
     }
-    let b = 8.min(sp.nrows()).min(sp.ncols());
-    let mut rng = rng_from_seed(seed ^ 0x5449_4D41_5445);
-    let mut q = dense::thin_q(gaussian_matrix(&mut rng, sp.ncols(), b).view())?;
-    for _ in 0..20 {
-        let y = sp.apply(q.view())?;
-        q = dense::thin_q(sp.apply_transpose(y.view())?.view())?;
+    let params = RsvdParams {
+        oversampling: 7,
+        power_iters: 20,
+        seed: seed ^ 0x5449_4D41_5445,
+    };
+    Ok(randomized_svd(sp, 1, &params)?.s[0])
+}
+
+/// `P = τ I − H(S)` factorised, or `None` when it is not positive definite (`τ ≤ σ_1(S)`).
+fn factor_shifted(pattern: &CholeskyPattern, st: &CsrMatrix, n: usize, tau: f64) -> Result<Option<SparseCholesky>> {
+    match pattern.factor(&shifted_augmented(st, n, tau)?) {
+        Ok(c) => Ok(Some(c)),
+        Err(LinalgError::NotPositiveDefinite { .. }) => Ok(None),
+        Err(e) => Err(e.into()),
     }
-    let y = sp.apply(q.view())?;
-    Ok(dense::singular_values(y.view())?.first().copied().unwrap_or(0.0))
 }
 
 /// The shift: just above `σ_1(S)`, found with the factorisation as the oracle (`P` is positive
 /// definite exactly when `τ > σ_1(S)`). From the lower bound `estimate`, steps up by
 /// [`SHIFT_STEPS`] until a factorisation succeeds, then bisects between the last failure and the
 /// success until they agree to [`SHIFT_PRECISION`]: the closer `τ` lies to the top wanted value,
-/// the faster the iteration converges. `None` when no step succeeds.
+/// the faster the iteration converges. Returns `τ` and its factor; `None` when no step succeeds.
 fn bracket_shift(
     pattern: &CholeskyPattern,
     st: &CsrMatrix,
-    w: &Array2<f64>,
     n: usize,
     estimate: f64,
     floor: f64,
     factorizations: &mut usize,
-) -> Result<Option<ShiftedInverse>> {
+) -> Result<Option<(f64, SparseCholesky)>> {
     let mut lo = estimate;
     let mut hi = None;
     for step in SHIFT_STEPS {
         let tau = estimate * (1.0 + step) + floor;
         *factorizations += 1;
-        match ShiftedInverse::new(pattern, st, w, n, tau)? {
-            Some(t) => {
-                hi = Some(t);
+        match factor_shifted(pattern, st, n, tau)? {
+            Some(chol) => {
+                hi = Some((tau, chol));
                 break;
             }
             None => lo = tau,
@@ -164,11 +171,11 @@ fn bracket_shift(
     let Some(mut hi) = hi else {
         return Ok(None);
     };
-    while hi.tau - lo > SHIFT_PRECISION * hi.tau && hi.tau - lo > floor {
-        let mid = 0.5 * (lo + hi.tau);
+    while hi.0 - lo > SHIFT_PRECISION * hi.0 && hi.0 - lo > floor {
+        let mid = 0.5 * (lo + hi.0);
         *factorizations += 1;
-        match ShiftedInverse::new(pattern, st, w, n, mid)? {
-            Some(t) => hi = t,
+        match factor_shifted(pattern, st, n, mid)? {
+            Some(chol) => hi = (mid, chol),
             None => lo = mid,
         }
     }
@@ -188,13 +195,8 @@ struct ShiftedInverse {
 }
 
 impl ShiftedInverse {
-    /// `None` when `P` is not positive definite (`τ ≤ σ_1(S)`).
-    fn new(pattern: &CholeskyPattern, st: &CsrMatrix, w: &Array2<f64>, n: usize, tau: f64) -> Result<Option<Self>> {
-        let chol = match pattern.factor(&shifted_augmented(st, n, tau)?) {
-            Ok(c) => c,
-            Err(LinalgError::NotPositiveDefinite { .. }) => return Ok(None),
-            Err(e) => return Err(e.into()),
-        };
+    /// The Woodbury data and the count for the factor `chol` of `P = τ I − H(S)`.
+    fn new(tau: f64, chol: SparseCholesky, w: &Array2<f64>) -> Result<Self> {
         let k2 = w.ncols();
         let half = k2 / 2;
         let mut z = w.clone();
@@ -221,7 +223,7 @@ impl ShiftedInverse {
             value: tau,
             reason: "inertia of the capacitance matrix is inconsistent (shift at a singular value)",
         })?;
-        Ok(Some(ShiftedInverse { tau, chol, z, k, above }))
+        Ok(ShiftedInverse { tau, chol, z, k, above })
     }
 
     /// `T y = P⁻¹ y + Z K⁻¹ Zᵀ y` for a block `y`.
@@ -324,13 +326,13 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
     let s1_sparse = top_singular_value_estimate(sp, params.seed)?;
     let floor = f64::EPSILON * (1.0 + s1_sparse);
     let mut factorizations = 0;
-    let inverse = bracket_shift(&pattern, &st, &w, n, s1_sparse, floor, &mut factorizations)?.ok_or(
-        SolverError::NotConverged {
+    let (tau, chol) =
+        bracket_shift(&pattern, &st, n, s1_sparse, floor, &mut factorizations)?.ok_or(SolverError::NotConverged {
             restarts: factorizations,
             residual: f64::INFINITY,
             tol: params.tol,
-        },
-    )?;
+        })?;
+    let inverse = ShiftedInverse::new(tau, chol, &w)?;
 
     // The values above the shift (at most k of them). Those well above it come from block
     // Lanczos on G; values just above the shift, which Lanczos cannot separate from the ones

@@ -45,23 +45,31 @@ impl LinearOperator for Structured {
     }
 }
 
-/// Block diagonal: `copies` identical 3 × 3 blocks (every singular value of the block repeated
-/// `copies` times) followed by `others` random 3 × 3 blocks scaled by `scale` (distinct values,
-/// below the repeated ones when `scale` is small).
-fn block_diagonal(copies: usize, others: usize, scale: f64, seed: u64) -> CsrMatrix {
-    let block = [[2.0, 1.0, 0.0], [0.0, 1.5, 0.5], [0.3, 0.0, 1.0]];
-    let mut rng = rng_from_seed(seed);
-    let random = gaussian_matrix(&mut rng, 3 * others.max(1), 3);
+/// The 3 × 3 block whose copies make the repeated (or, scaled, clustered) values.
+const BLOCK: [[f64; 3]; 3] = [[2.0, 1.0, 0.0], [0.0, 1.5, 0.5], [0.3, 0.0, 1.0]];
+
+/// Triplets of copies of [`BLOCK`] on the diagonal, copy `c` scaled by `factors[c]`.
+fn scaled_copies(factors: &[f64]) -> Vec<(usize, usize, f64)> {
     let mut t = Vec::new();
-    for c in 0..copies {
-        for (i, row) in block.iter().enumerate() {
+    for (c, &f) in factors.iter().enumerate() {
+        for (i, row) in BLOCK.iter().enumerate() {
             for (j, &v) in row.iter().enumerate() {
                 if v != 0.0 {
-                    t.push((3 * c + i, 3 * c + j, v));
+                    t.push((3 * c + i, 3 * c + j, f * v));
                 }
             }
         }
     }
+    t
+}
+
+/// Block diagonal: `copies` identical 3 × 3 blocks (every singular value of the block repeated
+/// `copies` times) followed by `others` random 3 × 3 blocks scaled by `scale` (distinct values,
+/// below the repeated ones when `scale` is small).
+fn block_diagonal(copies: usize, others: usize, scale: f64, seed: u64) -> CsrMatrix {
+    let mut rng = rng_from_seed(seed);
+    let random = gaussian_matrix(&mut rng, 3 * others.max(1), 3);
+    let mut t = scaled_copies(&vec![1.0; copies]);
     for o in 0..others {
         for i in 0..3 {
             for j in 0..3 {
@@ -197,22 +205,11 @@ fn bad_input_is_a_typed_error() {
     ));
 }
 
-/// `blocks` copies of the 3 × 3 block, copy `j` scaled by `1 + spread · j / blocks`: a flat
-/// band of distinct values (relative spacing `spread / blocks`), the case where Krylov stalls.
+/// `blocks` copies of [`BLOCK`], copy `j` scaled by `1 + spread · j / blocks`: a flat band of
+/// distinct values (relative spacing `spread / blocks`), the case where Krylov stalls.
 fn flat_band(blocks: usize, spread: f64) -> CsrMatrix {
-    let block = [[2.0, 1.0, 0.0], [0.0, 1.5, 0.5], [0.3, 0.0, 1.0]];
-    let mut t = Vec::new();
-    for c in 0..blocks {
-        let f = 1.0 + spread * c as f64 / blocks as f64;
-        for (i, row) in block.iter().enumerate() {
-            for (j, &v) in row.iter().enumerate() {
-                if v != 0.0 {
-                    t.push((3 * c + i, 3 * c + j, f * v));
-                }
-            }
-        }
-    }
-    CsrMatrix::from_triplets(3 * blocks, 3 * blocks, t).unwrap()
+    let factors: Vec<f64> = (0..blocks).map(|c| 1.0 + spread * c as f64 / blocks as f64).collect();
+    CsrMatrix::from_triplets(3 * blocks, 3 * blocks, scaled_copies(&factors)).unwrap()
 }
 
 #[test]
