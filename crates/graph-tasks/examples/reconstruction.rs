@@ -37,6 +37,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             gamma: (method == Method::KsvdSne).then_some(gamma),
             solver: Solver::Auto { tol: 1e-8 },
             seed: 0,
+            split_twins: true,
         };
         let out = embed(&a, &spec)?;
         let norms = evaluate_reconstruction(&a, &out.embeddings, Distance::InnerProduct, true)?;

@@ -4,7 +4,7 @@ use crate::error::{ensure, GraphTaskError, Result};
 use ksvd::{InnerSolver, Kpca, Ksvd, KsvdError, MemoryBudget, Sampling, Solver, SvdResult};
 use ksvd_kernels::graph::{bandwidth_rule, transform_adjacency, GraphInput};
 use ksvd_kernels::{Kernel, Samples};
-use ksvd_linalg::{CsrMatrix, LinearOperator};
+use ksvd_linalg::{CsrMatrix, LinearOperator, Twins};
 use ksvd_nystrom::NystromError;
 use linfa::param_guard::ParamGuard;
 use ndarray::{concatenate, Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
@@ -220,6 +220,12 @@ pub struct EmbeddingSpec {
     pub solver: Solver,
     /// Seed of the solver.
     pub seed: u64,
+    /// Split off the exactly repeated singular values of twin nodes (same in- and
+    /// out-neighbours in `X`) before solving (`ksvd::Solver::solve_twins`): they are known
+    /// exactly, and the solver sees a smaller operator without them. The values are the same;
+    /// where the rank cuts through a repeated value, the basis of its space is a different one
+    /// (Helmert's on each class).
+    pub split_twins: bool,
 }
 
 /// An embedding and what produced it.
@@ -437,30 +443,44 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
     }
     let rank = spec.rank.min(n);
     let budget = embedding_budget()?;
+    let x = transform_adjacency(adjacency, spec.transform.input())?;
+    // Every matrix below is built from `X` by a permutation-invariant rule, so the twin nodes of
+    // `X` (same in- and out-neighbours, e.g. uncited papers with the same single citer) split
+    // off exactly repeated singular values, which stall Krylov solvers on graph kernels
+    // (Pubmed: 6692 of them).
+    let twins = if spec.split_twins {
+        Twins::of_square(&x)?
+    } else {
+        Twins::from_classes(n, Vec::new())?
+    };
     let solve = |op: &dyn LinearOperator| -> Result<(SvdResult, Option<f64>)> {
-        let svd = spec.solver.solve_operator(op, rank, spec.seed, budget)?;
+        let svd = if twins.is_empty() {
+            spec.solver.solve_operator(op, rank, spec.seed, budget)?
+        } else {
+            spec.solver.solve_twins(op, &twins, rank, spec.seed, budget)?.0
+        };
         let worst = svd.max_residual();
         Ok((svd, worst))
     };
     let (svd, max_residual) = match spec.method {
-        Method::Pca => {
-            let x = transform_adjacency(adjacency, spec.transform.input())?;
-            solve(&ColumnCentered::new(&x))?
-        }
-        Method::Svd => solve(&transform_adjacency(adjacency, spec.transform.input())?)?,
+        Method::Pca => solve(&ColumnCentered::new(&x))?,
+        Method::Svd => solve(&x)?,
         m => {
             let gamma = gamma_of(spec.gamma, m)?;
-            let (x, z) = kernel_samples(adjacency, m, spec.transform)?;
+            let (xs, zs) = kernel_samples(adjacency, m, spec.transform)?;
             // KPCA is the KSVD of `K = k(X, X)` (what `ksvd::Kpca` runs for every solver but
-            // Nyström); fitted as `Ksvd`, it keeps the solver's two-sided certificate.
-            let params = |center: bool| ksvd_params(kernel_of(m, gamma), rank, spec.solver.clone(), center, spec.seed);
-            // The model stores `G` (products become GEMMs) when it has at most
-            // ksvd_linalg::FIXED_DENSE_ENTRIES entries and is not rank one plus sparse (dense `A A`:
-            // Twitch PT, BlogCatalog), centred once in place; it keeps `G` implicit otherwise.
-            let model = params(spec.center_kernels)?.fit_samples(x, z)?;
-            let svd = model.svd().clone();
-            let worst = svd.max_residual();
-            (svd, worst)
+            // Nyström); solved as an operator, it keeps the solver's two-sided certificate.
+            // The model's policy builds `G`: stored (products become GEMMs) when it has at most
+            // ksvd_linalg::FIXED_DENSE_ENTRIES entries and is not rank one plus sparse (dense
+            // `A A`: Twitch PT, BlogCatalog), centred once in place; implicit otherwise.
+            let params = ksvd_params(
+                kernel_of(m, gamma),
+                rank,
+                spec.solver.clone(),
+                spec.center_kernels,
+                spec.seed,
+            )?;
+            solve(&params.kernel_matrix(xs, zs)?)?
         }
     };
     Ok(assemble(spec.method, svd, max_residual, spec.scaling))
@@ -634,6 +654,7 @@ mod tests {
                 gamma: Some(0.8),
                 solver,
                 seed: 1,
+                split_twins: false,
             };
             let stored = embed(&a, &spec(Solver::Auto { tol: 1e-12 })).unwrap();
             let exact = embed(&a, &spec(Solver::Exact)).unwrap();

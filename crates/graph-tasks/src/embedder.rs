@@ -145,6 +145,7 @@ mod tests {
             gamma: None,
             solver: Solver::Exact,
             seed: 0,
+            split_twins: true,
         };
         assert_eq!(spec.id(), "svd");
         let Embeddings::SourceTarget { source, target } = spec.embed_graph(&a, 5)? else {

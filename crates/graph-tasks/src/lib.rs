@@ -24,9 +24,12 @@
 //! (`H = I − 11ᵀ/n`; [`Scaling::Scores`] multiplies the vectors by the singular values, or by
 //! `Λ^{1/2}` for KPCA.) Every matrix is an operator — sparse, or an implicit kernel matrix held
 //! exactly as rank one plus sparse — and the top-`r` triplets come from the workspace's solver
-//! choice [`ksvd::Solver`]: `Solver::solve_operator` on PCA's and SVD's sparse operators, and
-//! [`ksvd::Ksvd`] models for the kernel methods (KPCA as the KSVD of `K = k(X, X)`, the symmetric
-//! case). The Nyström embeddings ([`nystrom_embed`]) are `ksvd::Ksvd` (asymmetric, its sampled
+//! choice [`ksvd::Solver`]: `Solver::solve_operator` on PCA's and SVD's sparse operators and on
+//! the kernel matrices of the [`ksvd::Ksvd`] parameters (KPCA as the KSVD of `K = k(X, X)`, the
+//! symmetric case). With [`EmbeddingSpec::split_twins`], `Solver::solve_twins` first takes the
+//! exactly repeated singular values of twin nodes (same in- and out-neighbours in `X`; every one
+//! of the five matrices is built from `X` by a permutation-invariant rule, so it has the same
+//! twins) from the symmetry and solves the smaller rest. The Nyström embeddings ([`nystrom_embed`]) are `ksvd::Ksvd` (asymmetric, its sampled
 //! block solved by a [`ksvd::InnerSolver`]) and [`ksvd::Kpca`] (symmetric) models with
 //! `Solver::Nystrom`. Kernel matrices whose `X Zᵀ` is dense (Twitch PT, BlogCatalog) are stored
 //! once (at most [`ksvd_linalg::FIXED_DENSE_ENTRIES`] entries, the fixed [`embedding_budget`], so tables
@@ -63,7 +66,7 @@
 //! | bandwidth | `k ∈ {0.25, 0.5, 1, 2, 4, 8}` × rule, 10-fold CV (macro-F1) nested in every trial | "10-fold cross-validation ... in the same range"; the test part is never seen |
 //! | reconstruction | Euclidean on the node features; inner product `⟨source_v, target_w⟩` as a second setting | "closest nodes in feature space"; HOPE's decoder |
 //! | self in reconstruction | excluded | a node is trivially closest to itself |
-//! | solver | `Solver::Auto { tol: 1e-8 }`, every triplet certified (Pubmed, BlogCatalog: `Solver::Rsvd`, `p = 10`, `q = 2`, 500 features) | 30-minute budget on 2 cores (`experiments/table1.toml`) |
+//! | solver | `Solver::Auto { tol: 1e-8 }` after the twin split, every triplet certified (BlogCatalog: 500 features; Pubmed: `Solver::Rsvd`, `p = 10`, `q = 2`, 500 features) | time budget on 2 cores (`experiments/table1.toml`) |
 //!
 //! ## Example
 //!
@@ -84,6 +87,7 @@
 //!     gamma: None,
 //!     solver: Solver::Exact,
 //!     seed: 0,
+//!     split_twins: true,
 //! };
 //! let emb = embed(&a, &spec)?.embeddings;
 //! // U Σ Vᵀ = A exactly, so the inner-product reconstruction recovers every arc.

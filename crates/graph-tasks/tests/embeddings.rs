@@ -48,6 +48,7 @@ fn spec(method: Method, rank: usize, solver: Solver, gamma: Option<f64>) -> Embe
         gamma,
         solver,
         seed: 7,
+        split_twins: false,
     }
 }
 
@@ -193,5 +194,49 @@ fn full_nystrom_matches_the_exact_embedding() {
     let gap = (s[r - 1] - s[r]) / s[0];
     for (a, b) in sides(&exact.embeddings).iter().zip(sides(&ny.embeddings).iter()) {
         assert!(projector_distance(a, b) < 1e4 * f64::EPSILON * n as f64 / gap);
+    }
+}
+
+/// Splitting off the twins' exactly repeated values leaves every method's singular values as
+/// they were (certified solves of the same matrix), on a planted graph with uncited papers
+/// sharing their single citer.
+#[test]
+fn splitting_twins_keeps_every_methods_values() {
+    let g = planted(3, 20, 0.2, 0.02, 11);
+    // Nodes 60.. are uncited papers of nodes 0, 1 and 2 (4, 3 and 2 each): 3 twin classes.
+    let mut t: Vec<(usize, usize, f64)> = vec![];
+    for i in 0..60 {
+        let (idx, _) = g.adjacency.row(i);
+        t.extend(idx.iter().map(|&j| (i, j, 1.0)));
+    }
+    let mut next = 60;
+    for (citer, k) in [(0, 4), (1, 3), (2, 2)] {
+        for _ in 0..k {
+            t.push((citer, next, 1.0));
+            next += 1;
+        }
+    }
+    let a = CsrMatrix::from_triplets(next, next, t).unwrap();
+    let twins = ksvd_linalg::Twins::of_square(&a).unwrap();
+    assert_eq!(twins.n_twin_triplets(), 3 + 2 + 1);
+    let gamma = bandwidth(&a, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
+    for method in Method::ALL {
+        let gamma = method.has_bandwidth().then_some(gamma);
+        let base = spec(method, 20, Solver::Exact, gamma);
+        let plain = embed(&a, &base).unwrap();
+        let split = embed(
+            &a,
+            &EmbeddingSpec {
+                split_twins: true,
+                solver: Solver::Auto { tol: 1e-10 },
+                ..base
+            },
+        )
+        .unwrap();
+        let s1 = plain.singular_values[0];
+        for (p, q) in plain.singular_values.iter().zip(split.singular_values.iter()) {
+            assert!((p - q).abs() <= 1e-9 * s1, "{method:?}: {p} vs {q}");
+        }
+        assert!(split.max_residual.is_some_and(|r| r <= 1e-10), "{method:?}");
     }
 }

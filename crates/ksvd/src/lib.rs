@@ -25,7 +25,10 @@
 //!
 //! [`Solver`] is the workspace's one solver choice (serde-enabled for configs): besides the
 //! models, [`Solver::solve_operator`] runs it (every variant but `Nystrom`) on any
-//! `ksvd_linalg::LinearOperator`, e.g. a task's own sparse or stored matrix.
+//! `ksvd_linalg::LinearOperator`, e.g. a task's own sparse or stored matrix, and
+//! [`Solver::solve_twins`] on a square one with twin indices ([`Twins`]: graph nodes with the
+//! same in- and out-neighbours), whose exactly repeated singular values it takes from the
+//! symmetry before solving the smaller rest.
 //!
 //! ```
 //! use ksvd::{Ksvd, Solver};
@@ -64,8 +67,9 @@ pub use error::{KsvdError, Result};
 pub use fitted::{CompatMap, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VERSION};
 pub use kpca::{Kpca, KpcaParams, KpcaValidParams};
 pub use ksvd_linalg::MemoryBudget;
+pub use ksvd_linalg::Twins;
 pub use ksvd_nystrom::{InnerSolver, Sampling};
 pub use ksvd_solvers::{
-    AutoParams, BlockKrylovParams, LanczosParams, LanczosProgress, Residuals, RsvdParams, SvdResult,
+    AutoParams, BlockKrylovParams, LanczosParams, LanczosProgress, Residuals, RsvdParams, SvdResult, TwinSplitInfo,
 };
 pub use model::{scores, Ksvd, KsvdParams, KsvdValidParams, Solver};

@@ -2,11 +2,11 @@
 use crate::error::{KsvdError, Result};
 use ksvd_kernels::{compat, Compat, Kernel, KernelMatrix, Samples};
 use ksvd_linalg::MemoryBudget;
-use ksvd_linalg::{dense, LinearOperator};
+use ksvd_linalg::{dense, LinearOperator, Twins};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, NystromParams, Sampling};
 use ksvd_solvers::{
-    auto_svd, block_krylov_svd, dense_svd_operator, lanczos_svd_with_progress, randomized_svd, AutoParams,
-    BlockKrylovParams, LanczosParams, LanczosProgress, RsvdParams, SvdResult,
+    auto_svd, block_krylov_svd, dense_svd_operator, lanczos_svd_with_progress, randomized_svd, twin_split_svd,
+    AutoParams, BlockKrylovParams, LanczosParams, LanczosProgress, RsvdParams, SvdResult, TwinSplitInfo,
 };
 use linfa::dataset::{DatasetBase, Records};
 use linfa::param_guard::ParamGuard;
@@ -140,6 +140,37 @@ impl Solver {
                         .into(),
                 })
             }
+        })
+    }
+
+    /// The top-`rank` SVD of a square operator `op` with twin indices `twins` (graph nodes with
+    /// the same in- and out-neighbours, `ksvd_linalg::Twins::of_square` of the matrix `op` is
+    /// built from): the exactly repeated singular values of the twin classes are taken without a
+    /// solver, the rest by this solver on the reduced operator `Qᵀ M Q`
+    /// ([`ksvd_solvers::twin_split_svd`]); the merged result is certified against `op`.
+    ///
+    /// The twin check uses the solver's tolerance (`Auto`, `Lanczos`, `BlockKrylov`), 1e-10
+    /// otherwise.
+    ///
+    /// # Errors
+    /// As [`Solver::solve_operator`], and `ksvd_solvers::SolverError::NotInvariant` when `op`
+    /// does not have these twins.
+    pub fn solve_twins<O: LinearOperator + ?Sized>(
+        &self,
+        op: &O,
+        twins: &Twins,
+        rank: usize,
+        seed: u64,
+        budget: MemoryBudget,
+    ) -> Result<(SvdResult, TwinSplitInfo)> {
+        let tol = match self {
+            Solver::Auto { tol }
+            | Solver::Lanczos(LanczosParams { tol, .. })
+            | Solver::BlockKrylov(BlockKrylovParams { tol, .. }) => *tol,
+            _ => 1e-10,
+        };
+        twin_split_svd(op, twins, rank, tol, |reduced, k| {
+            self.solve_operator(reduced, k, seed, budget)
         })
     }
 }

@@ -12,6 +12,9 @@
 //! * [`LinearOperator`] / [`MatrixBlocks`]: `A X`, `A^T X` and `A[rows, cols]` for dense, sparse
 //!   and implicit matrices alike; [`SparsePlusLowRank`] exposes the exact `S + L Rᵀ` form of
 //!   operators that have it (sparse graph kernels), for spectral transformations.
+//! * [`Twins`]: index pairs of a square matrix (graph nodes with the same in- and
+//!   out-neighbours) whose swap leaves it unchanged; they split off exactly repeated singular
+//!   values and reduce the matrix ([`TwinReduced`]).
 //! * [`MemoryBudget`]: how much memory a computation may hold (kernel matrices are stored
 //!   when they fit, evaluated matrix-free beyond).
 //! * [`vecmath`]: a vectorised `exp` (kernel evaluation is dominated by it).
@@ -41,6 +44,7 @@ mod error;
 mod memory;
 mod operator;
 pub mod random;
+mod twins;
 pub mod vecmath;
 
 pub use cholesky::{CholeskyPattern, SparseCholesky};
@@ -50,3 +54,4 @@ pub use memory::{MemoryBudget, FIXED_DENSE_ENTRIES};
 pub use operator::{
     check_indices, materialize, LinearOperator, LowRankUpdate, MatrixBlocks, SparsePlusLowRank, Transposed,
 };
+pub use twins::{TwinReduced, Twins};

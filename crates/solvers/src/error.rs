@@ -66,6 +66,18 @@ pub enum SolverError {
         /// Returned values above it (within the tolerance).
         returned: usize,
     },
+    /// Indices given as twins do not leave the operator unchanged when swapped (see
+    /// `ksvd_linalg::Twins`): the operator is not built from the matrix they were found in
+    /// by a permutation-invariant rule.
+    #[error("swapping the twin indices {first} and {second} changes the operator (relative residual {residual:.3e} of its exact singular vector)")]
+    NotInvariant {
+        /// First index of the class checked.
+        first: usize,
+        /// Second index of the class checked.
+        second: usize,
+        /// `max(‖M w − λ w‖, ‖Mᵀ w − λ w‖) / s_1` for the class's test vector `w`.
+        residual: f64,
+    },
     /// Two results being compared have incompatible shapes.
     #[error("shape mismatch: {what}")]
     ShapeMismatch {

@@ -12,6 +12,7 @@
 //! | restarted block Lanczos bidiagonalisation | [`lanczos_svd`] | TSVD (ARPACK/PROPACK in the paper) |
 //! | randomized block Krylov | [`block_krylov_svd`] | RSVD with a residual stopping rule (Musco & Musco 2015) |
 //! | randomized SVD, fixed power iterations | [`randomized_svd`] | the paper's RSVD protocol (Halko et al.) |
+//! | twin split | [`twin_split_svd`] | square `M` with twin indices (graph nodes with equal neighbourhoods): repeated values taken exactly, the rest from a smaller operator by any solver |
 //! | shift-invert subspace iteration | [`shift_invert_svd`] | sparse-plus-low-rank `G` (graph kernels): flat spectra, repeated values, with an exact count of the values above the shift |
 //!
 //! Every solver returns one [`SvdResult`] (`U`, singular values descending, `V`) carrying
@@ -42,6 +43,7 @@ mod lanczos;
 mod rsvd;
 mod shift_invert;
 mod svd;
+mod twins;
 
 pub use accuracy::{eta, eta_of, low_rank_error, optimal_low_rank_error, subspace_error, EtaWeights};
 pub use auto::{auto_choice, auto_svd, AutoChoice, AutoParams};
@@ -55,3 +57,4 @@ pub use shift_invert::{shift_invert_svd, ShiftInvertInfo, ShiftInvertParams};
 #[cfg(feature = "lapack")]
 pub use svd::lapack_svd;
 pub use svd::{check_rank, dense_svd, dense_svd_operator, Residuals, SvdResult};
+pub use twins::{twin_split_svd, TwinSplitInfo};

@@ -25,6 +25,14 @@
 //! exactly `c` singular values above `τ` and (Kahan's theorem for the orthonormal Ritz vectors
 //! of `H(G)`) `r − c` within the residual of the returned ones below it, so every returned value
 //! is within `max(residual, τ − s_r)` of the true `σ_i` even when values repeat.
+//!
+//! The count is exact in exact arithmetic only. With `τ` within 1e-10 of `σ_1(S)`, `P` has a
+//! condition number near 1e10 and the computed `K` carries that error: on Pubmed's *centred* SNE
+//! kernel (`k = 3`) its smallest eigenvalue is below the error, the count came out 2 where the
+//! true number is 1 (the second value is a twin value, `ksvd_linalg::Twins`, confirmed by a dense
+//! SVD of the reduced operator), and the solver refuses with [`SolverError::CountMismatch`]. A
+//! refusal is therefore not proof of a missed value; a bound on the error of `K`, turning the
+//! count into a range, is open work.
 use crate::error::{Result, SolverError};
 use crate::lanczos::{check_tol, lanczos_svd, LanczosParams};
 use crate::rsvd::{randomized_svd, RsvdParams};

@@ -256,6 +256,10 @@ pub struct Table1Config {
     /// reported with `setting = "arcs=reversed"`. For Cora and CiteSeer, whose files list the
     /// cited paper first, this is the reading "first column → second column" of the files.
     pub also_reversed: Vec<String>,
+    /// Split off the exactly repeated singular values of twin nodes before solving
+    /// (`ksvd_graph_tasks::EmbeddingSpec::split_twins`; same values, another basis inside a
+    /// repeated value that the rank cuts). Default `false`: a plain truncated SVD.
+    pub split_twins: bool,
 }
 
 impl Default for Table1Config {
@@ -297,6 +301,7 @@ impl Default for Table1Config {
             eval: EvalConfig::default(),
             overrides,
             also_reversed: vec![],
+            split_twins: false,
         }
     }
 }
@@ -670,6 +675,7 @@ impl Ours<'_> {
             gamma,
             solver: self.res.solver.clone(),
             seed,
+            split_twins: config.split_twins,
         }
     }
 
@@ -987,6 +993,9 @@ pub struct NystromF1Config {
     pub eval: EvalConfig,
     /// Per-dataset overrides.
     pub overrides: BTreeMap<String, DatasetOverride>,
+    /// Split off the exactly repeated singular values of twin nodes before the exact solves
+    /// (as [`Table1Config::split_twins`]; default `false`).
+    pub split_twins: bool,
 }
 
 impl Default for NystromF1Config {
@@ -1029,6 +1038,7 @@ impl Default for NystromF1Config {
             gamma_grid: vec![0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
             eval: EvalConfig::default(),
             overrides,
+            split_twins: false,
         }
     }
 }
@@ -1257,6 +1267,7 @@ fn nystrom_cell(
         gamma: Some(k * base),
         solver: res.solver.clone(),
         seed: config.seed,
+        split_twins: config.split_twins,
     };
     // Exact embeddings over the grid, bandwidth per trial by CV.
     let mut outcomes = vec![];
@@ -1617,6 +1628,7 @@ mod tests {
                 gamma: method.has_bandwidth().then_some(gamma),
                 solver: Solver::Rsvd(RsvdParams::default()),
                 seed: 7,
+                split_twins: true,
             };
             let rows = evaluate(&g, &spec, &eval, 0);
             let micro = rows.iter().find(|r| r.metric == "micro_f1").unwrap();
