@@ -324,10 +324,10 @@ fn gamma_of(spec_gamma: Option<f64>, method: Method) -> Result<f64> {
     Ok(g)
 }
 
-/// The sample sets of a kernel method: the rows `x_i` of `X` twice (KPCA's `K_ij = k(x_i, x_j)`),
-/// or the rows `x_i` and the columns `z_j` (KSVD's `G_ij = k(x_i, z_j)`).
-fn kernel_samples(adjacency: &CsrMatrix, method: Method, transform: GraphTransform) -> Result<(Samples, Samples)> {
-    let x = transform_adjacency(adjacency, transform.input())?;
+/// The sample sets of a kernel method on the transformed adjacency `X`: the rows `x_i` of `X`
+/// twice (KPCA's `K_ij = k(x_i, x_j)`), or the rows `x_i` and the columns `z_j` (KSVD's
+/// `G_ij = k(x_i, z_j)`).
+fn kernel_samples(x: CsrMatrix, method: Method) -> Result<(Samples, Samples)> {
     match method {
         Method::Kpca => {
             let xs = Samples::sparse(x)?;
@@ -449,15 +449,14 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
     // off exactly repeated singular values, which stall Krylov solvers on graph kernels
     // (Pubmed: 6692 of them).
     let twins = if spec.split_twins {
-        Twins::of_square(&x)?
+        Some(Twins::of_square(&x)?).filter(|t| !t.is_empty())
     } else {
-        Twins::from_classes(n, Vec::new())?
+        None
     };
     let solve = |op: &dyn LinearOperator| -> Result<(SvdResult, Option<f64>)> {
-        let svd = if twins.is_empty() {
-            spec.solver.solve_operator(op, rank, spec.seed, budget)?
-        } else {
-            spec.solver.solve_twins(op, &twins, rank, spec.seed, budget)?.0
+        let svd = match &twins {
+            Some(t) => spec.solver.solve_twins(op, t, rank, spec.seed, budget)?.0,
+            None => spec.solver.solve_operator(op, rank, spec.seed, budget)?,
         };
         let worst = svd.max_residual();
         Ok((svd, worst))
@@ -467,7 +466,7 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
         Method::Svd => solve(&x)?,
         m => {
             let gamma = gamma_of(spec.gamma, m)?;
-            let (xs, zs) = kernel_samples(adjacency, m, spec.transform)?;
+            let (xs, zs) = kernel_samples(x.clone(), m)?;
             // KPCA is the KSVD of `K = k(X, X)` (what `ksvd::Kpca` runs for every solver but
             // Nyström); solved as an operator, it keeps the solver's two-sided certificate.
             // The model's policy builds `G`: stored (products become GEMMs) when it has at most
@@ -541,7 +540,7 @@ pub fn nystrom_embed(
     )?;
     ensure(spec.rank >= 1, "components", spec.rank, "must be at least 1")?;
     let gamma = gamma_of(spec.gamma, method.exact())?;
-    let (x, z) = kernel_samples(adjacency, method.exact(), spec.transform)?;
+    let (x, z) = kernel_samples(transform_adjacency(adjacency, spec.transform.input())?, method.exact())?;
     let solver = Solver::Nystrom {
         landmarks,
         cols: None,
@@ -619,7 +618,8 @@ mod tests {
         let n = 30;
         let a = dense_graph(n);
         for method in [Method::Kpca, Method::KsvdRbf, Method::KsvdSne] {
-            let (x, z) = kernel_samples(&a, method, GraphTransform::RowNormalizedSelfLoops).unwrap();
+            let xa = transform_adjacency(&a, GraphTransform::RowNormalizedSelfLoops.input()).unwrap();
+            let (x, z) = kernel_samples(xa, method).unwrap();
             let g = KernelMatrix::with_budget(x, z, kernel_of(method, 0.8), embedding_budget().unwrap()).unwrap();
             assert!(g.is_stored(), "{method:?}");
             let mut dense = g.to_dense().unwrap();

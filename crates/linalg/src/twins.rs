@@ -113,28 +113,29 @@ impl Twins {
     }
 
     fn from_classes_unchecked(n: usize, classes: Vec<Vec<usize>>) -> Twins {
-        let mut first_of = vec![usize::MAX; n];
-        for c in &classes {
-            for &i in c {
-                first_of[i] = c[0];
+        let mut class_of = vec![None; n];
+        for (c, members) in classes.iter().enumerate() {
+            for &i in members {
+                class_of[i] = Some(c);
             }
         }
+        // A class gets its reduced index at its first (smallest) member, met first in this order.
         let mut reduced_of = vec![0; n];
         let mut weight = Vec::new();
-        let mut size_of_first: HashMap<usize, usize> = classes.iter().map(|c| (c[0], c.len())).collect();
-        let mut class_reduced: HashMap<usize, usize> = HashMap::new();
+        let mut class_index = vec![0; classes.len()];
         for i in 0..n {
-            if first_of[i] == usize::MAX {
-                reduced_of[i] = weight.len();
-                weight.push(1.0);
-            } else if first_of[i] == i {
-                let size = size_of_first.remove(&i).unwrap_or(1);
-                class_reduced.insert(i, weight.len());
-                reduced_of[i] = weight.len();
-                weight.push(1.0 / (size as f64).sqrt());
-            } else {
-                reduced_of[i] = class_reduced[&first_of[i]];
-            }
+            reduced_of[i] = match class_of[i] {
+                None => {
+                    weight.push(1.0);
+                    weight.len() - 1
+                }
+                Some(c) if classes[c][0] == i => {
+                    weight.push(1.0 / (classes[c].len() as f64).sqrt());
+                    class_index[c] = weight.len() - 1;
+                    class_index[c]
+                }
+                Some(c) => class_index[c],
+            };
         }
         Twins {
             n,

@@ -1,7 +1,7 @@
 //! The common result type and the dense reference solver.
 use crate::error::{Result, SolverError};
 use ksvd_linalg::{dense, materialize, LinearOperator};
-use ndarray::{s, Array1, Array2, ArrayView2};
+use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2};
 
 /// Per-triplet residuals of a truncated SVD, relative to the largest singular value `s_1`
 /// (absolute when `s_1 = 0`): `left[i] = ‖G v_i − s_i u_i‖ / s_1`,
@@ -122,16 +122,21 @@ pub(crate) fn residuals_from_products(r: &SvdResult, gv: &Array2<f64>, gtu: &Arr
     let s1 = r.s.iter().cloned().fold(0.0, f64::max);
     let scale = if s1 > 0.0 { 1.0 / s1 } else { 1.0 };
     let col_res = |prod: &Array2<f64>, vecs: &Array2<f64>, i: usize| {
-        let mut acc = 0.0;
-        for (p, x) in prod.column(i).iter().zip(vecs.column(i)) {
-            let d = p - r.s[i] * x;
-            acc += d * d;
-        }
-        acc.sqrt() * scale
+        residual_norm(prod.column(i), vecs.column(i), r.s[i]) * scale
     };
     let left = Array1::from_iter((0..r.rank()).map(|i| col_res(&gv, &r.u, i)));
     let right = Array1::from_iter((0..r.rank()).map(|i| col_res(&gtu, &r.v, i)));
     Residuals { left, right }
+}
+
+/// `‖p − s x‖` for a product `p` (`G v` or `Gᵀ u`) and the vector `x` it should equal `s` times.
+pub(crate) fn residual_norm(p: ArrayView1<'_, f64>, x: ArrayView1<'_, f64>, s: f64) -> f64 {
+    let mut acc = 0.0;
+    for (p, x) in p.iter().zip(x) {
+        let d = p - s * x;
+        acc += d * d;
+    }
+    acc.sqrt()
 }
 
 /// Checks `1 <= rank <= min(n, m)` and a non-empty shape.

@@ -12,7 +12,16 @@ use ksvd_linalg::{LinearOperator, TwinReduced, Twins};
 use ndarray::{Array1, Array2};
 
 use crate::error::{Result, SolverError};
-use crate::svd::{check_rank, SvdResult};
+use crate::svd::{check_rank, residual_norm, SvdResult};
+
+/// Where a merged triplet comes from.
+#[derive(Debug, Clone, Copy)]
+enum Source {
+    /// Triplet `i` of the reduced solve.
+    Reduced(usize),
+    /// Helmert vector `copy` of twin class `class`.
+    Twin { class: usize, copy: usize },
+}
 
 /// Twin classes tested per block product.
 const CHUNK: usize = 256;
@@ -101,9 +110,10 @@ fn twin_values<'a, O: LinearOperator + ?Sized>(
     let q = classes.len();
     let mut lambda = Vec::with_capacity(q);
     let mut twin_res = Vec::with_capacity(q);
-    for chunk in (0..q).collect::<Vec<_>>().chunks(CHUNK) {
+    for start in (0..q).step_by(CHUNK) {
+        let chunk = start..(start + CHUNK).min(q);
         let mut w = Array2::zeros((n, chunk.len()));
-        for (col, &c) in chunk.iter().enumerate() {
+        for (col, c) in chunk.clone().enumerate() {
             let members = &classes[c];
             let b = twins.class_basis(c);
             let mut t = Array1::zeros(members.len());
@@ -120,8 +130,8 @@ fn twin_values<'a, O: LinearOperator + ?Sized>(
         for col in 0..chunk.len() {
             let wc = w.column(col);
             let l = wc.dot(&mw.column(col));
-            let left = (&mw.column(col) - &(&wc * l)).mapv(|x| x * x).sum().sqrt();
-            let right = (&mtw.column(col) - &(&wc * l)).mapv(|x| x * x).sum().sqrt();
+            let left = residual_norm(mw.column(col), wc, l);
+            let right = residual_norm(mtw.column(col), wc, l);
             lambda.push(l);
             twin_res.push(left.max(right));
         }
@@ -165,7 +175,7 @@ fn merge<O: LinearOperator + ?Sized>(
     for (c, &r) in twin_res.iter().enumerate() {
         let rel = r * scale;
         twin_residual = twin_residual.max(rel);
-        if !(rel <= tol) {
+        if rel.is_nan() || rel > tol {
             return Err(SolverError::NotInvariant {
                 first: classes[c][0],
                 second: classes[c][1],
@@ -174,19 +184,23 @@ fn merge<O: LinearOperator + ?Sized>(
         }
     }
 
-    // 3. Merge: (value, source) with source Ok(index into red) or Err((class, copy)).
-    let mut all: Vec<(f64, std::result::Result<usize, (usize, usize)>)> =
-        red.s.iter().enumerate().map(|(i, &v)| (v, Ok(i))).collect();
+    // 3. Merge by value.
+    let mut all: Vec<(f64, Source)> = red
+        .s
+        .iter()
+        .enumerate()
+        .map(|(i, &v)| (v, Source::Reduced(i)))
+        .collect();
     for (c, members) in classes.iter().enumerate() {
-        for k in 0..members.len() - 1 {
-            all.push((lambda[c].abs(), Err((c, k))));
+        for copy in 0..members.len() - 1 {
+            all.push((lambda[c].abs(), Source::Twin { class: c, copy }));
         }
     }
     // Stable sort by value, descending: ties keep the reduced triplets first.
     all.sort_by(|a, b| b.0.total_cmp(&a.0));
     let split_cluster = all.len() > rank && (all[rank - 1].0 - all[rank].0).abs() <= tol * s1;
     all.truncate(rank);
-    let twin_triplets_used = all.iter().filter(|(_, src)| src.is_err()).count();
+    let twin_triplets_used = all.iter().filter(|(_, src)| matches!(src, Source::Twin { .. })).count();
 
     let ru = twins.expand(red.u.view())?;
     let rv = twins.expand(red.v.view())?;
@@ -197,16 +211,16 @@ fn merge<O: LinearOperator + ?Sized>(
     for (col, (value, src)) in all.iter().enumerate() {
         values[col] = *value;
         match *src {
-            Ok(i) => {
+            Source::Reduced(i) => {
                 u.column_mut(col).assign(&ru.column(i));
                 v.column_mut(col).assign(&rv.column(i));
             }
-            Err((c, k)) => {
+            Source::Twin { class: c, copy } => {
                 let b = bases[c].get_or_insert_with(|| twins.class_basis(c));
                 let sign = if lambda[c] < 0.0 { -1.0 } else { 1.0 };
                 for (row, &i) in classes[c].iter().enumerate() {
-                    v[[i, col]] = b[[row, k]];
-                    u[[i, col]] = sign * b[[row, k]];
+                    v[[i, col]] = b[[row, copy]];
+                    u[[i, col]] = sign * b[[row, copy]];
                 }
             }
         }

@@ -1,10 +1,11 @@
 //! The twin split: exactly repeated singular values of twin nodes taken from the symmetry, the
 //! rest from the reduced operator; agreement with the dense SVD, residuals, orthonormality, the
 //! flag for a rank that cuts a repeated value, and operators that lack the symmetry.
+use ksvd_kernels::Centering;
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_linalg::{CsrMatrix, Twins};
 use ksvd_solvers::*;
-use ndarray::{Array2, Axis};
+use ndarray::Array2;
 
 /// A directed graph of `hubs` citing papers: hub `h` cites `sizes[h]` papers that nothing else
 /// cites (twins), plus a few random arcs among the hubs; `X = D⁻¹ (A + I)`.
@@ -45,14 +46,7 @@ fn kernel(x: &CsrMatrix, gamma: f64) -> Array2<f64> {
         let diff = &d.row(i) - &d.column(j);
         (-diff.dot(&diff) / (gamma * gamma)).exp()
     });
-    let rows = g.mean_axis(Axis(1)).unwrap();
-    let cols = g.mean_axis(Axis(0)).unwrap();
-    let all = g.mean().unwrap();
-    for i in 0..n {
-        for j in 0..n {
-            g[[i, j]] += all - rows[i] - cols[j];
-        }
-    }
+    Centering::center_dense(&mut g).unwrap();
     g
 }
 
