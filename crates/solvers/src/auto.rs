@@ -1,7 +1,7 @@
 //! The default solver: a dense SVD when that is cheapest and fits the memory budget, restarted
 //! block Lanczos otherwise, and, for sparse-plus-low-rank matrices (graph kernels) on which a
 //! short Krylov run stalls or meets a value repeated as often as its block is wide, shift-invert
-//! subspace iteration with an exact count of the values above the shift
+//! subspace iteration with a certified count of the values above the shift
 //! ([`crate::shift_invert_svd`]). Either way the result meets the tolerance (explicit residuals)
 //! or the call fails.
 use crate::error::Result;
@@ -131,8 +131,8 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
             // transformation, which resolves flat spectra and repeated values with a certified
             // count where Krylov stalls; the first Krylov attempt is then kept short.
             let structured = rank <= SHIFT_INVERT_MAX_RANK && op.sparse_plus_low_rank().is_some();
-            // An exact count of the values above a shift, kept when shift-invert found a value
-            // above it that it could not return: the final result must then contain it.
+            // A proven lower bound on the number of values above a shift, kept when
+            // shift-invert could not return (or certify) them: the final result must reach it.
             let mut count: Option<(f64, usize)> = None;
             let mut shift_invert = || {
                 let sp = ShiftInvertParams {
@@ -144,7 +144,10 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                 };
                 match shift_invert_svd(op, rank, &sp) {
                     Ok((r, _)) => Some((r, AutoChoice::ShiftInvert)),
-                    Err(SolverError::CountMismatch { shift, counted, .. }) => {
+                    Err(SolverError::CountMismatch { shift, counted, .. })
+                    | Err(SolverError::CountUncertain {
+                        shift, min: counted, ..
+                    }) => {
                         count = Some((shift, counted));
                         None
                     }
@@ -250,7 +253,7 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                 }
             }
             if let Some((shift, counted)) = count {
-                // The Krylov result against the exact count: a value above the shift that it
+                // The Krylov result against the count (its proven lower end): a value above the shift that it
                 // lacks was skipped (its residuals cannot show it).
                 let slack = params.tol * result.s[0];
                 let returned = result.s.iter().filter(|&&x| x > shift - slack).count();

@@ -55,14 +55,29 @@ pub enum SolverError {
         /// The largest loss accepted.
         limit: f64,
     },
-    /// The values returned disagree with the exact count of singular values above a shift
+    /// The values returned disagree with the count of singular values above a shift
     /// (inertia): a value above it was missed, although every residual met the tolerance.
-    #[error("{returned} returned singular values lie above the shift {shift:.6e}, but the inertia count is {counted}")]
+    #[error("{returned} returned singular values lie above the shift {shift:.6e}, but the inertia count is at least {counted}")]
     CountMismatch {
         /// The shift.
         shift: f64,
-        /// Singular values of the matrix above the shift (exact, from the factorisation).
+        /// Singular values of the matrix above the shift, at least (from the factorisation,
+        /// with its error bound).
         counted: usize,
+        /// Returned values above it (within the tolerance).
+        returned: usize,
+    },
+    /// The inertia count of the values above a shift is a range (an eigenvalue of the
+    /// capacitance matrix lies within its rounding error of zero) and the values returned
+    /// match its lower end only: the result may lack a value, so it is not certified.
+    #[error("{returned} returned singular values lie above the shift {shift:.6e}; the inertia count, {min} to {max} within its error bound, cannot certify them")]
+    CountUncertain {
+        /// The shift.
+        shift: f64,
+        /// Singular values above the shift, at least.
+        min: usize,
+        /// Singular values above the shift, at most.
+        max: usize,
         /// Returned values above it (within the tolerance).
         returned: usize,
     },

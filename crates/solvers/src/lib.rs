@@ -13,7 +13,7 @@
 //! | randomized block Krylov | [`block_krylov_svd`] | RSVD with a residual stopping rule (Musco & Musco 2015) |
 //! | randomized SVD, fixed power iterations | [`randomized_svd`] | the paper's RSVD protocol (Halko et al.) |
 //! | twin split | [`twin_split_svd`] | square `M` with twin indices (graph nodes with equal neighbourhoods): repeated values taken exactly, the rest from a smaller operator by any solver |
-//! | shift-invert subspace iteration | [`shift_invert_svd`] | sparse-plus-low-rank `G` (graph kernels): flat spectra, repeated values, with an exact count of the values above the shift |
+//! | shift-invert subspace iteration | [`shift_invert_svd`] | sparse-plus-low-rank `G` (graph kernels): flat spectra, repeated values, with a certified count (inertia, with its error bound) of the values above the shift |
 //!
 //! Every solver returns one [`SvdResult`] (`U`, singular values descending, `V`) carrying
 //! per-triplet [`Residuals`] `‖G v_i − s_i u_i‖/s_1`, `‖Gᵀ u_i − s_i v_i‖/s_1`, computed

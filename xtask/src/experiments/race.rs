@@ -322,6 +322,26 @@ fn more_repeats(times: &[f64], min: usize, cfg: &RaceConfig) -> bool {
     times.len() < min || (times.len() < cfg.repeats.max(1) && times.iter().sum::<f64>() < cfg.repeat_budget)
 }
 
+/// Runs `run` (kernel construction and solve, timed end to end) until [`more_repeats`] says
+/// stop, and hands each run's index, seconds, kernel and output to `after`, outside the timed
+/// region. Returns the times.
+fn timed_runs<T>(
+    cfg: &RaceConfig,
+    min: usize,
+    mut run: impl FnMut(usize) -> Result<(KernelMatrix, T)>,
+    mut after: impl FnMut(usize, f64, &KernelMatrix, T) -> Result<()>,
+) -> Result<Vec<f64>> {
+    let mut times = Vec::new();
+    while more_repeats(&times, min, cfg) {
+        let t = Instant::now();
+        let (g, out) = run(times.len())?;
+        let secs = t.elapsed().as_secs_f64();
+        times.push(secs);
+        after(times.len() - 1, secs, &g, out)?;
+    }
+    Ok(times)
+}
+
 fn lanczos_params(rank: usize, tol: f64, seed: u64) -> LanczosParams {
     LanczosParams {
         tol,
@@ -338,48 +358,53 @@ fn lanczos_params(rank: usize, tol: f64, seed: u64) -> LanczosParams {
 /// Computes the TSVD reference (Lanczos from `seed`), timed end to end; further timing runs
 /// restart from other start vectors and give [`Reference::floor`].
 pub fn reference(p: &Problem, cfg: &RaceConfig, seed: u64) -> Result<Reference> {
-    let mut times = Vec::new();
     // The first run's SVD, ‖G‖_F², optimal error and own accuracy (measured outside the timing).
     let mut first: Option<(SvdResult, f64, f64, Accuracy)> = None;
     let mut floor: Option<Accuracy> = None;
     let mut products = 0;
-    while more_repeats(&times, 2, cfg) {
-        let run_seed = seed.wrapping_add(0x5eed_0000_u64.wrapping_mul(times.len() as u64));
-        let t = Instant::now();
-        let g = p.build()?;
-        let (r, st) = lanczos_svd_with_progress(
-            &g,
-            cfg.rank,
-            &lanczos_params(cfg.rank, cfg.tsvd_tol, run_seed),
-            &mut |_| {},
-        )?;
-        let secs = t.elapsed().as_secs_f64();
-        times.push(secs);
-        products = products.max(st.matvecs);
-        trace(format_args!(
-            "tsvd run {} (seed {run_seed}): {secs:.3}s, {} restarts, {} products",
-            times.len(),
-            st.restarts,
-            st.matvecs
-        ));
-        match &first {
-            None => {
-                let truth = Truth::new(&g, &r);
-                let (fro_sq, opt) = (truth.fro_sq, truth.optimal_error);
-                let own = Accuracy::of(&g, &truth, &r)?;
-                first = Some((r, fro_sq, opt, own));
+    let run_seed = |i: usize| seed.wrapping_add(0x5eed_0000_u64.wrapping_mul(i as u64));
+    let times = timed_runs(
+        cfg,
+        2,
+        |i| {
+            let g = p.build()?;
+            let out = lanczos_svd_with_progress(
+                &g,
+                cfg.rank,
+                &lanczos_params(cfg.rank, cfg.tsvd_tol, run_seed(i)),
+                &mut |_| {},
+            )?;
+            Ok((g, out))
+        },
+        |i, secs, g, (r, st)| {
+            products = products.max(st.matvecs);
+            trace(format_args!(
+                "tsvd run {} (seed {}): {secs:.3}s, {} restarts, {} products",
+                i + 1,
+                run_seed(i),
+                st.restarts,
+                st.matvecs
+            ));
+            match &first {
+                None => {
+                    let truth = Truth::new(g, &r);
+                    let (fro_sq, opt) = (truth.fro_sq, truth.optimal_error);
+                    let own = Accuracy::of(g, &truth, &r)?;
+                    first = Some((r, fro_sq, opt, own));
+                }
+                Some((reference, fro_sq, opt, _)) => {
+                    let truth = Truth {
+                        svd: reference,
+                        fro_sq: *fro_sq,
+                        optimal_error: *opt,
+                    };
+                    let a = Accuracy::of(g, &truth, &r)?;
+                    floor = Some(floor.map_or(a, |f| f.worst(a)));
+                }
             }
-            Some((reference, fro_sq, opt, _)) => {
-                let truth = Truth {
-                    svd: reference,
-                    fro_sq: *fro_sq,
-                    optimal_error: *opt,
-                };
-                let a = Accuracy::of(&g, &truth, &r)?;
-                floor = Some(floor.map_or(a, |f| f.worst(a)));
-            }
-        }
-    }
+            Ok(())
+        },
+    )?;
     let (svd, fro_sq, optimal_error, own) = first.ok_or_else(|| anyhow!("no reference computed"))?;
     Ok(Reference {
         svd,
@@ -413,20 +438,21 @@ pub fn certified(p: &Problem, cfg: &RaceConfig, seed: u64) -> Result<Certified> 
         seed,
         budget: MemoryBudget::fixed(),
     };
-    let mut times = Vec::new();
     let mut first = None;
-    while more_repeats(&times, 1, cfg) {
-        let t = Instant::now();
-        let g = p.build()?;
-        let (svd, choice) = auto_svd(&g, cfg.rank, &params, &mut |_| {})?;
-        let secs = t.elapsed().as_secs_f64();
-        trace(format_args!(
-            "certified run {}: {secs:.3}s ({choice:?})",
-            times.len() + 1
-        ));
-        times.push(secs);
-        first.get_or_insert((svd, choice));
-    }
+    let times = timed_runs(
+        cfg,
+        1,
+        |_| {
+            let g = p.build()?;
+            let out = auto_svd(&g, cfg.rank, &params, &mut |_| {})?;
+            Ok((g, out))
+        },
+        |i, secs, _, (svd, choice)| {
+            trace(format_args!("certified run {}: {secs:.3}s ({choice:?})", i + 1));
+            first.get_or_insert((svd, choice));
+            Ok(())
+        },
+    )?;
     let (svd, choice) = first.ok_or_else(|| anyhow!("no certified run"))?;
     Ok(Certified {
         svd,
@@ -612,19 +638,24 @@ pub fn time_setting(
     cfg: &RaceConfig,
     seed: u64,
 ) -> Result<Timed> {
-    let mut times = Vec::new();
     let mut worst: Option<Accuracy> = None;
-    while more_repeats(&times, 1, cfg) {
-        let t = Instant::now();
-        let g = p.build()?;
-        let out = attempt(&g, solver, size, cfg, seed)?;
-        times.push(t.elapsed().as_secs_f64());
-        let a = match out {
-            Some(s) => reference.accuracy(&g, &s)?,
-            None => Accuracy::nan(),
-        };
-        worst = Some(worst.map_or(a, |w| w.worst(a)));
-    }
+    let times = timed_runs(
+        cfg,
+        1,
+        |_| {
+            let g = p.build()?;
+            let out = attempt(&g, solver, size, cfg, seed)?;
+            Ok((g, out))
+        },
+        |_, _, g, out| {
+            let a = match out {
+                Some(s) => reference.accuracy(g, &s)?,
+                None => Accuracy::nan(),
+            };
+            worst = Some(worst.map_or(a, |w| w.worst(a)));
+            Ok(())
+        },
+    )?;
     let accuracy = worst.ok_or_else(|| anyhow!("no timing run"))?;
     trace(format_args!(
         "{} size {size} timed: median {:.4}s over {} runs, worst {accuracy:?}",
