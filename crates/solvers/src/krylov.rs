@@ -352,6 +352,7 @@ pub(crate) fn orthogonality(r: &SvdResult) -> f64 {
     dev(&r.u).max(dev(&r.v))
 }
 
-fn frob(a: &Array2<f64>) -> f64 {
+/// Frobenius norm.
+pub(crate) fn frob(a: &Array2<f64>) -> f64 {
     a.iter().map(|x| x * x).sum::<f64>().sqrt()
 }

@@ -38,6 +38,7 @@
 //! the upper end; one below the lower end is [`SolverError::CountMismatch`] (a value was
 //! missed), one in between [`SolverError::CountUncertain`].
 use crate::error::{Result, SolverError};
+use crate::krylov::frob;
 use crate::lanczos::{check_tol, lanczos_svd, LanczosParams};
 use crate::rsvd::{randomized_svd, RsvdParams};
 use crate::svd::{check_rank, SvdResult};
@@ -217,12 +218,17 @@ struct ShiftedInverse {
     /// Woodbury formula needs (its two terms cancel along the near-null directions of `P`).
     /// The count takes a corrected `K` instead (see [`capacitance`]).
     k: Array2<f64>,
-    /// `#{σ_i(G) > τ}` lies in `above..=above_max` (one value when `K` has no eigenvalue within
-    /// its error bound of zero).
-    above: usize,
-    above_max: usize,
-    /// The bound on the error of `K`'s eigenvalues behind the range.
-    error: f64,
+    /// `#{σ_i(G) > τ}`, a range when `K` has an eigenvalue within its error bound of zero.
+    count: Count,
+}
+
+/// Entry `(i, j)` of `J = [[0, I], [I, 0]]` (`2 half × 2 half`).
+fn j_entry(i: usize, j: usize, half: usize) -> f64 {
+    if (i < half && j == i + half) || (i >= half && j + half == i) {
+        1.0
+    } else {
+        0.0
+    }
 }
 
 /// `r = W − P Z` for `P = [τ I, −S; −Sᵀ, τ I]`, in compensated arithmetic, with a bound on the
@@ -252,10 +258,6 @@ fn shifted_residual(
         }
     }
     (r, err)
-}
-
-fn frobenius(a: &Array2<f64>) -> f64 {
-    a.iter().map(|x| x * x).sum::<f64>().sqrt()
 }
 
 /// The capacitance matrix `K = J − Wᵀ P⁻¹ W` from the computed `Z ≈ P⁻¹ W`, and a bound on the
@@ -296,9 +298,7 @@ fn capacitance(
     for i in 0..k2 {
         for j in 0..k2 {
             let mut acc = CompensatedSum::new();
-            if (i < half && j == i + half) || (i >= half && j + half == i) {
-                acc.add(1.0);
-            }
+            acc.add(j_entry(i, j, half));
             for t in 0..w.nrows() {
                 acc.add_product(-w[[t, i]], z[[t, j]]);
                 acc.add_product(-z[[t, i]], r[[t, j]]);
@@ -310,10 +310,10 @@ fn capacitance(
     // K is symmetric; the asymmetry of the computed one is part of the error bounded here.
     let kt = k.t().to_owned();
     k = (&k + &kt) * 0.5;
-    let error = 2.0 * frobenius(&r) * frobenius(&pr)
-        + frobenius(z) * frobenius(&r_err)
+    let error = 2.0 * frob(&r) * frob(&pr)
+        + frob(z) * frob(&r_err)
         + dot_err.sqrt()
-        + 4.0 * k2 as f64 * f64::EPSILON * frobenius(&k);
+        + 4.0 * k2 as f64 * f64::EPSILON * frob(&k);
     Ok((k, error))
 }
 
@@ -331,57 +331,59 @@ struct Count {
 /// range there (each step makes `P` about 100 times better conditioned).
 const RECOUNT_STEPS: [f64; 3] = [1e-8, 1e-6, 1e-4];
 
-impl ShiftedInverse {
-    fn count(&self) -> Count {
-        Count {
-            shift: self.tau,
-            min: self.above,
-            max: self.above_max,
-            error: self.error,
-        }
-    }
-
-    /// The Woodbury data and the count for the factor `chol` of `P = τ I − H(S)`.
-    fn new(tau: f64, chol: SparseCholesky, sp: &CsrMatrix, st: &CsrMatrix, w: &Array2<f64>) -> Result<Self> {
-        let k2 = w.ncols();
-        let half = k2 / 2;
-        let mut z = w.clone();
-        chol.solve_in_place(z.view_mut())?;
-        let wz = dense::matmul(w.t(), z.view())?;
-        let mut k = Array2::from_shape_fn((k2, k2), |(i, j)| {
-            let jij = if (i < half && j == i + half) || (i >= half && j + half == i) {
-                1.0
-            } else {
-                0.0
-            };
-            jij - wz[[i, j]]
-        });
-        let kt = k.t().to_owned();
-        k = (&k + &kt) * 0.5;
-        let (eigenvalues, error) = if k2 == 0 {
+impl Count {
+    /// The count at `tau` from the factor `chol` of `P = τ I − H(S)` and `z = P⁻¹ W`: `neg(K) − k`,
+    /// where eigenvalues of `K` within its error bound of zero may have either sign.
+    fn of(
+        chol: &SparseCholesky,
+        sp: &CsrMatrix,
+        st: &CsrMatrix,
+        tau: f64,
+        w: &Array2<f64>,
+        z: &Array2<f64>,
+    ) -> Result<Count> {
+        let half = w.ncols() / 2;
+        let (eigenvalues, error) = if w.ncols() == 0 {
             (Array1::zeros(0), 0.0)
         } else {
-            let (corrected, error) = capacitance(&chol, sp, st, tau, w, &z)?;
+            let (corrected, error) = capacitance(chol, sp, st, tau, w, z)?;
             (dense::symmetric_eigen(corrected.view())?.0, error)
         };
-        // neg(K) − k values above τ; eigenvalues within the error of zero may have either sign.
         let surely_negative = eigenvalues.iter().filter(|&&x| x < -error).count();
         let maybe_negative = eigenvalues.iter().filter(|&&x| x <= error).count();
-        let above_max = maybe_negative.checked_sub(half).ok_or(SolverError::InvalidParameter {
+        let max = maybe_negative.checked_sub(half).ok_or(SolverError::InvalidParameter {
             name: "shift",
             value: tau,
             reason: "inertia of the capacitance matrix is inconsistent (shift at a singular value)",
         })?;
-        let above = surely_negative.saturating_sub(half);
-        Ok(ShiftedInverse {
-            tau,
-            chol,
-            z,
-            k,
-            above,
-            above_max,
+        Ok(Count {
+            shift: tau,
+            min: surely_negative.saturating_sub(half),
+            max,
             error,
         })
+    }
+}
+
+/// `P⁻¹ W` with the factor of `P`.
+fn solve_block(chol: &SparseCholesky, w: &Array2<f64>) -> Result<Array2<f64>> {
+    let mut z = w.clone();
+    chol.solve_in_place(z.view_mut())?;
+    Ok(z)
+}
+
+impl ShiftedInverse {
+    /// The Woodbury data and the count for the factor `chol` of `P = τ I − H(S)`.
+    fn new(tau: f64, chol: SparseCholesky, sp: &CsrMatrix, st: &CsrMatrix, w: &Array2<f64>) -> Result<Self> {
+        let k2 = w.ncols();
+        let half = k2 / 2;
+        let z = solve_block(&chol, w)?;
+        let wz = dense::matmul(w.t(), z.view())?;
+        let mut k = Array2::from_shape_fn((k2, k2), |(i, j)| j_entry(i, j, half) - wz[[i, j]]);
+        let kt = k.t().to_owned();
+        k = (&k + &kt) * 0.5;
+        let count = Count::of(&chol, sp, st, tau, w, &z)?;
+        Ok(ShiftedInverse { tau, chol, z, k, count })
     }
 
     /// `T y = P⁻¹ y + Z K⁻¹ Zᵀ y` for a block `y`.
@@ -495,7 +497,7 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
     // The count certifies the result. Where it is a range at τ (P's condition number near
     // 1e10 widens the bound), retake it a little further from σ_1(S), where P is better
     // conditioned; the iteration keeps the shift τ.
-    let mut count = inverse.count();
+    let mut count = inverse.count;
     for step in RECOUNT_STEPS {
         if count.min == count.max {
             break;
@@ -505,7 +507,7 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
         let Some(chol) = factor_shifted(&pattern, &st, n, t)? else {
             break;
         };
-        let other = ShiftedInverse::new(t, chol, sp, &st, &w)?.count();
+        let other = Count::of(&chol, sp, &st, t, &w, &solve_block(&chol, &w)?)?;
         if other.max - other.min < count.max - count.min {
             count = other;
         }
@@ -516,7 +518,7 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
     // below, are dominant eigenvalues of T (|1/(τ − σ)| large) and come with the iteration.
     // So try the top `above`, then fewer, until a Lanczos run converges.
     let mut top: Option<SvdResult> = None;
-    for j in (1..=inverse.above_max.min(rank)).rev() {
+    for j in (1..=inverse.count.max.min(rank)).rev() {
         // A long basis: the values above the shift may sit on a flat spectrum.
         let lp = LanczosParams {
             // Tighter than the result's: these vectors stay fixed in the Rayleigh–Ritz basis.
@@ -712,13 +714,13 @@ mod tests {
                 // against K's eigenvalues (P's condition number up to about 1e9 here; at 1e11
                 // the bound, normwise, may widen it).
                 assert!(
-                    inv.above <= exact && exact <= inv.above_max,
+                    inv.count.min <= exact && exact <= inv.count.max,
                     "seed {seed}, tau = s1 (1 + {rel}): {}..={} vs {exact}",
-                    inv.above,
-                    inv.above_max
+                    inv.count.min,
+                    inv.count.max
                 );
                 if rel >= 1e-8 {
-                    assert_eq!((inv.above, inv.above_max), (exact, exact), "seed {seed}, rel {rel}");
+                    assert_eq!((inv.count.min, inv.count.max), (exact, exact), "seed {seed}, rel {rel}");
                 }
             }
         }
@@ -740,18 +742,18 @@ mod tests {
         let inv = count_at(&sp, &w, tau);
         // The true count is j (σ_j itself not above τ; 0-based) or j + 1 (τ rounded below it).
         assert!(
-            inv.above <= j && inv.above_max >= j,
+            inv.count.min <= j && inv.count.max >= j,
             "{}..={} vs {j}",
-            inv.above,
-            inv.above_max
+            inv.count.min,
+            inv.count.max
         );
-        assert!(inv.above_max <= j + 1);
+        assert!(inv.count.max <= j + 1);
         // Either side, just off the value, the count is exact again.
         for side in [1.0 + 1e-7, 1.0 - 1e-7] {
             let t = tau * side;
             let inv = count_at(&sp, &w, t);
             let exact = sg.iter().filter(|&&x| x > t).count();
-            assert_eq!((inv.above, inv.above_max), (exact, exact));
+            assert_eq!((inv.count.min, inv.count.max), (exact, exact));
         }
     }
 }
