@@ -2,7 +2,7 @@
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, transform_adjacency, GraphInput};
 use ksvd_kernels::{compat, Centering, Compat, Kernel, KernelError, KernelMatrix, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
-use ksvd_linalg::{materialize, CsrMatrix, LinearOperator, MatrixBlocks};
+use ksvd_linalg::{materialize, CsrMatrix, LinearOperator, MatrixBlocks, Twins};
 use ndarray::{Array2, ArrayView2};
 use proptest::prelude::*;
 
@@ -170,6 +170,44 @@ fn sparse_plus_low_rank_structure_is_the_matrix_itself_centred_or_not() {
     )
     .unwrap();
     assert!(dense.sparse_plus_low_rank().is_none());
+}
+
+#[test]
+fn twin_reduced_kernels_keep_the_sparse_plus_low_rank_structure() {
+    // Node 0 cites nodes 1..=5, which nothing else touches (twins); random arcs among the rest.
+    let mut a = sparse_random(40, 40, 0.06, 17);
+    for i in 0..40 {
+        for j in 1..=5 {
+            a[[i, j]] = 0.0;
+            a[[j, i]] = 0.0;
+        }
+    }
+    for j in 1..=5 {
+        a[[0, j]] = 1.0;
+    }
+    let adj = CsrMatrix::from_dense(a.view()).unwrap();
+    let x = transform_adjacency(&adj, GraphInput::RowNormalizedSelfLoops).unwrap();
+    let twins = Twins::of_square(&x).unwrap();
+    assert!(twins.classes().iter().any(|c| c == &vec![1, 2, 3, 4, 5]));
+    let xs = Samples::sparse(x.clone()).unwrap();
+    let zs = Samples::sparse(x.transpose()).unwrap();
+    for k in [Kernel::Sne { gamma: 0.6 }, Kernel::Rbf { gamma: 0.8 }] {
+        let plain = KernelMatrix::new(xs.clone(), zs.clone(), k).unwrap();
+        for g in [plain.clone(), plain.centered().unwrap()] {
+            let reduced = twins.reduced(&g).unwrap();
+            let want = reduced.to_dense().unwrap();
+            let sp = reduced
+                .sparse_plus_low_rank()
+                .expect("a reduced sparse-plus-low-rank kernel has the structure");
+            assert_eq!(sp.sparse.nrows(), twins.reduced_dim());
+            let got = sp.sparse.to_dense() + sp.left.dot(&sp.right.t());
+            assert!(
+                max_abs_diff(&got, &want) <= tol(&want),
+                "{k:?} centred={}",
+                g.is_centered()
+            );
+        }
+    }
 }
 
 #[test]

@@ -28,7 +28,7 @@ use ndarray::{Array2, ArrayView2, ArrayViewMut2, Axis};
 
 use crate::csr::CsrMatrix;
 use crate::error::{LinalgError, Result};
-use crate::operator::LinearOperator;
+use crate::operator::{LinearOperator, SparsePlusLowRank};
 
 /// The twin classes of a square matrix and the reduction they define (see the module docs).
 #[derive(Debug, Clone, PartialEq)]
@@ -237,7 +237,9 @@ impl Twins {
         b
     }
 
-    /// The reduced operator `Qᵀ M Q` of a square operator `M` with these twins.
+    /// The reduced operator `Qᵀ M Q` of a square operator `M` with these twins. When `M` is
+    /// sparse plus low rank (`S + L Rᵀ`, [`LinearOperator::sparse_plus_low_rank`]), so is the
+    /// reduced operator, `Qᵀ S Q + (Qᵀ L)(Qᵀ R)ᵀ`, built here in one pass over `S`.
     ///
     /// # Errors
     /// [`LinalgError::ShapeMismatch`] when `M` is not `n × n`.
@@ -249,7 +251,42 @@ impl Twins {
                 right: (self.n, self.n),
             });
         }
-        Ok(TwinReduced { twins: self, op })
+        let structure = match op.sparse_plus_low_rank() {
+            Some(spl) => Some(ReducedStructure {
+                sparse: self.reduce_sparse(spl.sparse)?,
+                left: self.reduce_rows(spl.left.view()),
+                right: self.reduce_rows(spl.right.view()),
+            }),
+            None => None,
+        };
+        Ok(TwinReduced {
+            twins: self,
+            op,
+            structure,
+        })
+    }
+
+    /// `Qᵀ S Q` of a sparse `n × n` matrix: entries summed over pairs of classes, scaled by
+    /// `1/sqrt(|C| |C'|)` (sparse again: `Q`'s columns are unit vectors and scaled class
+    /// indicators).
+    fn reduce_sparse(&self, s: &CsrMatrix) -> Result<CsrMatrix> {
+        let d = self.reduced_dim();
+        let mut triplets = Vec::with_capacity(s.nnz());
+        for i in 0..s.nrows() {
+            let ri = self.reduced_of[i];
+            let (cols, vals) = s.row(i);
+            for (&j, &v) in cols.iter().zip(vals) {
+                let rj = self.reduced_of[j];
+                triplets.push((ri, rj, v * self.weight[ri] * self.weight[rj]));
+            }
+        }
+        CsrMatrix::from_triplets(d, d, triplets)
+    }
+
+    fn reduce_rows(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
+        let mut out = Array2::zeros((self.reduced_dim(), x.ncols()));
+        self.reduce_into(x, out.view_mut());
+        out
     }
 }
 
@@ -262,10 +299,20 @@ fn invalid(reason: String) -> LinalgError {
 
 /// `Qᵀ M Q`: a square operator restricted to the vectors constant on every twin class (see
 /// the module docs), `reduced_dim × reduced_dim`.
-#[derive(Debug, Clone, Copy)]
+#[derive(Debug, Clone)]
 pub struct TwinReduced<'a, O: ?Sized> {
     twins: &'a Twins,
     op: &'a O,
+    /// `Qᵀ S Q + (Qᵀ L)(Qᵀ R)ᵀ` when `M = S + L Rᵀ` (sparse plus low rank again).
+    structure: Option<ReducedStructure>,
+}
+
+/// The reduced sparse-plus-low-rank form of a [`TwinReduced`].
+#[derive(Debug, Clone)]
+struct ReducedStructure {
+    sparse: CsrMatrix,
+    left: Array2<f64>,
+    right: Array2<f64>,
 }
 
 impl<O: LinearOperator + ?Sized> TwinReduced<'_, O> {
@@ -296,6 +343,14 @@ impl<O: LinearOperator + ?Sized> LinearOperator for TwinReduced<'_, O> {
     }
     fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> Result<()> {
         self.product(x, out, true)
+    }
+    /// `Qᵀ S Q + (Qᵀ L)(Qᵀ R)ᵀ` when the operator is `S + L Rᵀ`.
+    fn sparse_plus_low_rank(&self) -> Option<SparsePlusLowRank<'_>> {
+        self.structure.as_ref().map(|s| SparsePlusLowRank {
+            sparse: &s.sparse,
+            left: s.left.clone(),
+            right: s.right.clone(),
+        })
     }
 }
 
@@ -359,6 +414,10 @@ mod tests {
         assert!((&got - &want).iter().all(|d| d.abs() < 1e-15));
         let got_t = red.apply_transpose(Array2::eye(4).view()).unwrap();
         assert!((&got_t - &want.t()).iter().all(|d| d.abs() < 1e-15));
+        // A sparse matrix reduces to a sparse one (no low-rank term).
+        let structure = red.sparse_plus_low_rank().unwrap();
+        assert_eq!(structure.left.ncols(), 0);
+        assert!((&structure.sparse.to_dense() - &want).iter().all(|d| d.abs() < 1e-15));
     }
 
     #[test]

@@ -271,7 +271,12 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
 }
 
 /// Largest rank for which the default solver tries the shift-invert iteration (its block has
-/// `rank + 10` vectors, each iteration one solve with the factor per vector).
+/// `rank + 10` vectors, each iteration one solve with the factor per vector). Not more yet:
+/// Table 1's Pubmed KPCA cell (12 solves at rank 500) took 8 minutes by Krylov alone (tolerance
+/// 1e-8), and had not finished after 10–18 minutes with shift-invert tried after the first or
+/// after a 200-restart fallback Krylov attempt (tolerance 1e-6). Pubmed's KSVD at rank 250, where
+/// Krylov stalls, needs shift-invert ([`crate::shift_invert_svd`] directly) and has no automatic
+/// route to it.
 const SHIFT_INVERT_MAX_RANK: usize = 64;
 
 /// Iterations the default solver gives the shift-invert iteration: it converges in a few when

@@ -216,16 +216,21 @@ fn flat_band(blocks: usize, spread: f64) -> CsrMatrix {
     CsrMatrix::from_triplets(3 * blocks, 3 * blocks, scaled_copies(&factors)).unwrap()
 }
 
+/// [`flat_band`]`(blocks, spread)` plus a random positive rank-one term.
+fn flat_band_operator(blocks: usize, spread: f64, seed: u64) -> Structured {
+    let s = flat_band(blocks, spread);
+    let n = s.nrows();
+    let mut rng = rng_from_seed(seed);
+    let l = gaussian_matrix(&mut rng, n, 1).mapv(f64::abs) * 0.3;
+    let r = gaussian_matrix(&mut rng, n, 1).mapv(f64::abs) * 0.3;
+    Structured::new(s, l, r)
+}
+
 #[test]
 fn the_default_solver_takes_shift_invert_when_krylov_stalls_on_a_flat_band() {
     // 600 x 600 under a 1 MiB budget (no dense SVD); the blocks' largest values form a band
     // of relative width 1e-6, which ten Krylov restarts do not resolve to 1e-10.
-    let s = flat_band(200, 1e-6);
-    let n = s.nrows();
-    let mut rng = rng_from_seed(23);
-    let l = gaussian_matrix(&mut rng, n, 1).mapv(f64::abs) * 0.3;
-    let r = gaussian_matrix(&mut rng, n, 1).mapv(f64::abs) * 0.3;
-    let g = Structured::new(s, l, r);
+    let g = flat_band_operator(200, 1e-6, 23);
     let params = AutoParams {
         tol: 1e-10,
         seed: 3,
@@ -244,6 +249,20 @@ fn the_default_solver_takes_shift_invert_when_krylov_stalls_on_a_flat_band() {
     }
     assert!(explicit_residual(&g.dense, &res) <= 1e-10);
     assert!(orthonormality_error(&res.u) <= 1e-12 && orthonormality_error(&res.v) <= 1e-12);
+}
+
+#[test]
+fn a_rank_that_cuts_through_a_flat_band_is_certified() {
+    // 900 x 900: the 300 blocks' largest values form a band of relative width 1e-5, and rank
+    // 100 ends inside it, between two values 3.3e-8 apart (relative): one value above the
+    // shift (the rank-one term), 99 iterated with 10 more.
+    let g = flat_band_operator(300, 1e-5, 29);
+    let info = check_against_dense(&g, 100, 1e-9);
+    assert_eq!(
+        info.block,
+        99 + 10,
+        "one value above the shift from Lanczos, 99 iterated"
+    );
 }
 
 #[test]
