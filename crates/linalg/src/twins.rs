@@ -254,8 +254,8 @@ impl Twins {
         let structure = match op.sparse_plus_low_rank() {
             Some(spl) => Some(ReducedStructure {
                 sparse: self.reduce_sparse(spl.sparse)?,
-                left: self.reduce_rows(spl.left.view()),
-                right: self.reduce_rows(spl.right.view()),
+                left: self.reduce(spl.left.view())?,
+                right: self.reduce(spl.right.view())?,
             }),
             None => None,
         };
@@ -281,12 +281,6 @@ impl Twins {
             }
         }
         CsrMatrix::from_triplets(d, d, triplets)
-    }
-
-    fn reduce_rows(&self, x: ArrayView2<'_, f64>) -> Array2<f64> {
-        let mut out = Array2::zeros((self.reduced_dim(), x.ncols()));
-        self.reduce_into(x, out.view_mut());
-        out
     }
 }
 
