@@ -66,7 +66,7 @@
 //! | bandwidth | `k ∈ {0.25, 0.5, 1, 2, 4, 8}` × rule, 10-fold CV (macro-F1) nested in every trial | "10-fold cross-validation ... in the same range"; the test part is never seen |
 //! | reconstruction | Euclidean on the node features; inner product `⟨source_v, target_w⟩` as a second setting | "closest nodes in feature space"; HOPE's decoder |
 //! | self in reconstruction | excluded | a node is trivially closest to itself |
-//! | solver | `Solver::Auto { tol: 1e-8 }` after the twin split, every triplet certified (BlogCatalog: 500 features; Pubmed: `Solver::Rsvd`, `p = 10`, `q = 2`, 500 features) | time budget on 2 cores (`experiments/table1.toml`) |
+//! | solver | `Solver::Auto { tol: 1e-8 }` after the twin split, every triplet certified (BlogCatalog and Pubmed: 500 features; Pubmed's KSVD: `Solver::BlockKrylov`, depth ≤ 16, certified only where its residuals reach 1e-8) | time budget on 2 cores (`experiments/table1.toml`) |
 //!
 //! ## Example
 //!

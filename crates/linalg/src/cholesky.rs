@@ -2,13 +2,20 @@
 //! symmetric matrix given by its lower triangle in CSR form. Its success is itself a
 //! certificate: the matrix is (numerically) positive definite, which spectral transformations
 //! use to count eigenvalues above a shift.
+//!
+//! For indefinite matrices (a shift inside the spectrum), [`CholeskyPattern::factor_ldlt`] gives
+//! an unpivoted `L D Lᵀ` and its [`Inertia`]: the signs of `D` count the eigenvalues below zero of
+//! a matrix within a computed backward-error bound of the input.
 use crate::csr::CsrMatrix;
 use crate::dense::{as_faer_mut, parallelism};
 use crate::error::{LinalgError, Result};
-use faer::dyn_stack::{MemBuffer, MemStack};
+use faer::dyn_stack::{MemBuffer, MemStack, StackReq};
+use faer::linalg::cholesky::ldlt::factor::LdltRegularization;
 use faer::linalg::cholesky::llt::factor::LltRegularization;
 use faer::linalg::solvers::LltError;
-use faer::sparse::linalg::cholesky::{factorize_symbolic_cholesky, LltRef, SymbolicCholesky};
+use faer::sparse::linalg::cholesky::{
+    factorize_symbolic_cholesky, LdltRef, LltRef, SymbolicCholesky, SymbolicCholeskyRaw,
+};
 use faer::sparse::{SparseColMatRef, SymbolicSparseColMatRef};
 use faer::{Conj, Par, Side};
 use ndarray::{Array2, ArrayViewMut2, ShapeBuilder};
@@ -31,6 +38,130 @@ pub struct SparseCholesky {
     symbolic: Arc<SymbolicCholesky<usize>>,
     values: Vec<f64>,
     n: usize,
+}
+
+/// `A = L D Lᵀ` (`L` unit lower triangular, `D` diagonal, no pivoting beyond the fill-reducing
+/// ordering) of a sparse symmetric matrix, with the inertia of `D`.
+#[derive(Debug, Clone)]
+pub struct SparseLdlt {
+    symbolic: Arc<SymbolicCholesky<usize>>,
+    values: Vec<f64>,
+    n: usize,
+    inertia: Inertia,
+}
+
+/// The signs of the pivots of an `L D Lᵀ` factorisation of a symmetric `A`, with a bound on its
+/// backward error.
+///
+/// The computed factors are exact for some `A + E` with `|E| ≤ γ_m |L| |D| |Lᵀ|` entry-wise
+/// (`γ_m = m u / (1 − m u)`, `m` the longest column of `L` plus one; any summation order, so
+/// blocked and supernodal updates included), and by Sylvester's law of inertia `D` has as many
+/// negative entries as `A + E` has negative eigenvalues. With
+/// `‖E‖₂ ≤ ‖E‖_F ≤ γ_m Σ_j |d_j| ‖L_{:,j}‖²` =: `error`, Weyl's inequality gives
+/// `#{λ(A) < −error} ≤ negative ≤ #{λ(A) < error}`: the count is exact for every eigenvalue
+/// farther than `error` from zero. Without pivoting the factorisation is not backward stable in
+/// general; the bound, computed from the factors themselves, says how far it is.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Inertia {
+    /// Negative entries of `D`.
+    pub negative: usize,
+    /// Positive entries of `D` (the others: the factorisation fails on a zero pivot).
+    pub positive: usize,
+    /// The bound on `‖E‖₂` above.
+    pub error: f64,
+}
+
+/// The inertia of `D` and the backward-error bound from a computed `L D Lᵀ` factor.
+fn ldlt_inertia(symbolic: &SymbolicCholesky<usize>, values: &[f64]) -> Result<Inertia> {
+    // Per column j of L (unit diagonal): d_j and 1 + Σ_{i>j} l_ij².
+    let mut negative = 0;
+    let mut positive = 0;
+    let mut weight = 0.0f64;
+    let mut longest = 0usize;
+    let mut column = |d: f64, below: &mut dyn Iterator<Item = f64>, len: usize| {
+        if d < 0.0 {
+            negative += 1;
+        } else if d > 0.0 {
+            positive += 1;
+        }
+        let norm2 = 1.0 + below.map(|l| l * l).sum::<f64>();
+        weight += d.abs() * norm2;
+        longest = longest.max(len);
+    };
+    match symbolic.raw() {
+        SymbolicCholeskyRaw::Simplicial(s) => {
+            let (ptr, rows) = (s.col_ptr(), s.row_idx());
+            for j in 0..symbolic.nrows() {
+                let (a, b) = (ptr[j], ptr[j + 1]);
+                if a == b || rows[a] != j {
+                    return Err(faer_error(
+                        "sparse LDLT",
+                        "a factor column does not start at its diagonal",
+                    ));
+                }
+                column(values[a], &mut values[a + 1..b].iter().copied(), b - a);
+            }
+        }
+        SymbolicCholeskyRaw::Supernodal(s) => {
+            let (begin, end) = (s.supernode_begin(), s.supernode_end());
+            let (val_ptr, row_ptr) = (s.col_ptr_for_val(), s.col_ptr_for_row_idx());
+            for k in 0..s.n_supernodes() {
+                let ncols = end[k] - begin[k];
+                let nrows = ncols + (row_ptr[k + 1] - row_ptr[k]);
+                // Column-major nrows × ncols block: the supernode's columns of L, D on its diagonal.
+                let block = &values[val_ptr[k]..val_ptr[k + 1]];
+                if block.len() != nrows * ncols {
+                    return Err(faer_error("sparse LDLT", "a supernode's block has an unexpected size"));
+                }
+                for j in 0..ncols {
+                    let col = &block[j * nrows..(j + 1) * nrows];
+                    column(col[j], &mut col[j + 1..].iter().copied(), nrows - j);
+                }
+            }
+        }
+    }
+    let m = (longest + 1) as f64 * f64::EPSILON;
+    Ok(Inertia {
+        negative,
+        positive,
+        error: m / (1.0 - m) * weight,
+    })
+}
+
+/// `b ← A⁻¹ b` with a factor's own solve (`solve(columns, workspace)`), sequential, on
+/// contiguous columns.
+///
+/// A solve is one pass over the factor, bound by memory. faer's parallel supernodal solve took
+/// 0.33 s per call on Pubmed's shifted augmented matrix (order 39434, 3.9e6 factor entries, 2
+/// threads) against 0.01 s sequentially, so it runs sequentially.
+fn solve_columns(
+    symbolic: &SymbolicCholesky<usize>,
+    op: &'static str,
+    mut b: ArrayViewMut2<'_, f64>,
+    solve: impl FnOnce(faer::MatMut<'_, f64>, Par, &mut MemStack),
+) -> Result<()> {
+    let n = symbolic.nrows();
+    if b.nrows() != n {
+        return Err(LinalgError::ShapeMismatch {
+            op,
+            left: (n, n),
+            right: b.dim(),
+        });
+    }
+    let par = Par::Seq;
+    let mut buffer =
+        MemBuffer::try_new(symbolic.solve_in_place_scratch::<f64>(b.ncols(), par)).map_err(|e| faer_error(op, e))?;
+    let stack = MemStack::new(&mut buffer);
+    // The supernodal solve walks columns of the right-hand side: give it contiguous ones.
+    if b.ncols() <= 1 || b.t().is_standard_layout() {
+        solve(as_faer_mut(b), par, stack);
+    } else {
+        let mut cols = Array2::zeros(b.raw_dim().f());
+        cols.assign(&b);
+        solve(as_faer_mut(cols.view_mut()), par, stack);
+        b.assign(&cols);
+    }
+    Ok(())
 }
 
 /// The lower triangle as faer's column view of the upper triangle (CSR of the lower triangle is
@@ -104,22 +235,13 @@ impl CholeskyPattern {
     /// Numeric factorisation of a matrix with this pattern. A matrix that is not numerically
     /// positive definite is [`LinalgError::NotPositiveDefinite`].
     pub fn factor(&self, lower: &CsrMatrix) -> Result<SparseCholesky> {
-        if lower.nrows() != self.n || lower.indptr() != self.indptr || lower.indices() != self.indices {
-            return Err(LinalgError::InvalidCsr(
-                "the matrix does not have the sparsity pattern of the symbolic analysis".into(),
-            ));
-        }
         let par = parallelism();
-        let mut values = Vec::new();
-        values
-            .try_reserve_exact(self.symbolic.len_val())
-            .map_err(|_| faer_error("sparse Cholesky", "out of memory for the factor"))?;
-        values.resize(self.symbolic.len_val(), 0.0);
-        let mut buffer = MemBuffer::try_new(
+        let (mut values, mut buffer) = self.storage(
+            lower,
+            "sparse Cholesky",
             self.symbolic
                 .factorize_numeric_llt_scratch::<f64>(par, Default::default()),
-        )
-        .map_err(|e| faer_error("sparse Cholesky", e))?;
+        )?;
         let outcome = self.symbolic.factorize_numeric_llt::<f64>(
             &mut values,
             upper_view(lower),
@@ -140,6 +262,81 @@ impl CholeskyPattern {
     }
 }
 
+impl CholeskyPattern {
+    /// The factor's values (zeroed) and the numeric factorisation's workspace (`scratch`), after
+    /// checking that `lower` has the pattern of the symbolic analysis.
+    fn storage(&self, lower: &CsrMatrix, op: &'static str, scratch: StackReq) -> Result<(Vec<f64>, MemBuffer)> {
+        if lower.nrows() != self.n || lower.indptr() != self.indptr || lower.indices() != self.indices {
+            return Err(LinalgError::InvalidCsr(
+                "the matrix does not have the sparsity pattern of the symbolic analysis".into(),
+            ));
+        }
+        let mut values = Vec::new();
+        values
+            .try_reserve_exact(self.symbolic.len_val())
+            .map_err(|_| faer_error(op, "out of memory for the factor"))?;
+        values.resize(self.symbolic.len_val(), 0.0);
+        let buffer = MemBuffer::try_new(scratch).map_err(|e| faer_error(op, e))?;
+        Ok((values, buffer))
+    }
+
+    /// Unpivoted `L D Lᵀ` of a symmetric (possibly indefinite) matrix with this pattern, with its
+    /// [`Inertia`]. A zero pivot is [`LinalgError::Factorization`]; no other check is made, so
+    /// read [`Inertia::error`] before trusting the count.
+    pub fn factor_ldlt(&self, lower: &CsrMatrix) -> Result<SparseLdlt> {
+        let par = parallelism();
+        let (mut values, mut buffer) = self.storage(
+            lower,
+            "sparse LDLT",
+            self.symbolic
+                .factorize_numeric_ldlt_scratch::<f64>(par, Default::default()),
+        )?;
+        self.symbolic
+            .factorize_numeric_ldlt::<f64>(
+                &mut values,
+                upper_view(lower),
+                Side::Upper,
+                LdltRegularization::default(),
+                par,
+                MemStack::new(&mut buffer),
+                Default::default(),
+            )
+            .map_err(|e| faer_error("sparse LDLT (a zero pivot: the matrix is singular to rounding)", e))?;
+        let inertia = ldlt_inertia(&self.symbolic, &values)?;
+        Ok(SparseLdlt {
+            symbolic: self.symbolic.clone(),
+            values,
+            n: self.n,
+            inertia,
+        })
+    }
+}
+
+impl SparseLdlt {
+    /// Symbolic and numeric factorisation of the lower triangle `lower`.
+    pub fn new(lower: &CsrMatrix) -> Result<Self> {
+        CholeskyPattern::new(lower)?.factor_ldlt(lower)
+    }
+
+    /// Order of the matrix.
+    pub fn n(&self) -> usize {
+        self.n
+    }
+
+    /// The pivots' signs and the backward-error bound.
+    pub fn inertia(&self) -> Inertia {
+        self.inertia
+    }
+
+    /// Overwrites the block `b` (`n × k`) with `A⁻¹ b`.
+    pub fn solve_in_place(&self, b: ArrayViewMut2<'_, f64>) -> Result<()> {
+        let ldlt = LdltRef::new(&self.symbolic, &self.values);
+        solve_columns(&self.symbolic, "A^-1 b (sparse LDLT)", b, |x, par, stack| {
+            ldlt.solve_in_place_with_conj(Conj::No, x, par, stack)
+        })
+    }
+}
+
 impl SparseCholesky {
     /// Symbolic and numeric factorisation of the lower triangle `lower`.
     pub fn new(lower: &CsrMatrix) -> Result<Self> {
@@ -152,31 +349,11 @@ impl SparseCholesky {
     }
 
     /// Overwrites the block `b` (`n × k`) with `A⁻¹ b`.
-    pub fn solve_in_place(&self, mut b: ArrayViewMut2<'_, f64>) -> Result<()> {
-        if b.nrows() != self.n {
-            return Err(LinalgError::ShapeMismatch {
-                op: "A^-1 b (sparse Cholesky)",
-                left: (self.n, self.n),
-                right: b.dim(),
-            });
-        }
-        // A solve is one pass over the factor, bound by memory. faer's parallel supernodal solve
-        // took 0.33 s per call on Pubmed's shifted augmented matrix (order 39434, 3.9e6 factor
-        // entries, 2 threads) against 0.01 s sequentially, so it runs sequentially.
-        let par = Par::Seq;
-        let mut buffer = MemBuffer::try_new(self.symbolic.solve_in_place_scratch::<f64>(b.ncols(), par))
-            .map_err(|e| faer_error("sparse Cholesky solve", e))?;
+    pub fn solve_in_place(&self, b: ArrayViewMut2<'_, f64>) -> Result<()> {
         let llt = LltRef::new(&self.symbolic, &self.values);
-        // The supernodal solve walks columns of the right-hand side: give it contiguous ones.
-        if b.ncols() <= 1 || b.t().is_standard_layout() {
-            llt.solve_in_place_with_conj(Conj::No, as_faer_mut(b), par, MemStack::new(&mut buffer));
-        } else {
-            let mut cols = Array2::zeros(b.raw_dim().f());
-            cols.assign(&b);
-            llt.solve_in_place_with_conj(Conj::No, as_faer_mut(cols.view_mut()), par, MemStack::new(&mut buffer));
-            b.assign(&cols);
-        }
-        Ok(())
+        solve_columns(&self.symbolic, "A^-1 b (sparse Cholesky)", b, |x, par, stack| {
+            llt.solve_in_place_with_conj(Conj::No, x, par, stack)
+        })
     }
 }
 
@@ -231,6 +408,106 @@ mod tests {
         let reference = crate::dense::cholesky_solve(a.view(), b.view()).unwrap();
         let diff = (&x - &reference).iter().fold(0.0f64, |m, v| m.max(v.abs()));
         assert!(diff <= 1e-10 * reference.iter().fold(0.0f64, |m, v| m.max(v.abs())));
+    }
+
+    /// Eigenvalues of a dense symmetric matrix below zero, and the smallest distance of one to it.
+    fn dense_negatives(a: &Array2<f64>) -> (usize, f64) {
+        let (values, _) = crate::dense::symmetric_eigen(a.view()).unwrap();
+        let gap = values.iter().fold(f64::INFINITY, |m, v| m.min(v.abs()));
+        (values.iter().filter(|&&v| v < 0.0).count(), gap)
+    }
+
+    #[test]
+    fn ldlt_counts_the_negative_eigenvalues_of_an_indefinite_matrix_and_solves() {
+        let n = 80;
+        for shift in [0.3, -0.0537, -0.4123, -1.0171, -2.5139, -5.0311] {
+            let a = spd(n, shift);
+            let f = SparseLdlt::new(&lower(&a)).unwrap_or_else(|e| panic!("shift {shift}: {e}"));
+            let inertia = f.inertia();
+            let (negatives, gap) = dense_negatives(&a);
+            // The bound is tiny against ‖A‖ (about 5) and every eigenvalue is farther from
+            // zero than it, so the count must be exact.
+            assert!(inertia.error <= 1e-12, "shift {shift}: bound {}", inertia.error);
+            assert!(gap > inertia.error, "shift {shift}: an eigenvalue within the bound");
+            assert_eq!(inertia.negative, negatives, "shift {shift}");
+            assert_eq!(inertia.negative + inertia.positive, n);
+            let b = Array2::from_shape_fn((n, 2), |(i, j)| ((i * 5 + j) % 7) as f64 - 3.0);
+            let mut x = b.clone();
+            f.solve_in_place(x.view_mut()).unwrap();
+            let r = a.dot(&x) - &b;
+            let rel = r.iter().map(|v| v * v).sum::<f64>().sqrt() / b.iter().map(|v| v * v).sum::<f64>().sqrt();
+            // κ(A) grows as the shift nears an eigenvalue; the residual stays at rounding.
+            assert!(rel <= 1e-10, "shift {shift}: relative residual {rel}");
+        }
+    }
+
+    /// `[τ I, −S; −Sᵀ, τ I]` has eigenvalues `τ ± σ_i(S)` (and `τ` for the extra rows), so its
+    /// negative count is the number of singular values of `S` above `τ`.
+    #[test]
+    fn ldlt_of_a_shifted_augmented_matrix_counts_singular_values_above_the_shift() {
+        let (n, m) = (50, 35);
+        let mut rng = crate::random::rng_from_seed(11);
+        let dense = crate::random::gaussian_matrix(&mut rng, n, m).mapv(|v| if v.abs() > 1.0 { v } else { 0.0 });
+        let sigma = crate::dense::thin_svd(dense.view()).unwrap().s;
+        let mut aug = Array2::zeros((n + m, n + m));
+        aug.slice_mut(ndarray::s![..n, n..]).assign(&dense.mapv(|v| -v));
+        aug.slice_mut(ndarray::s![n.., ..n]).assign(&dense.t().mapv(|v| -v));
+        let pattern = {
+            let mut p = aug.clone();
+            p.diag_mut().fill(1.0);
+            CholeskyPattern::new(&lower(&p)).unwrap()
+        };
+        let top = sigma[0];
+        for frac in [1.01, 0.9, 0.6, 0.35, 0.1] {
+            let tau = frac * top;
+            let mut a = aug.clone();
+            a.diag_mut().fill(tau);
+            let inertia = pattern.factor_ldlt(&lower(&a)).unwrap().inertia();
+            let above = sigma.iter().filter(|&&s| s > tau).count();
+            let gap = sigma.iter().fold(f64::INFINITY, |g, s| g.min((s - tau).abs()));
+            assert!(gap > inertia.error, "tau {tau}: a singular value within the bound");
+            assert_eq!(inertia.negative, above, "tau = {frac} sigma_1");
+        }
+    }
+
+    /// For a positive definite `A`, `Σ_j |d_j| ‖L_{:,j}‖² = trace(L D Lᵀ) = trace(A)`: the bound
+    /// is `γ_m trace(A)` with `m` a whole number of entries (this reads `D` and the unit `L` from
+    /// the factor's layout correctly, in both layouts).
+    #[test]
+    fn ldlt_bound_of_a_positive_definite_matrix_is_gamma_times_its_trace() {
+        // A dense positive definite matrix B Bᵀ + I: faer factors it supernodally.
+        let b = crate::random::gaussian_matrix(&mut crate::random::rng_from_seed(3), 300, 300);
+        let dense = b.dot(&b.t()) + Array2::<f64>::eye(300);
+        let mut layouts = vec![];
+        for a in [spd(5, 0.2), spd(60, 0.2), spd(400, 0.2), dense] {
+            let n = a.nrows();
+            let f = SparseLdlt::new(&lower(&a)).unwrap();
+            layouts.push(matches!(f.symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_)));
+            let inertia = f.inertia();
+            assert_eq!((inertia.negative, inertia.positive), (0, n));
+            let m = inertia.error / (a.diag().sum() * f64::EPSILON);
+            assert!(m >= 2.0 - 1e-9 && m <= (n + 1) as f64 + 1e-6, "n = {n}: m = {m}");
+            assert!(
+                (m - m.round()).abs() <= 1e-6 * m,
+                "n = {n}: m = {m} is not a whole number"
+            );
+        }
+        assert!(
+            layouts.contains(&true) && layouts.contains(&false),
+            "both layouts: {layouts:?}"
+        );
+    }
+
+    #[test]
+    fn a_zero_pivot_and_a_foreign_pattern_are_typed_errors() {
+        // [[0, 1], [1, 0]] is nonsingular, but its first pivot is zero without pivoting.
+        let swap = CsrMatrix::from_triplets(2, 2, vec![(0, 0, 0.0), (1, 0, 1.0), (1, 1, 0.0)]).unwrap();
+        assert!(matches!(SparseLdlt::new(&swap), Err(LinalgError::Factorization { .. })));
+        let pattern = CholeskyPattern::new(&lower(&spd(10, 0.0))).unwrap();
+        assert!(matches!(
+            pattern.factor_ldlt(&lower(&spd(11, 0.0))),
+            Err(LinalgError::InvalidCsr(_))
+        ));
     }
 
     #[test]

@@ -47,7 +47,7 @@ pub mod random;
 mod twins;
 pub mod vecmath;
 
-pub use cholesky::{CholeskyPattern, SparseCholesky};
+pub use cholesky::{CholeskyPattern, Inertia, SparseCholesky, SparseLdlt};
 pub use csr::CsrMatrix;
 pub use error::{check_finite, check_nonempty, LinalgError, Result};
 pub use memory::{MemoryBudget, FIXED_DENSE_ENTRIES};

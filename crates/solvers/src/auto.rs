@@ -94,7 +94,8 @@ fn dense_certified<O: LinearOperator + ?Sized>(op: &O, rank: usize, tol: f64) ->
     let residual = r.max_residual().unwrap_or(0.0);
     if residual > tol {
         return Err(SolverError::NotConverged {
-            restarts: 0,
+            solver: "dense SVD",
+            iterations: 0,
             residual,
             tol,
         });
@@ -236,7 +237,8 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                 let residual = result.max_residual().unwrap_or(0.0);
                 if residual > params.tol {
                     return Err(SolverError::NotConverged {
-                        restarts: 0,
+                        solver: "block Lanczos after deflation",
+                        iterations: search,
                         residual,
                         tol: params.tol,
                     });

@@ -36,11 +36,17 @@ pub enum SolverError {
     /// The operator produced NaN or infinity.
     #[error("the operator produced a non-finite value (NaN or infinity)")]
     NonFinite,
-    /// The iteration hit its restart limit before reaching the tolerance.
-    #[error("Lanczos did not converge in {restarts} restarts: largest relative residual {residual:.3e} > tolerance {tol:.1e}")]
+    /// A solver stopped (its iteration limit, or a forecast that the limit cannot be met)
+    /// before every wanted triplet met the tolerance.
+    #[error("{solver} did not converge in {iterations} iterations: largest relative residual {residual:.3e} > tolerance {tol:.1e}")]
     NotConverged {
-        /// Restarts performed.
-        restarts: usize,
+        /// The solver that stopped: `"block Lanczos"` (an iteration is a restart cycle),
+        /// `"block Lanczos after deflation"` (one deflated search), `"shift-invert"` (one
+        /// subspace iteration), `"shift search"` (one trial factorisation of the shifted matrix),
+        /// `"dense SVD"` (no iterations).
+        solver: &'static str,
+        /// Iterations performed.
+        iterations: usize,
         /// Largest relative residual of the wanted triplets.
         residual: f64,
         /// Requested tolerance.

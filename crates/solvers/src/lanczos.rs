@@ -99,7 +99,8 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
     }
     if !stats.converged {
         return Err(SolverError::NotConverged {
-            restarts: stats.restarts,
+            solver: "block Lanczos",
+            iterations: stats.restarts,
             residual: stats.residual,
             tol: params.tol,
         });

@@ -208,10 +208,17 @@ fn bracket_shift(
     Ok(Some(hi))
 }
 
-/// `P = τ I − H(S)` factorised, with the Woodbury data of `τ I − H(G)`.
-struct ShiftedInverse {
+/// `P = τ I − H(S)` factorised, with the sparse halves `S` and `Sᵀ` it was built from.
+struct FactoredShift<'a> {
     tau: f64,
     chol: SparseCholesky,
+    sp: &'a CsrMatrix,
+    st: &'a CsrMatrix,
+}
+
+/// The factorised shift with the Woodbury data of `τ I − H(G)`.
+struct ShiftedInverse<'a> {
+    shift: FactoredShift<'a>,
     /// `Z = P⁻¹ W` (`(n + m) × 2k`).
     z: Array2<f64>,
     /// `K = J − Wᵀ Z` (`2k × 2k`) from the computed `Z`: consistent with the factor, which the
@@ -233,13 +240,8 @@ fn j_entry(i: usize, j: usize, half: usize) -> f64 {
 
 /// `r = W − P Z` for `P = [τ I, −S; −Sᵀ, τ I]`, in compensated arithmetic, with a bound on the
 /// error of each entry.
-fn shifted_residual(
-    sp: &CsrMatrix,
-    st: &CsrMatrix,
-    tau: f64,
-    w: &Array2<f64>,
-    z: &Array2<f64>,
-) -> (Array2<f64>, Array2<f64>) {
+fn shifted_residual(shift: &FactoredShift<'_>, w: &Array2<f64>, z: &Array2<f64>) -> (Array2<f64>, Array2<f64>) {
+    let FactoredShift { tau, sp, st, .. } = *shift;
     let n = sp.nrows();
     let mut r = Array2::zeros(w.dim());
     let mut err = Array2::zeros(w.dim());
@@ -280,19 +282,12 @@ fn shifted_residual(
 /// The bound covers `K`; `P`'s definiteness, which the count also needs, rests on the
 /// factorisation's success as before (the factor is exact for a matrix within Cholesky's
 /// backward error, about `ε ‖P‖`, of `P`).
-fn capacitance(
-    chol: &SparseCholesky,
-    sp: &CsrMatrix,
-    st: &CsrMatrix,
-    tau: f64,
-    w: &Array2<f64>,
-    z: &Array2<f64>,
-) -> Result<(Array2<f64>, f64)> {
+fn capacitance(shift: &FactoredShift<'_>, w: &Array2<f64>, z: &Array2<f64>) -> Result<(Array2<f64>, f64)> {
     let k2 = w.ncols();
     let half = k2 / 2;
-    let (r, r_err) = shifted_residual(sp, st, tau, w, z);
+    let (r, r_err) = shifted_residual(shift, w, z);
     let mut pr = r.clone();
-    chol.solve_in_place(pr.view_mut())?;
+    shift.chol.solve_in_place(pr.view_mut())?;
     let mut k = Array2::zeros((k2, k2));
     let mut dot_err = 0.0f64;
     for i in 0..k2 {
@@ -332,21 +327,15 @@ struct Count {
 const RECOUNT_STEPS: [f64; 3] = [1e-8, 1e-6, 1e-4];
 
 impl Count {
-    /// The count at `tau` from the factor `chol` of `P = τ I − H(S)` and `z = P⁻¹ W`: `neg(K) − k`,
-    /// where eigenvalues of `K` within its error bound of zero may have either sign.
-    fn of(
-        chol: &SparseCholesky,
-        sp: &CsrMatrix,
-        st: &CsrMatrix,
-        tau: f64,
-        w: &Array2<f64>,
-        z: &Array2<f64>,
-    ) -> Result<Count> {
+    /// The count at the factorised shift's `τ` from `z = P⁻¹ W`: `neg(K) − k`, where
+    /// eigenvalues of `K` within its error bound of zero may have either sign.
+    fn of(shift: &FactoredShift<'_>, w: &Array2<f64>, z: &Array2<f64>) -> Result<Count> {
+        let tau = shift.tau;
         let half = w.ncols() / 2;
         let (eigenvalues, error) = if w.ncols() == 0 {
             (Array1::zeros(0), 0.0)
         } else {
-            let (corrected, error) = capacitance(chol, sp, st, tau, w, z)?;
+            let (corrected, error) = capacitance(shift, w, z)?;
             (dense::symmetric_eigen(corrected.view())?.0, error)
         };
         let surely_negative = eigenvalues.iter().filter(|&&x| x < -error).count();
@@ -398,24 +387,24 @@ fn solve_block(chol: &SparseCholesky, w: &Array2<f64>) -> Result<Array2<f64>> {
     Ok(z)
 }
 
-impl ShiftedInverse {
-    /// The Woodbury data and the count for the factor `chol` of `P = τ I − H(S)`.
-    fn new(tau: f64, chol: SparseCholesky, sp: &CsrMatrix, st: &CsrMatrix, w: &Array2<f64>) -> Result<Self> {
+impl<'a> ShiftedInverse<'a> {
+    /// The Woodbury data and the count for the factorised shift.
+    fn new(shift: FactoredShift<'a>, w: &Array2<f64>) -> Result<Self> {
         let k2 = w.ncols();
         let half = k2 / 2;
-        let z = solve_block(&chol, w)?;
+        let z = solve_block(&shift.chol, w)?;
         let wz = dense::matmul(w.t(), z.view())?;
         let mut k = Array2::from_shape_fn((k2, k2), |(i, j)| j_entry(i, j, half) - wz[[i, j]]);
         let kt = k.t().to_owned();
         k = (&k + &kt) * 0.5;
-        let count = Count::of(&chol, sp, st, tau, w, &z)?;
-        Ok(ShiftedInverse { tau, chol, z, k, count })
+        let count = Count::of(&shift, w, &z)?;
+        Ok(ShiftedInverse { shift, z, k, count })
     }
 
     /// `T y = P⁻¹ y + Z K⁻¹ Zᵀ y` for a block `y`.
     fn apply(&self, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         let mut x = y.to_owned();
-        self.chol.solve_in_place(x.view_mut())?;
+        self.shift.chol.solve_in_place(x.view_mut())?;
         if self.k.nrows() > 0 {
             let zy = dense::matmul(self.z.t(), y)?;
             let c = dense::lu_solve(self.k.view(), zy.view())?;
@@ -515,11 +504,12 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
     let mut factorizations = 0;
     let (tau, chol) =
         bracket_shift(&pattern, &st, n, s1_sparse, floor, &mut factorizations)?.ok_or(SolverError::NotConverged {
-            restarts: factorizations,
+            solver: "shift search",
+            iterations: factorizations,
             residual: f64::INFINITY,
             tol: params.tol,
         })?;
-    let inverse = ShiftedInverse::new(tau, chol, sp, &st, &w)?;
+    let inverse = ShiftedInverse::new(FactoredShift { tau, chol, sp, st: &st }, &w)?;
     // The count certifies the result. Where it is a range at τ (P's condition number near
     // 1e10 widens the bound), retake it a little further from σ_1(S), where P is better
     // conditioned; the iteration keeps the shift τ.
@@ -528,12 +518,18 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
         if count.min == count.max {
             break;
         }
-        let t = inverse.tau * (1.0 + step);
+        let t = inverse.shift.tau * (1.0 + step);
         factorizations += 1;
         let Some(chol) = factor_shifted(&pattern, &st, n, t)? else {
             break;
         };
-        let other = Count::of(&chol, sp, &st, t, &w, &solve_block(&chol, &w)?)?;
+        let other_shift = FactoredShift {
+            tau: t,
+            chol,
+            sp,
+            st: &st,
+        };
+        let other = Count::of(&other_shift, &w, &solve_block(&other_shift.chol, &w)?)?;
         if other.max - other.min < count.max - count.min {
             count = other;
         }
@@ -567,7 +563,7 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
     // Keep the Lanczos triplets clearly above τ only: on a flat spectrum a run can converge to
     // a copy of a value just below τ in place of one just above it.
     let slack = params.tol * top.s.first().copied().unwrap_or(0.0);
-    let keep = top.s.iter().take_while(|&&x| x > inverse.tau + slack).count();
+    let keep = top.s.iter().take_while(|&&x| x > inverse.shift.tau + slack).count();
     let top = top.truncate(keep);
     let top_vectors = augmented_vectors(&top);
     let c = top.rank();
@@ -622,7 +618,8 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
         }
         if !converged {
             return Err(SolverError::NotConverged {
-                restarts: iterations,
+                solver: "shift-invert",
+                iterations,
                 residual: last,
                 tol: params.tol,
             });
@@ -651,7 +648,8 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
     let residual = result.max_residual().unwrap_or(0.0);
     if residual > params.tol {
         return Err(SolverError::NotConverged {
-            restarts: iterations,
+            solver: "shift-invert",
+            iterations,
             residual,
             tol: params.tol,
         });
@@ -680,7 +678,7 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
         });
     }
     let info = ShiftInvertInfo {
-        shift: inverse.tau,
+        shift: inverse.shift.tau,
         count_shift: count.shift,
         above_shift: count.min,
         above_shift_max: count.max,
@@ -732,11 +730,14 @@ mod tests {
         (sp, w, g)
     }
 
-    fn count_at(sp: &CsrMatrix, w: &Array2<f64>, tau: f64) -> ShiftedInverse {
+    /// The count at `tau` (with its error bound), as the iteration takes it.
+    fn count_at(sp: &CsrMatrix, w: &Array2<f64>, tau: f64) -> Count {
         let st = sp.transpose();
         let p = shifted_augmented(&st, sp.nrows(), tau).unwrap();
         let chol = CholeskyPattern::new(&p).unwrap().factor(&p).unwrap();
-        ShiftedInverse::new(tau, chol, sp, &st, w).unwrap()
+        ShiftedInverse::new(FactoredShift { tau, chol, sp, st: &st }, w)
+            .unwrap()
+            .count
     }
 
     /// The count is exact where `P` is within 1e-11 of singular (condition number about 1e11):
@@ -757,13 +758,13 @@ mod tests {
                 // against K's eigenvalues (P's condition number up to about 1e9 here; at 1e11
                 // the bound, normwise, may widen it).
                 assert!(
-                    inv.count.min <= exact && exact <= inv.count.max,
+                    inv.min <= exact && exact <= inv.max,
                     "seed {seed}, tau = s1 (1 + {rel}): {}..={} vs {exact}",
-                    inv.count.min,
-                    inv.count.max
+                    inv.min,
+                    inv.max
                 );
                 if rel >= 1e-8 {
-                    assert_eq!((inv.count.min, inv.count.max), (exact, exact), "seed {seed}, rel {rel}");
+                    assert_eq!((inv.min, inv.max), (exact, exact), "seed {seed}, rel {rel}");
                 }
             }
         }
@@ -784,19 +785,14 @@ mod tests {
         let tau = sg[j];
         let inv = count_at(&sp, &w, tau);
         // The true count is j (σ_j itself not above τ; 0-based) or j + 1 (τ rounded below it).
-        assert!(
-            inv.count.min <= j && inv.count.max >= j,
-            "{}..={} vs {j}",
-            inv.count.min,
-            inv.count.max
-        );
-        assert!(inv.count.max <= j + 1);
+        assert!(inv.min <= j && inv.max >= j, "{}..={} vs {j}", inv.min, inv.max);
+        assert!(inv.max <= j + 1);
         // Either side, just off the value, the count is exact again.
         for side in [1.0 + 1e-7, 1.0 - 1e-7] {
             let t = tau * side;
             let inv = count_at(&sp, &w, t);
             let exact = sg.iter().filter(|&&x| x > t).count();
-            assert_eq!((inv.count.min, inv.count.max), (exact, exact));
+            assert_eq!((inv.min, inv.max), (exact, exact));
         }
     }
 }

@@ -252,6 +252,31 @@ fn the_default_solver_takes_shift_invert_when_krylov_stalls_on_a_flat_band() {
 }
 
 #[test]
+fn an_iteration_limit_is_reported_as_shift_invert_s_own() {
+    // The flat band above with too few iterations for 1e-12: the error names shift-invert and
+    // counts its iterations (the limit, or fewer when the forecast stops it).
+    let g = flat_band_operator(300, 1e-5, 29);
+    let params = ShiftInvertParams {
+        tol: 1e-12,
+        max_iters: 2,
+        ..ShiftInvertParams::default()
+    };
+    match shift_invert_svd(&g, 100, &params) {
+        Err(SolverError::NotConverged {
+            solver,
+            iterations,
+            residual,
+            tol,
+        }) => {
+            assert_eq!(solver, "shift-invert");
+            assert!((1..=2).contains(&iterations), "{iterations}");
+            assert!(residual > tol && tol == 1e-12);
+        }
+        other => panic!("expected NotConverged, got {other:?}"),
+    }
+}
+
+#[test]
 fn a_rank_that_cuts_through_a_flat_band_is_certified() {
     // 900 x 900: the 300 blocks' largest values form a band of relative width 1e-5, and rank
     // 100 ends inside it, between two values 3.3e-8 apart (relative): one value above the

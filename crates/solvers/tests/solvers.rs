@@ -258,7 +258,14 @@ fn lanczos_reports_non_convergence() {
             block_size: Some(4),
         },
     );
-    assert!(matches!(res, Err(SolverError::NotConverged { .. })));
+    assert!(matches!(
+        res,
+        Err(SolverError::NotConverged {
+            solver: "block Lanczos",
+            iterations: 1,
+            ..
+        })
+    ));
 }
 
 proptest! {

@@ -61,6 +61,9 @@ pub struct DatasetOverride {
     pub components: Option<usize>,
     /// Solver for this dataset.
     pub solver: Option<Solver>,
+    /// Solver of single methods on this dataset, keyed by method id (`pca`, `kpca`, `svd`,
+    /// `ksvd_rbf`, `ksvd_sne`); the other methods take `solver`.
+    pub method_solvers: BTreeMap<String, Solver>,
     /// Bandwidth grid (multiples of the rule) for this dataset.
     pub gamma_grid: Option<Vec<f64>>,
     /// Solver of the sampled block of the asymmetric Nyström method for this dataset (Nyström
@@ -78,6 +81,15 @@ impl DatasetOverride {
             validate_grid(g)?;
         }
         if let Some(s) = &self.solver {
+            s.validate()?;
+        }
+        for (id, s) in &self.method_solvers {
+            ensure(
+                Method::ALL.iter().any(|m| m.id() == id),
+                "overrides.method_solvers",
+                id,
+                "not a method id (pca, kpca, svd, ksvd_rbf, ksvd_sne)",
+            )?;
             s.validate()?;
         }
         Ok(())
@@ -277,6 +289,7 @@ impl Default for Table1Config {
             })),
             gamma_grid: None,
             nystrom_inner: None,
+            method_solvers: BTreeMap::new(),
         };
         overrides.insert("pubmed".to_string(), large.clone());
         overrides.insert("blogcatalog".to_string(), large);
@@ -376,7 +389,15 @@ fn validate_grid(g: &[f64]) -> Result<()> {
 struct Resolved {
     components: usize,
     solver: Solver,
+    method_solvers: BTreeMap<String, Solver>,
     grid: Vec<f64>,
+}
+
+impl Resolved {
+    /// The solver of `method` on this dataset.
+    fn solver_for(&self, method: Method) -> &Solver {
+        self.method_solvers.get(method.id()).unwrap_or(&self.solver)
+    }
 }
 
 fn resolve(
@@ -391,6 +412,7 @@ fn resolve(
     Resolved {
         components: o.components.unwrap_or(components).min(components).min(n),
         solver: o.solver.unwrap_or_else(|| solver.clone()),
+        method_solvers: o.method_solvers,
         grid: o.gamma_grid.unwrap_or_else(|| grid.to_vec()),
     }
 }
@@ -673,7 +695,7 @@ impl Ours<'_> {
             scaling: config.scaling,
             center_kernels: config.center_kernels,
             gamma,
-            solver: self.res.solver.clone(),
+            solver: self.res.solver_for(self.method).clone(),
             seed,
             split_twins: config.split_twins,
         }
@@ -736,7 +758,7 @@ impl GraphEmbedder for Ours<'_> {
             "graph_input={}; rank={rank}{}; solver={}; scaling={:?}; standardized={}; train_fraction={}; trials={}; lssvm={:?}",
             config.graph_input.id(),
             if method.is_two_sided() { " per side, sides concatenated" } else { "" },
-            describe_solver(&res.solver),
+            describe_solver(res.solver_for(method)),
             config.scaling,
             config.eval.standardize_features,
             config.eval.train_fraction,
@@ -1018,6 +1040,7 @@ impl Default for NystromF1Config {
                 oversampling: 10,
                 power_iters: 2,
             }),
+            method_solvers: BTreeMap::new(),
         };
         overrides.insert("pubmed".to_string(), large);
         NystromF1Config {
@@ -1206,7 +1229,10 @@ fn describe_solver(solver: &Solver) -> String {
         Solver::Exact => "dense".into(),
         Solver::Lanczos(p) => format!("lanczos(tol={:e})", p.tol),
         Solver::Rsvd(p) => format!("rsvd(p={},q={})", p.oversampling, p.power_iters),
-        Solver::BlockKrylov(p) => format!("block-krylov(tol={:e})", p.tol),
+        Solver::BlockKrylov(p) => format!(
+            "block-krylov(tol={:e},p={},depth<={})",
+            p.tol, p.oversampling, p.max_depth
+        ),
         Solver::Nystrom { landmarks, .. } => format!("nystrom(m={landmarks})"),
     }
 }
@@ -1265,7 +1291,7 @@ fn nystrom_cell(
         scaling: config.scaling,
         center_kernels: config.center_kernels,
         gamma: Some(k * base),
-        solver: res.solver.clone(),
+        solver: res.solver_for(method.exact()).clone(),
         seed: config.seed,
         split_twins: config.split_twins,
     };
@@ -1318,7 +1344,7 @@ fn nystrom_cell(
             exact_secs,
             format!(
                 "{common}; solver={}; {}",
-                describe_solver(&res.solver),
+                describe_solver(res.solver_for(method.exact())),
                 residual_note(exact_residual)
             ),
         );
@@ -1450,6 +1476,7 @@ mod tests {
         let res = Resolved {
             components: 10,
             solver: config.solver.clone(),
+            method_solvers: BTreeMap::new(),
             grid: config.gamma_grid.clone(),
         };
         for method in [Method::Kpca, Method::KsvdRbf, Method::KsvdSne] {
@@ -1591,6 +1618,41 @@ mod tests {
         let mut t1 = Table1Config::quick();
         t1.overrides.insert("cora".into(), inner_only(InnerSolver::Dense));
         assert!(t1.validate().is_err(), "Table 1 rejects nystrom_inner");
+    }
+
+    /// `overrides.<dataset>.method_solvers` gives single methods of one dataset their own solver;
+    /// the other methods keep the dataset's solver, and unknown method ids are rejected.
+    #[test]
+    fn method_solvers_override_single_methods() {
+        let c: Table1Config = toml::from_str(
+            r#"
+            datasets = ["cora", "pubmed"]
+            solver = { Auto = { tol = 1e-8 } }
+            [overrides.pubmed]
+            solver = "Exact"
+            [overrides.pubmed.method_solvers]
+            ksvd_sne = { BlockKrylov = { tol = 1e-6, max_depth = 4 } }
+            "#,
+        )
+        .unwrap();
+        c.validate().unwrap();
+        let at = |name: &str| resolve(name, c.components, &c.solver, &c.gamma_grid, &c.overrides, 100);
+        let pubmed = at("pubmed");
+        let krylov = Solver::BlockKrylov(ksvd::BlockKrylovParams {
+            tol: 1e-6,
+            max_depth: 4,
+            ..Default::default()
+        });
+        assert_eq!(pubmed.solver_for(Method::KsvdSne), &krylov);
+        assert_eq!(pubmed.solver_for(Method::KsvdRbf), &Solver::Exact);
+        assert_eq!(at("cora").solver_for(Method::KsvdSne), &Solver::Auto { tol: 1e-8 });
+        for bad in [
+            "[overrides.cora.method_solvers]\nksvd = \"Exact\"",
+            "[overrides.cora.method_solvers]\nksvd_sne = { Auto = { tol = 0.0 } }",
+        ] {
+            let c: Table1Config = toml::from_str(bad).unwrap();
+            assert!(c.validate().is_err(), "{bad}");
+        }
     }
 
     /// The rows of `embedder` on `graph` by the Table 1 cell, with the protocol of `eval` and `seed`.
