@@ -14,6 +14,7 @@
 //! | randomized SVD, fixed power iterations | [`randomized_svd`] | the paper's RSVD protocol (Halko et al.) |
 //! | twin split | [`twin_split_svd`] | square `M` with twin indices (graph nodes with equal neighbourhoods): repeated values taken exactly, the rest from a smaller operator by any solver |
 //! | shift-invert subspace iteration | [`shift_invert_svd`] | sparse-plus-low-rank `G` (graph kernels): flat spectra, repeated values, with a certified count (inertia, with its error bound) of the values above the shift |
+//! | spectrum slicing | [`slice_svd`] | sparse-plus-low-rank `G` whose rank cuts through a dense band: shifts inside the spectrum (unpivoted `L D Lᵀ`, certified counts), shift-invert Lanczos per slice; not chosen by `auto_svd` yet |
 //!
 //! Every solver returns one [`SvdResult`] (`U`, singular values descending, `V`) carrying
 //! per-triplet [`Residuals`] `‖G v_i − s_i u_i‖/s_1`, `‖Gᵀ u_i − s_i v_i‖/s_1`, computed
@@ -42,6 +43,7 @@ mod krylov;
 mod lanczos;
 mod rsvd;
 mod shift_invert;
+mod slicing;
 mod svd;
 mod twins;
 
@@ -54,6 +56,7 @@ pub use lanczos::{
 };
 pub use rsvd::{randomized_svd, RsvdParams};
 pub use shift_invert::{shift_invert_svd, ShiftInvertInfo, ShiftInvertParams};
+pub use slicing::{slice_svd, SliceInfo, SliceParams};
 #[cfg(feature = "lapack")]
 pub use svd::lapack_svd;
 pub use svd::{check_rank, dense_svd, dense_svd_operator, Residuals, SvdResult};

@@ -44,7 +44,9 @@ use crate::rsvd::{randomized_svd, RsvdParams};
 use crate::svd::{check_rank, SvdResult};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_linalg::vecmath::CompensatedSum;
-use ksvd_linalg::{dense, CholeskyPattern, CsrMatrix, LinalgError, LinearOperator, MemoryBudget, SparseCholesky};
+use ksvd_linalg::{
+    dense, CholeskyPattern, CsrMatrix, LinalgError, LinearOperator, MemoryBudget, SparseCholesky, SparseLdlt,
+};
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
 
 /// Parameters of [`shift_invert_svd`].
@@ -122,7 +124,7 @@ const TOP_BASIS: usize = 64;
 const SHIFT_PRECISION: f64 = 1e-10;
 
 /// The lower triangle of `P = τ I − H(S) = [τ I, −S; −Sᵀ, τ I]` (order `n + m`), from `Sᵀ`.
-fn shifted_augmented(st: &CsrMatrix, n: usize, tau: f64) -> Result<CsrMatrix> {
+pub(crate) fn shifted_augmented(st: &CsrMatrix, n: usize, tau: f64) -> Result<CsrMatrix> {
     let m = st.nrows();
     let mut indptr = Vec::with_capacity(n + m + 1);
     let mut indices = Vec::with_capacity(n + m + st.nnz());
@@ -208,17 +210,51 @@ fn bracket_shift(
     Ok(Some(hi))
 }
 
+/// A factor of `P = τ I − H(S)`: Cholesky above `σ_1(S)` (positive definite, certified by the
+/// factorisation's success), or an unpivoted `L D Lᵀ` at a shift inside the spectrum (its
+/// negative pivots count `S`'s values above `τ`, up to its backward error).
+pub(crate) enum ShiftFactor {
+    Cholesky(SparseCholesky),
+    Ldlt(SparseLdlt),
+}
+
+impl ShiftFactor {
+    pub(crate) fn solve_in_place(&self, b: ndarray::ArrayViewMut2<'_, f64>) -> Result<()> {
+        match self {
+            ShiftFactor::Cholesky(c) => c.solve_in_place(b)?,
+            ShiftFactor::Ldlt(l) => l.solve_in_place(b)?,
+        }
+        Ok(())
+    }
+
+    /// Negative eigenvalues of the factorised matrix `P + E`.
+    fn negative(&self) -> usize {
+        match self {
+            ShiftFactor::Cholesky(_) => 0,
+            ShiftFactor::Ldlt(l) => l.inertia().negative,
+        }
+    }
+
+    /// A bound on `‖E‖₂` (Cholesky: 0, its success certifies definiteness, as before).
+    fn backward_error(&self) -> f64 {
+        match self {
+            ShiftFactor::Cholesky(_) => 0.0,
+            ShiftFactor::Ldlt(l) => l.inertia().error,
+        }
+    }
+}
+
 /// `P = τ I − H(S)` factorised, with the sparse halves `S` and `Sᵀ` it was built from.
-struct FactoredShift<'a> {
-    tau: f64,
-    chol: SparseCholesky,
-    sp: &'a CsrMatrix,
-    st: &'a CsrMatrix,
+pub(crate) struct FactoredShift<'a> {
+    pub(crate) tau: f64,
+    pub(crate) factor: ShiftFactor,
+    pub(crate) sp: &'a CsrMatrix,
+    pub(crate) st: &'a CsrMatrix,
 }
 
 /// The factorised shift with the Woodbury data of `τ I − H(G)`.
-struct ShiftedInverse<'a> {
-    shift: FactoredShift<'a>,
+pub(crate) struct ShiftedInverse<'a> {
+    pub(crate) shift: FactoredShift<'a>,
     /// `Z = P⁻¹ W` (`(n + m) × 2k`).
     z: Array2<f64>,
     /// `K = J − Wᵀ Z` (`2k × 2k`) from the computed `Z`: consistent with the factor, which the
@@ -226,7 +262,7 @@ struct ShiftedInverse<'a> {
     /// The count takes a corrected `K` instead (see [`capacitance`]).
     k: Array2<f64>,
     /// `#{σ_i(G) > τ}`, a range when `K` has an eigenvalue within its error bound of zero.
-    count: Count,
+    pub(crate) count: Count,
 }
 
 /// Entry `(i, j)` of `J = [[0, I], [I, 0]]` (`2 half × 2 half`).
@@ -287,7 +323,7 @@ fn capacitance(shift: &FactoredShift<'_>, w: &Array2<f64>, z: &Array2<f64>) -> R
     let half = k2 / 2;
     let (r, r_err) = shifted_residual(shift, w, z);
     let mut pr = r.clone();
-    shift.chol.solve_in_place(pr.view_mut())?;
+    shift.factor.solve_in_place(pr.view_mut())?;
     let mut k = Array2::zeros((k2, k2));
     let mut dot_err = 0.0f64;
     for i in 0..k2 {
@@ -305,6 +341,8 @@ fn capacitance(shift: &FactoredShift<'_>, w: &Array2<f64>, z: &Array2<f64>) -> R
     // K is symmetric; the asymmetry of the computed one is part of the error bounded here.
     let kt = k.t().to_owned();
     k = (&k + &kt) * 0.5;
+    // K is that of the true P (r is against P); with an LDLᵀ factor the caller certifies that P
+    // and P + E have the same inertia (no value of S within the factor's bound of τ).
     let error = 2.0 * frob(&r) * frob(&pr)
         + frob(z) * frob(&r_err)
         + dot_err.sqrt()
@@ -314,12 +352,18 @@ fn capacitance(shift: &FactoredShift<'_>, w: &Array2<f64>, z: &Array2<f64>) -> R
 
 /// The number of singular values above `shift`: between `min` and `max`, from the inertia of
 /// the capacitance matrix whose eigenvalues carry at most `error`.
+///
+/// `slack`: how far the shift the count belongs to may lie from `shift` (the range holds
+/// `#{σ > shift + slack} ≤ max` and `min ≤ #{σ > shift − slack}`). Cholesky: 0. An `L D Lᵀ`
+/// factor is exact for `P + E`: `Count::of` sets the factor's bound on `‖E‖`, which spectrum
+/// slicing removes by certifying that `P` and `P + E` have the same inertia.
 #[derive(Debug, Clone, Copy)]
-struct Count {
-    shift: f64,
-    min: usize,
-    max: usize,
-    error: f64,
+pub(crate) struct Count {
+    pub(crate) shift: f64,
+    pub(crate) min: usize,
+    pub(crate) max: usize,
+    pub(crate) error: f64,
+    pub(crate) slack: f64,
 }
 
 /// Relative distances above the iteration's shift at which the count is retaken when it is a
@@ -338,8 +382,9 @@ impl Count {
             let (corrected, error) = capacitance(shift, w, z)?;
             (dense::symmetric_eigen(corrected.view())?.0, error)
         };
-        let surely_negative = eigenvalues.iter().filter(|&&x| x < -error).count();
-        let maybe_negative = eigenvalues.iter().filter(|&&x| x <= error).count();
+        let p_negative = shift.factor.negative();
+        let surely_negative = eigenvalues.iter().filter(|&&x| x < -error).count() + p_negative;
+        let maybe_negative = eigenvalues.iter().filter(|&&x| x <= error).count() + p_negative;
         let max = maybe_negative.checked_sub(half).ok_or(SolverError::InvalidParameter {
             name: "shift",
             value: tau,
@@ -350,6 +395,7 @@ impl Count {
             min: surely_negative.saturating_sub(half),
             max,
             error,
+            slack: shift.factor.backward_error(),
         })
     }
 }
@@ -381,18 +427,18 @@ fn out_of_reach(history: &[f64], target: f64, max_iters: usize) -> bool {
 }
 
 /// `P⁻¹ W` with the factor of `P`.
-fn solve_block(chol: &SparseCholesky, w: &Array2<f64>) -> Result<Array2<f64>> {
+fn solve_block(factor: &ShiftFactor, w: &Array2<f64>) -> Result<Array2<f64>> {
     let mut z = w.clone();
-    chol.solve_in_place(z.view_mut())?;
+    factor.solve_in_place(z.view_mut())?;
     Ok(z)
 }
 
 impl<'a> ShiftedInverse<'a> {
     /// The Woodbury data and the count for the factorised shift.
-    fn new(shift: FactoredShift<'a>, w: &Array2<f64>) -> Result<Self> {
+    pub(crate) fn new(shift: FactoredShift<'a>, w: &Array2<f64>) -> Result<Self> {
         let k2 = w.ncols();
         let half = k2 / 2;
-        let z = solve_block(&shift.chol, w)?;
+        let z = solve_block(&shift.factor, w)?;
         let wz = dense::matmul(w.t(), z.view())?;
         let mut k = Array2::from_shape_fn((k2, k2), |(i, j)| j_entry(i, j, half) - wz[[i, j]]);
         let kt = k.t().to_owned();
@@ -402,9 +448,9 @@ impl<'a> ShiftedInverse<'a> {
     }
 
     /// `T y = P⁻¹ y + Z K⁻¹ Zᵀ y` for a block `y`.
-    fn apply(&self, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    pub(crate) fn apply(&self, y: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
         let mut x = y.to_owned();
-        self.shift.chol.solve_in_place(x.view_mut())?;
+        self.shift.factor.solve_in_place(x.view_mut())?;
         if self.k.nrows() > 0 {
             let zy = dense::matmul(self.z.t(), y)?;
             let c = dense::lu_solve(self.k.view(), zy.view())?;
@@ -439,6 +485,22 @@ fn augmented_apply<O: LinearOperator + ?Sized>(op: &O, q: ArrayView2<'_, f64>) -
     op.apply_into(q.slice(s![n.., ..]), out.slice_mut(s![..n, ..]))?;
     op.apply_transpose_into(q.slice(s![..n, ..]), out.slice_mut(s![n.., ..]))?;
     Ok(out)
+}
+
+/// One orthonormal SVD from left and right vectors (the halves of eigenvectors of `H(G)`):
+/// Rayleigh–Ritz on `G` with their orthonormal bases, residuals computed explicitly.
+pub(crate) fn rayleigh_ritz_halves<O: LinearOperator + ?Sized>(
+    op: &O,
+    left: ArrayView2<'_, f64>,
+    right: ArrayView2<'_, f64>,
+) -> Result<SvdResult> {
+    let qu = dense::thin_q(left)?;
+    let qv = dense::thin_q(right)?;
+    let gqv = op.apply(qv.view())?;
+    let small = dense::thin_svd(dense::matmul(qu.t(), gqv.view())?.view())?;
+    let u = dense::matmul(qu.view(), small.u.view())?;
+    let v = dense::matmul(qv.view(), small.v.view())?;
+    SvdResult::new(u, small.s, v).certify(op)
 }
 
 /// Removes the components along the orthonormal columns of `basis` (twice, for stability).
@@ -509,7 +571,15 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
             residual: f64::INFINITY,
             tol: params.tol,
         })?;
-    let inverse = ShiftedInverse::new(FactoredShift { tau, chol, sp, st: &st }, &w)?;
+    let inverse = ShiftedInverse::new(
+        FactoredShift {
+            tau,
+            factor: ShiftFactor::Cholesky(chol),
+            sp,
+            st: &st,
+        },
+        &w,
+    )?;
     // The count certifies the result. Where it is a range at τ (P's condition number near
     // 1e10 widens the bound), retake it a little further from σ_1(S), where P is better
     // conditioned; the iteration keeps the shift τ.
@@ -525,11 +595,11 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
         };
         let other_shift = FactoredShift {
             tau: t,
-            chol,
+            factor: ShiftFactor::Cholesky(chol),
             sp,
             st: &st,
         };
-        let other = Count::of(&other_shift, &w, &solve_block(&other_shift.chol, &w)?)?;
+        let other = Count::of(&other_shift, &w, &solve_block(&other_shift.factor, &w)?)?;
         if other.max - other.min < count.max - count.min {
             count = other;
         }
@@ -637,14 +707,7 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
         (top.u.clone(), top.v.clone())
     };
 
-    // One orthonormal SVD: Rayleigh–Ritz on G with the left and right halves.
-    let qu = dense::thin_q(u_all.view())?;
-    let qv = dense::thin_q(v_all.view())?;
-    let gqv = op.apply(qv.view())?;
-    let small = dense::thin_svd(dense::matmul(qu.t(), gqv.view())?.view())?;
-    let u = dense::matmul(qu.view(), small.u.view())?;
-    let v = dense::matmul(qv.view(), small.v.view())?;
-    let result = SvdResult::new(u, small.s, v).certify(op)?;
+    let result = rayleigh_ritz_halves(op, u_all.view(), v_all.view())?;
     let residual = result.max_residual().unwrap_or(0.0);
     if residual > params.tol {
         return Err(SolverError::NotConverged {
@@ -735,9 +798,17 @@ mod tests {
         let st = sp.transpose();
         let p = shifted_augmented(&st, sp.nrows(), tau).unwrap();
         let chol = CholeskyPattern::new(&p).unwrap().factor(&p).unwrap();
-        ShiftedInverse::new(FactoredShift { tau, chol, sp, st: &st }, w)
-            .unwrap()
-            .count
+        ShiftedInverse::new(
+            FactoredShift {
+                tau,
+                factor: ShiftFactor::Cholesky(chol),
+                sp,
+                st: &st,
+            },
+            w,
+        )
+        .unwrap()
+        .count
     }
 
     /// The count is exact where `P` is within 1e-11 of singular (condition number about 1e11):

@@ -127,17 +127,23 @@ fn check_against_dense(g: &Structured, rank: usize, tol: f64) -> ShiftInvertInfo
     info
 }
 
-#[test]
-fn a_value_repeated_beyond_the_rank_is_returned_in_full_with_a_rank_one_term() {
-    // Eight copies of the block's values; the rank-one term adds one value above them all
-    // and moves at most two copies of each (interlacing), so the top six are σ_1 of G and five
-    // copies of the block's largest value.
+/// Eight copies of the block's values and twelve random blocks (scaled by 0.3), plus a positive
+/// rank-one term.
+fn eight_copies_and_a_rank_one_term() -> Structured {
     let s = block_diagonal(8, 12, 0.3, 1);
     let n = s.nrows();
     let mut rng = rng_from_seed(7);
     let l = gaussian_matrix(&mut rng, n, 1).mapv(f64::abs);
     let r = gaussian_matrix(&mut rng, n, 1).mapv(f64::abs);
-    let g = Structured::new(s, l, r);
+    Structured::new(s, l, r)
+}
+
+#[test]
+fn a_value_repeated_beyond_the_rank_is_returned_in_full_with_a_rank_one_term() {
+    // Eight copies of the block's values; the rank-one term adds one value above them all
+    // and moves at most two copies of each (interlacing), so the top six are σ_1 of G and five
+    // copies of the block's largest value.
+    let g = eight_copies_and_a_rank_one_term();
     let info = check_against_dense(&g, 6, 1e-10);
     assert_eq!(info.above_shift, 1);
 }
@@ -238,16 +244,22 @@ fn the_default_solver_takes_shift_invert_when_krylov_stalls_on_a_flat_band() {
     };
     let (res, choice) = auto_svd(&g, 6, &params, &mut |_| {}).unwrap();
     assert_eq!(choice, AutoChoice::ShiftInvert);
-    let exact = dense_svd(g.dense.view(), 6).unwrap();
-    for i in 0..6 {
+    assert_top_values(&g, &res, 6, 1e-10);
+}
+
+/// The top `rank` values of `res` agree with the dense SVD's to `10 tol s_1` (at most 1e-9
+/// `s_1`), its residuals meet `tol` and its vectors are orthonormal.
+fn assert_top_values(g: &Structured, res: &SvdResult, rank: usize, tol: f64) {
+    let exact = dense_svd(g.dense.view(), rank).unwrap();
+    for i in 0..rank {
         assert!(
-            (res.s[i] - exact.s[i]).abs() <= 1e-9 * exact.s[0],
+            (res.s[i] - exact.s[i]).abs() <= (10.0 * tol).min(1e-9) * exact.s[0],
             "{i}: {} vs {}",
             res.s[i],
             exact.s[i]
         );
     }
-    assert!(explicit_residual(&g.dense, &res) <= 1e-10);
+    assert!(explicit_residual(&g.dense, res) <= tol);
     assert!(orthonormality_error(&res.u) <= 1e-12 && orthonormality_error(&res.v) <= 1e-12);
 }
 
@@ -346,4 +358,78 @@ fn a_value_just_above_a_repeated_one_is_returned_or_refused_never_skipped() {
         }
         Err(e) => panic!("unexpected error {e}"),
     }
+}
+
+#[test]
+fn spectrum_slicing_certifies_a_rank_inside_a_flat_band() {
+    // As above (900 x 900, a band of relative width 1e-5, rank 100 inside it), by shifts inside
+    // the band: slices of at most 40 values.
+    let g = flat_band_operator(300, 1e-5, 29);
+    let params = SliceParams {
+        tol: 1e-9,
+        slice: 40,
+        ..SliceParams::default()
+    };
+    let (r, info) = slice_svd(&g, 100, &params).unwrap();
+    assert_top_values(&g, &r, 100, 1e-9);
+    let exact = dense_svd(g.dense.view(), 120).unwrap();
+    let above = exact.s.iter().filter(|&&x| x > info.cut).count();
+    assert_eq!(above, info.above_cut, "{info:?}");
+    assert!(info.boundaries.len() >= 4, "{info:?}");
+}
+
+#[test]
+fn spectrum_slicing_returns_every_copy_of_a_value_repeated_at_the_rank() {
+    // Eight copies of the block's values, the rank-one term on top: rank 4 ends inside the
+    // copies of the block's largest value; the cut must lie below all copies, and the count
+    // above it must hold every copy.
+    let g = eight_copies_and_a_rank_one_term();
+    let n = g.dense.nrows();
+    let params = SliceParams {
+        tol: 1e-10,
+        slice: 20,
+        ..SliceParams::default()
+    };
+    let (res, info) = slice_svd(&g, 4, &params).unwrap();
+    assert_top_values(&g, &res, 4, 1e-10);
+    let exact = dense_svd(g.dense.view(), n).unwrap();
+    let above = exact.s.iter().filter(|&&x| x > info.cut).count();
+    assert_eq!(above, info.above_cut);
+    assert!(info.above_cut >= 7, "the copies above the cut: {info:?}");
+}
+
+#[test]
+fn spectrum_slicing_bad_input_is_a_typed_error() {
+    let g = flat_band_operator(20, 1e-5, 3);
+    let invalid = |r: Result<(SvdResult, SliceInfo)>, what: &str| {
+        assert!(
+            matches!(&r, Err(SolverError::InvalidParameter { name, .. }) if *name == what),
+            "{what}: {:?}",
+            r.err()
+        )
+    };
+    let one = SliceParams {
+        slice: 1,
+        ..SliceParams::default()
+    };
+    invalid(slice_svd(&g, 4, &one), "slice");
+    invalid(slice_svd(&g.dense, 4, &SliceParams::default()), "operator");
+    for tol in [0.0, f64::NAN] {
+        let p = SliceParams {
+            tol,
+            ..SliceParams::default()
+        };
+        invalid(slice_svd(&g, 4, &p), "tol");
+    }
+    assert!(matches!(
+        slice_svd(&g, 0, &SliceParams::default()),
+        Err(SolverError::InvalidRank { .. })
+    ));
+    // A factor that does not fit the budget (the smallest, 1 MiB): 2 · 90000 columns.
+    let big = block_diagonal(30_000, 0, 0.0, 0);
+    let tight = SliceParams {
+        budget: MemoryBudget::bytes(1 << 20).unwrap(),
+        ..SliceParams::default()
+    };
+    invalid(slice_svd(&big, 2, &tight), "budget");
 }
