@@ -487,6 +487,15 @@ fn augmented_apply<O: LinearOperator + ?Sized>(op: &O, q: ArrayView2<'_, f64>) -
     Ok(out)
 }
 
+/// `W = [[L, 0], [0, R]]` (`(n + m) × 2k`): `H(L Rᵀ) = W J Wᵀ`.
+pub(crate) fn low_rank_block(left: ArrayView2<'_, f64>, right: ArrayView2<'_, f64>) -> Array2<f64> {
+    let (n, k) = left.dim();
+    let mut w = Array2::zeros((n + right.nrows(), 2 * k));
+    w.slice_mut(s![..n, ..k]).assign(&left);
+    w.slice_mut(s![n.., k..]).assign(&right);
+    w
+}
+
 /// One orthonormal SVD from left and right vectors (the halves of eigenvectors of `H(G)`):
 /// Rayleigh–Ritz on `G` with their orthonormal bases, residuals computed explicitly.
 pub(crate) fn rayleigh_ritz_halves<O: LinearOperator + ?Sized>(
@@ -541,13 +550,9 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
         reason: "shift-invert needs the sparse-plus-low-rank structure G = S + L R^T",
     })?;
     let (sp, left, right) = (structure.sparse, &structure.left, &structure.right);
-    let k = left.ncols();
     let st = sp.transpose();
     let dim = n + m;
-    // W = [[L, 0], [0, R]].
-    let mut w = Array2::zeros((dim, 2 * k));
-    w.slice_mut(s![..n, ..k]).assign(left);
-    w.slice_mut(s![n.., k..]).assign(right);
+    let w = low_rank_block(left.view(), right.view());
 
     // The pattern does not depend on the shift: one symbolic analysis.
     let pattern = CholeskyPattern::new(&shifted_augmented(&st, n, 1.0)?)?;

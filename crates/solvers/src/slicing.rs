@@ -26,9 +26,11 @@
 //! with a typed error.
 use crate::error::{Result, SolverError};
 use crate::lanczos::{check_tol, lanczos_svd, LanczosParams};
-use crate::shift_invert::{rayleigh_ritz_halves, shifted_augmented, Count, FactoredShift, ShiftFactor, ShiftedInverse};
+use crate::shift_invert::{
+    low_rank_block, rayleigh_ritz_halves, shifted_augmented, Count, FactoredShift, ShiftFactor, ShiftedInverse,
+};
 use crate::svd::{check_rank, SvdResult};
-use ksvd_linalg::{dense, CholeskyPattern, CsrMatrix, LinearOperator, MemoryBudget};
+use ksvd_linalg::{dense, CholeskyPattern, CsrMatrix, LinearOperator, MemoryBudget, SparseLdlt};
 use ndarray::{s, Array2, ArrayView2, ArrayViewMut2, Axis};
 
 /// Parameters of [`slice_svd`].
@@ -82,13 +84,17 @@ struct Shifts<'a> {
 }
 
 impl<'a> Shifts<'a> {
-    fn inverse(&self, tau: f64) -> Result<ShiftedInverse<'_>> {
+    /// `L D Lᵀ` of `P = τ I − H(S)` (counted).
+    fn factor(&self, tau: f64) -> Result<SparseLdlt> {
         self.factorizations.set(self.factorizations.get() + 1);
-        let factor = self.pattern.factor_ldlt(&shifted_augmented(&self.st, self.n, tau)?)?;
+        Ok(self.pattern.factor_ldlt(&shifted_augmented(&self.st, self.n, tau)?)?)
+    }
+
+    fn inverse(&self, tau: f64) -> Result<ShiftedInverse<'_>> {
         ShiftedInverse::new(
             FactoredShift {
                 tau,
-                factor: ShiftFactor::Ldlt(factor),
+                factor: ShiftFactor::Ldlt(self.factor(tau)?),
                 sp: self.sp,
                 st: &self.st,
             },
@@ -103,14 +109,7 @@ impl<'a> Shifts<'a> {
     fn count(&self, tau: f64) -> Result<Count> {
         let mut c = self.inverse(tau)?.count;
         let e = c.slack;
-        let negatives = |t: f64| -> Result<usize> {
-            self.factorizations.set(self.factorizations.get() + 1);
-            Ok(self
-                .pattern
-                .factor_ldlt(&shifted_augmented(&self.st, self.n, t)?)?
-                .inertia()
-                .negative)
-        };
+        let negatives = |t: f64| -> Result<usize> { Ok(self.factor(t)?.inertia().negative) };
         let (below, above) = (negatives(tau - 3.0 * e)?, negatives(tau + 3.0 * e)?);
         let spread = below.saturating_sub(above);
         c.min = c.min.saturating_sub(spread);
@@ -159,12 +158,11 @@ fn find_boundary(
         if c.min == c.max && (want_min..=want_max).contains(&c.max) {
             return Ok((mid, c));
         }
-        if c.max < want_min {
-            hi = mid;
-        } else if c.min > want_max {
+        // Too many values above `mid`: go up. Too few, or a range overlapping the target (a
+        // value within the bound of `mid`): look below.
+        if c.min > want_max {
             lo = mid;
         } else {
-            // A range overlapping the target (a value within the bound of `mid`): look below.
             hi = mid;
         }
     }
@@ -187,11 +185,12 @@ fn tighten(shifts: &Shifts<'_>, a: f64, b: f64, count: usize, top: bool) -> Resu
         let mid = 0.5 * (lo + hi);
         let c = shifts.count(mid)?;
         let same = c.min == count && c.max == count;
-        match (top, same) {
-            (true, true) => hi = mid,
-            (true, false) => lo = mid,
-            (false, true) => lo = mid,
-            (false, false) => hi = mid,
+        // `mid` lies above the end sought when, for the top end, the count there is still
+        // `count`, and, for the bottom end, it no longer is.
+        if same == top {
+            hi = mid;
+        } else {
+            lo = mid;
         }
     }
     Ok(if top { hi } else { lo })
@@ -224,18 +223,15 @@ fn slice_eigenpairs(
         };
         let t = lanczos_svd(&op, p, &lp)?;
         // T = (τ I − H)⁻¹: μ = 1/(τ − λ), so λ = τ − sign(μ)/|μ|; sign(μ) = sign(u·v).
-        let mut inside = vec![];
-        for i in 0..p {
-            let sign = t.u.column(i).dot(&t.v.column(i)).signum();
-            let lambda = tau - sign / t.s[i];
-            if lambda > a && lambda <= b {
-                inside.push((lambda, i));
-            }
-        }
+        let inside: Vec<usize> = (0..p)
+            .filter(|&i| {
+                let lambda = tau - t.u.column(i).dot(&t.v.column(i)).signum() / t.s[i];
+                lambda > a && lambda <= b
+            })
+            .collect();
         found = inside.len();
         if found == expected {
-            let idx: Vec<usize> = inside.iter().map(|&(_, i)| i).collect();
-            return Ok(t.v.select(Axis(1), &idx));
+            return Ok(t.v.select(Axis(1), &inside));
         }
         if p == dim - 1 {
             break;
@@ -289,11 +285,8 @@ pub fn slice_svd<O: LinearOperator + ?Sized>(
     let scale = core.s.slice(s![..keep]).mapv(f64::sqrt);
     let left_c = dense::matmul(ql.view(), core.u.slice(s![.., ..keep]))? * &scale;
     let right_c = dense::matmul(qr.view(), core.v.slice(s![.., ..keep]))? * &scale;
-    let k = keep;
     let st = sp.transpose();
-    let mut w = Array2::zeros((n + m, 2 * k));
-    w.slice_mut(s![..n, ..k]).assign(&left_c);
-    w.slice_mut(s![n.., k..]).assign(&right_c);
+    let w = low_rank_block(left_c.view(), right_c.view());
     let pattern = CholeskyPattern::new(&shifted_augmented(&st, n, 1.0)?)?;
     if !params.budget.fits_f64(pattern.factor_nnz()) {
         return Err(SolverError::InvalidParameter {
