@@ -18,8 +18,9 @@ use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Solver {
     /// The default: a dense SVD when that is cheapest and fits the memory budget, restarted
-    /// block Lanczos otherwise, shift-invert with an inertia count for sparse graph kernels
-    /// whose flat spectra stall Krylov (see `ksvd_solvers::auto_svd`). Every triplet meets `tol`
+    /// block Lanczos otherwise, shift-invert (rank <= 64) or spectrum slicing with certified
+    /// inertia counts for sparse graph kernels whose flat spectra stall Krylov (see
+    /// `ksvd_solvers::auto_svd`). Every triplet meets `tol`
     /// (residuals relative to `s_1`) or the fit fails.
     Auto {
         /// Relative residual tolerance.
@@ -33,6 +34,7 @@ pub enum Solver {
     /// are reported, not guaranteed).
     Rsvd(RsvdParams),
     /// Randomized block Krylov SVD with a residual stopping rule (reports whether it met `tol`).
+    /// Its depth is capped by the memory budget (the bases grow by one block per step).
     BlockKrylov(BlockKrylovParams),
     /// The asymmetric Nyström method with `landmarks` sampled rows and columns (each capped at
     /// the matrix size). With all rows and columns it is exact.
@@ -123,7 +125,19 @@ impl Solver {
                 };
                 auto_svd(op, rank, &p, progress)?.0
             }
-            Solver::BlockKrylov(p) => block_krylov_svd(op, rank, &BlockKrylovParams { seed, ..p.clone() })?.0,
+            Solver::BlockKrylov(p) => {
+                let max_depth = block_krylov_depth(n, m, rank, p, budget)?;
+                block_krylov_svd(
+                    op,
+                    rank,
+                    &BlockKrylovParams {
+                        seed,
+                        max_depth,
+                        ..p.clone()
+                    },
+                )?
+                .0
+            }
             Solver::Exact => {
                 check_dense_fits(n, m, budget)?;
                 dense_svd_operator(op, rank)?
@@ -177,6 +191,25 @@ impl Solver {
 
 /// The dense solver stores `G`, its copy inside the factorisation and the thin factors: refuse
 /// (typed error) beyond `budget` rather than fail to allocate.
+/// The block Krylov depth the memory budget allows: its bases hold `(q + 1)` blocks of
+/// `r + p` vectors on each side, `(q + 1)(r + p)(n + m)` numbers, so `q` is `p.max_depth` or
+/// less. A budget below two blocks (depth 1) is a typed error.
+fn block_krylov_depth(n: usize, m: usize, rank: usize, p: &BlockKrylovParams, budget: MemoryBudget) -> Result<usize> {
+    let block = (rank + p.oversampling).saturating_mul(n + m);
+    let fits = |depth: usize| budget.fits_f64(block.saturating_mul(depth + 1));
+    if !fits(1) {
+        return Err(KsvdError::InvalidParameter {
+            name: "solver",
+            reason: format!(
+                "block Krylov needs at least two blocks of {} vectors of length {n} + {m}, over the memory \
+                 budget of {budget}: lower the rank or the oversampling, or raise the budget",
+                rank + p.oversampling
+            ),
+        });
+    }
+    Ok((1..=p.max_depth.max(1)).rev().find(|&d| fits(d)).unwrap_or(1))
+}
+
 fn check_dense_fits(n: usize, m: usize, budget: MemoryBudget) -> Result<()> {
     let need = 2usize
         .saturating_mul(n.saturating_mul(m))

@@ -240,3 +240,40 @@ fn solve_operator_is_the_models_solver_on_any_operator() {
     }
     assert!(Solver::Auto { tol: 1e-8 }.validate().is_ok());
 }
+
+/// Block Krylov's bases grow by a block of `r + p` vectors per step on each side: the memory
+/// budget caps the depth (the same run as one asked for that depth, bit for bit), and a budget
+/// below two blocks is a typed error.
+#[test]
+fn block_krylov_depth_is_capped_by_the_memory_budget() {
+    let mut rng = rng_from_seed(4);
+    let g = gaussian_matrix(&mut rng, 400, 300);
+    let (r, p) = (5, 5);
+    let krylov = |max_depth: usize| {
+        Solver::BlockKrylov(ksvd::BlockKrylovParams {
+            tol: 1e-14,
+            oversampling: p,
+            max_depth,
+            seed: 0,
+        })
+    };
+    // 4 blocks of 10 vectors of length 700: 28000 numbers; the budget is 1 MiB = 131072.
+    let budget = ksvd::MemoryBudget::bytes(1 << 20).unwrap();
+    let blocks = (131072 / (10 * 700)) as usize;
+    let capped = krylov(100).solve_operator(&g, r, 3, budget).unwrap();
+    let explicit = krylov(blocks - 1).solve_operator(&g, r, 3, budget).unwrap();
+    assert_eq!(capped.s, explicit.s);
+    assert_eq!(capped.u, explicit.u);
+    // A depth the budget allows is left alone.
+    let shallow = krylov(2).solve_operator(&g, r, 3, budget).unwrap();
+    assert_ne!(shallow.s, capped.s);
+    // Too small for two blocks: 1 MiB against blocks of 100 vectors (70 000 numbers each).
+    let wide = Solver::BlockKrylov(ksvd::BlockKrylovParams {
+        oversampling: 100 - r,
+        ..Default::default()
+    });
+    assert!(matches!(
+        wide.solve_operator(&g, r, 0, budget),
+        Err(KsvdError::InvalidParameter { name: "solver", .. })
+    ));
+}

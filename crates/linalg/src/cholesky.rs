@@ -56,8 +56,9 @@ pub struct SparseLdlt {
 /// The computed factors are exact for some `A + E` with `|E| ≤ γ_m |L| |D| |Lᵀ|` entry-wise
 /// (`γ_m = m u / (1 − m u)`, `m` the longest column of `L` plus one; any summation order, so
 /// blocked and supernodal updates included), and by Sylvester's law of inertia `D` has as many
-/// negative entries as `A + E` has negative eigenvalues. With
-/// `‖E‖₂ ≤ ‖E‖_F ≤ γ_m Σ_j |d_j| ‖L_{:,j}‖²` =: `error`, Weyl's inequality gives
+/// negative entries as `A + E` has negative eigenvalues. With `‖E‖₂ ≤ γ_m ‖ |L| |D| |Lᵀ| ‖₂`,
+/// bounded by the smaller of that matrix's largest row sum and its trace
+/// `Σ_j |d_j| ‖L_{:,j}‖²` (=: `error`), Weyl's inequality gives
 /// `#{λ(A) < −error} ≤ negative ≤ #{λ(A) < error}`: the count is exact for every eigenvalue
 /// farther than `error` from zero. Without pivoting the factorisation is not backward stable in
 /// general; the bound, computed from the factors themselves, says how far it is.
@@ -71,23 +72,13 @@ pub struct Inertia {
     pub error: f64,
 }
 
-/// The inertia of `D` and the backward-error bound from a computed `L D Lᵀ` factor.
-fn ldlt_inertia(symbolic: &SymbolicCholesky<usize>, values: &[f64]) -> Result<Inertia> {
-    // Per column j of L (unit diagonal): d_j and 1 + Σ_{i>j} l_ij².
-    let mut negative = 0;
-    let mut positive = 0;
-    let mut weight = 0.0f64;
-    let mut longest = 0usize;
-    let mut column = |d: f64, below: &mut dyn Iterator<Item = f64>, len: usize| {
-        if d < 0.0 {
-            negative += 1;
-        } else if d > 0.0 {
-            positive += 1;
-        }
-        let norm2 = 1.0 + below.map(|l| l * l).sum::<f64>();
-        weight += d.abs() * norm2;
-        longest = longest.max(len);
-    };
+/// Visits the columns of a computed `L D Lᵀ` factor (unit `L`): `f(j, d_j, rows and values of
+/// L's entries below the diagonal)`, in either of faer's layouts.
+fn ldlt_columns(
+    symbolic: &SymbolicCholesky<usize>,
+    values: &[f64],
+    mut f: impl FnMut(usize, f64, &mut dyn Iterator<Item = (usize, f64)>),
+) -> Result<()> {
     match symbolic.raw() {
         SymbolicCholeskyRaw::Simplicial(s) => {
             let (ptr, rows) = (s.col_ptr(), s.row_idx());
@@ -99,32 +90,77 @@ fn ldlt_inertia(symbolic: &SymbolicCholesky<usize>, values: &[f64]) -> Result<In
                         "a factor column does not start at its diagonal",
                     ));
                 }
-                column(values[a], &mut values[a + 1..b].iter().copied(), b - a);
+                let below = rows[a + 1..b].iter().copied().zip(values[a + 1..b].iter().copied());
+                f(j, values[a], &mut below.into_iter());
             }
         }
         SymbolicCholeskyRaw::Supernodal(s) => {
             let (begin, end) = (s.supernode_begin(), s.supernode_end());
-            let (val_ptr, row_ptr) = (s.col_ptr_for_val(), s.col_ptr_for_row_idx());
+            let (val_ptr, row_ptr, row_idx) = (s.col_ptr_for_val(), s.col_ptr_for_row_idx(), s.row_idx());
             for k in 0..s.n_supernodes() {
                 let ncols = end[k] - begin[k];
-                let nrows = ncols + (row_ptr[k + 1] - row_ptr[k]);
-                // Column-major nrows × ncols block: the supernode's columns of L, D on its diagonal.
+                let below_rows = &row_idx[row_ptr[k]..row_ptr[k + 1]];
+                let nrows = ncols + below_rows.len();
+                // Column-major nrows × ncols block: the supernode's columns of L, D on its
+                // diagonal; its rows are the supernode's own columns, then `below_rows`.
                 let block = &values[val_ptr[k]..val_ptr[k + 1]];
                 if block.len() != nrows * ncols {
                     return Err(faer_error("sparse LDLT", "a supernode's block has an unexpected size"));
                 }
                 for j in 0..ncols {
                     let col = &block[j * nrows..(j + 1) * nrows];
-                    column(col[j], &mut col[j + 1..].iter().copied(), nrows - j);
+                    let rows = (begin[k] + j + 1..end[k]).chain(below_rows.iter().copied());
+                    f(begin[k] + j, col[j], &mut rows.zip(col[j + 1..].iter().copied()));
                 }
             }
         }
     }
+    Ok(())
+}
+
+/// The inertia of `D` and the backward-error bound from a computed `L D Lᵀ` factor.
+///
+/// `‖E‖₂ ≤ γ_m ‖M‖₂` with `M = |L| |D| |Lᵀ|`, symmetric and entry-wise nonnegative, so
+/// `‖M‖₂ ≤ min(‖M‖_∞, trace M)`: the largest row sum `max_i (|L| (|D| (|Lᵀ| 1)))_i` (two passes
+/// over the factor) and `Σ_j |d_j| ‖L_{:,j}‖²`. The row sum is the sharper one on sparse
+/// factors (it grows with a row's neighbourhood, the trace with the order).
+fn ldlt_inertia(symbolic: &SymbolicCholesky<usize>, values: &[f64]) -> Result<Inertia> {
+    let n = symbolic.nrows();
+    let mut negative = 0;
+    let mut positive = 0;
+    let mut trace = 0.0f64;
+    let mut longest = 0usize;
+    // z_j = |d_j| Σ_i |l_ij| (|D| |Lᵀ| 1, unit diagonal included).
+    let mut z = vec![0.0f64; n];
+    ldlt_columns(symbolic, values, |j, d, below| {
+        if d < 0.0 {
+            negative += 1;
+        } else if d > 0.0 {
+            positive += 1;
+        }
+        let (mut len, mut sum, mut norm2) = (1usize, 1.0f64, 1.0f64);
+        for (_, l) in below {
+            len += 1;
+            sum += l.abs();
+            norm2 += l * l;
+        }
+        trace += d.abs() * norm2;
+        z[j] = d.abs() * sum;
+        longest = longest.max(len);
+    })?;
+    // Row sums of M: (|L| z)_i.
+    let mut rows = z.clone();
+    ldlt_columns(symbolic, values, |j, _, below| {
+        for (i, l) in below {
+            rows[i] += l.abs() * z[j];
+        }
+    })?;
+    let row_sum = rows.iter().copied().fold(0.0f64, f64::max);
     let m = (longest + 1) as f64 * f64::EPSILON;
     Ok(Inertia {
         negative,
         positive,
-        error: m / (1.0 - m) * weight,
+        error: m / (1.0 - m) * row_sum.min(trace),
     })
 }
 
@@ -470,11 +506,42 @@ mod tests {
         }
     }
 
-    /// For a positive definite `A`, `Σ_j |d_j| ‖L_{:,j}‖² = trace(L D Lᵀ) = trace(A)`: the bound
-    /// is `γ_m trace(A)` with `m` a whole number of entries (this reads `D` and the unit `L` from
-    /// the factor's layout correctly, in both layouts).
+    /// A diagonal matrix is its own factor: `L = I`, the bound is exactly `γ_2 max |a_ii|`
+    /// (not the sum), and the signs are counted.
     #[test]
-    fn ldlt_bound_of_a_positive_definite_matrix_is_gamma_times_its_trace() {
+    fn ldlt_bound_of_a_diagonal_matrix_is_its_largest_entry() {
+        let d = [3.0, -7.5, 0.25, -1.0, 2.0];
+        let a = Array2::from_diag(&ndarray::arr1(&d));
+        let inertia = SparseLdlt::new(&lower(&a)).unwrap().inertia();
+        assert_eq!((inertia.negative, inertia.positive), (2, 3));
+        let gamma2 = 2.0 * f64::EPSILON / (1.0 - 2.0 * f64::EPSILON);
+        assert_eq!(inertia.error, gamma2 * 7.5);
+    }
+
+    /// On a sparse factor the bound does not grow with the order: a tridiagonal `[-1, 4, -1]` of
+    /// order 20000 (trace 80000, row sums 6) gets a bound of a few ulps times 6.
+    #[test]
+    fn ldlt_bound_of_a_sparse_factor_follows_its_row_sums() {
+        let n = 20000;
+        let mut triplets = vec![];
+        for i in 0..n {
+            triplets.push((i, i, 4.0));
+            if i > 0 {
+                triplets.push((i, i - 1, -1.0));
+            }
+        }
+        let lower = CsrMatrix::from_triplets(n, n, triplets).unwrap();
+        let inertia = SparseLdlt::new(&lower).unwrap().inertia();
+        assert_eq!((inertia.negative, inertia.positive), (0, n));
+        assert!(inertia.error <= 100.0 * f64::EPSILON * 6.0, "bound {}", inertia.error);
+    }
+
+    /// For a positive definite `A = L D Lᵀ`, `|A| ≤ |L| |D| |Lᵀ| =: M` entry-wise and
+    /// `trace M = trace A`, so the bound `γ_m min(‖M‖_∞, trace M)` lies between `γ_2 ‖A‖_∞` and
+    /// `γ_{n+1} trace A`; on a dense matrix the row sum is far below the trace. Both layouts.
+    #[test]
+    fn ldlt_bound_lies_between_the_row_sums_and_the_trace() {
+        let gamma = |m: usize| m as f64 * f64::EPSILON / (1.0 - m as f64 * f64::EPSILON);
         // A dense positive definite matrix B Bᵀ + I: faer factors it supernodally.
         let b = crate::random::gaussian_matrix(&mut crate::random::rng_from_seed(3), 300, 300);
         let dense = b.dot(&b.t()) + Array2::<f64>::eye(300);
@@ -485,11 +552,18 @@ mod tests {
             layouts.push(matches!(f.symbolic.raw(), SymbolicCholeskyRaw::Supernodal(_)));
             let inertia = f.inertia();
             assert_eq!((inertia.negative, inertia.positive), (0, n));
-            let m = inertia.error / (a.diag().sum() * f64::EPSILON);
-            assert!(m >= 2.0 - 1e-9 && m <= (n + 1) as f64 + 1e-6, "n = {n}: m = {m}");
+            let rows = a
+                .rows()
+                .into_iter()
+                .map(|r| r.mapv(f64::abs).sum())
+                .fold(0.0f64, f64::max);
+            let trace = a.diag().sum();
             assert!(
-                (m - m.round()).abs() <= 1e-6 * m,
-                "n = {n}: m = {m} is not a whole number"
+                inertia.error >= gamma(2) * rows * (1.0 - 1e-12) && inertia.error <= gamma(n + 1) * trace,
+                "n = {n}: bound {} outside [{}, {}]",
+                inertia.error,
+                gamma(2) * rows,
+                gamma(n + 1) * trace
             );
         }
         assert!(

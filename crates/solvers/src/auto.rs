@@ -2,12 +2,14 @@
 //! block Lanczos otherwise, and, for sparse-plus-low-rank matrices (graph kernels) on which a
 //! short Krylov run stalls or meets a value repeated as often as its block is wide, shift-invert
 //! subspace iteration with a certified count of the values above the shift
-//! ([`crate::shift_invert_svd`]). Either way the result meets the tolerance (explicit residuals)
-//! or the call fails.
+//! ([`crate::shift_invert_svd`]) at small ranks and spectrum slicing ([`crate::slice_svd`]) at
+//! larger ones. Either way the result meets the tolerance (explicit residuals) or the call
+//! fails.
 use crate::error::Result;
 use crate::krylov::{orthogonality, ORTHOGONALITY_TOL};
 use crate::lanczos::{check_tol, default_block, lanczos_svd_with_progress, LanczosParams, LanczosProgress};
 use crate::shift_invert::{shift_invert_svd, ShiftInvertParams};
+use crate::slicing::{slice_svd, SliceParams};
 use crate::svd::{check_rank, dense_svd_operator, SvdResult};
 use crate::SolverError;
 use ksvd_linalg::dense;
@@ -47,6 +49,9 @@ pub enum AutoChoice {
     /// Shift-invert subspace iteration with an inertia count (sparse-plus-low-rank `G` whose
     /// Krylov runs stall or meet a value repeated as often as the block is wide).
     ShiftInvert,
+    /// Spectrum slicing ([`crate::slice_svd`]): the same matrices at ranks above
+    /// the shift-invert iteration's, where the rank cuts through a flat band.
+    Slicing,
 }
 
 /// Floating-point work of a dense thin SVD of an `n × m` matrix (Golub–Van Loan's R-SVD count,
@@ -117,8 +122,8 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
     check_tol(params.tol)?;
     match auto_choice(n, m, rank, &params.budget) {
         AutoChoice::Dense => Ok((dense_certified(op, rank, params.tol)?, AutoChoice::Dense)),
-        // `auto_choice` picks between these two; the shift-invert path starts from Lanczos.
-        AutoChoice::Lanczos | AutoChoice::ShiftInvert => {
+        // `auto_choice` picks Dense or Lanczos; the spectral transformations start from Lanczos.
+        AutoChoice::Lanczos | AutoChoice::ShiftInvert | AutoChoice::Slicing => {
             let k = n.min(m);
             let first = default_block(rank).min(k.saturating_sub(rank).max(1));
             let lp = |block: usize, work: usize, max_restarts: usize| LanczosParams {
@@ -131,11 +136,24 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
             // Sparse-plus-low-rank matrices (graph kernels) can take the spectral
             // transformation, which resolves flat spectra and repeated values with a certified
             // count where Krylov stalls; the first Krylov attempt is then kept short.
-            let structured = rank <= SHIFT_INVERT_MAX_RANK && op.sparse_plus_low_rank().is_some();
+            // Up to SHIFT_INVERT_MAX_RANK by shift-invert from above σ_1, beyond it by spectrum
+            // slicing (shifts inside the spectrum), whose first Krylov attempt is the usual one.
+            let structured = op.sparse_plus_low_rank().is_some();
+            let small = rank <= SHIFT_INVERT_MAX_RANK;
             // A proven lower bound on the number of values above a shift, kept when
             // shift-invert could not return (or certify) them: the final result must reach it.
             let mut count: Option<(f64, usize)> = None;
-            let mut shift_invert = || {
+            let mut spectral_transform = || {
+                if !small {
+                    let sp = SliceParams {
+                        tol: params.tol,
+                        seed: params.seed,
+                        budget: params.budget,
+                        ..SliceParams::default()
+                    };
+                    // Its count mismatches concern one slice, not the values above a shift.
+                    return slice_svd(op, rank, &sp).ok().map(|(r, _)| (r, AutoChoice::Slicing));
+                }
                 let sp = ShiftInvertParams {
                     tol: params.tol,
                     seed: params.seed,
@@ -155,12 +173,12 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                     Err(_) => None,
                 }
             };
-            let first_restarts = if structured { 10 } else { 60 };
+            let first_restarts = if structured && small { 10 } else { 60 };
             let mut block = first;
             let attempt =
                 lanczos_svd_with_progress(op, rank, &lp(block, 2 * rank + 3 * block, first_restarts), progress);
             if structured && matches!(attempt, Err(SolverError::NotConverged { .. })) {
-                if let Some(done) = shift_invert() {
+                if let Some(done) = spectral_transform() {
                     return Ok(done);
                 }
             }
@@ -205,7 +223,7 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                     break;
                 }
                 if structured && search == 1 {
-                    if let Some(done) = shift_invert() {
+                    if let Some(done) = spectral_transform() {
                         return Ok(done);
                     }
                 }
@@ -273,12 +291,11 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
 }
 
 /// Largest rank for which the default solver tries the shift-invert iteration (its block has
-/// `rank + 10` vectors, each iteration one solve with the factor per vector). Not more yet:
-/// Table 1's Pubmed KPCA cell (12 solves at rank 500) took 8 minutes by Krylov alone (tolerance
-/// 1e-8), and had not finished after 10–18 minutes with shift-invert tried after the first or
-/// after a 200-restart fallback Krylov attempt (tolerance 1e-6). Pubmed's KSVD at rank 250, where
-/// Krylov stalls, needs shift-invert ([`crate::shift_invert_svd`] directly) and has no automatic
-/// route to it.
+/// `rank + 10` vectors, each iteration one solve with the factor per vector); above it, spectrum
+/// slicing. Table 1's Pubmed KPCA cell (12 solves at rank 500) took 8 minutes by Krylov alone
+/// (tolerance 1e-8), and had not finished after 10–18 minutes with shift-invert tried after the
+/// first or after a 200-restart fallback Krylov attempt (tolerance 1e-6). Pubmed's KSVD at rank
+/// 250, where Krylov stalls, takes 30-60 s by slicing.
 const SHIFT_INVERT_MAX_RANK: usize = 64;
 
 /// Iterations the default solver gives the shift-invert iteration: it converges in a few when

@@ -7,14 +7,14 @@
 //!
 //! | solver | function | role |
 //! |---|---|---|
-//! | the default | [`auto_svd`] | dense when cheapest and within the memory budget, block Lanczos otherwise; always meets its tolerance |
+//! | the default | [`auto_svd`] | dense when cheapest and within the memory budget, block Lanczos otherwise, shift-invert or spectrum slicing where Krylov stalls on a sparse-plus-low-rank `G`; always meets its tolerance |
 //! | dense SVD (faer) | [`dense_svd`], [`dense_svd_operator`] | exact reference |
 //! | restarted block Lanczos bidiagonalisation | [`lanczos_svd`] | TSVD (ARPACK/PROPACK in the paper) |
 //! | randomized block Krylov | [`block_krylov_svd`] | RSVD with a residual stopping rule (Musco & Musco 2015) |
 //! | randomized SVD, fixed power iterations | [`randomized_svd`] | the paper's RSVD protocol (Halko et al.) |
 //! | twin split | [`twin_split_svd`] | square `M` with twin indices (graph nodes with equal neighbourhoods): repeated values taken exactly, the rest from a smaller operator by any solver |
 //! | shift-invert subspace iteration | [`shift_invert_svd`] | sparse-plus-low-rank `G` (graph kernels): flat spectra, repeated values, with a certified count (inertia, with its error bound) of the values above the shift |
-//! | spectrum slicing | [`slice_svd`] | sparse-plus-low-rank `G` whose rank cuts through a dense band: shifts inside the spectrum (unpivoted `L D Lᵀ`, certified counts), shift-invert Lanczos per slice; not chosen by `auto_svd` yet |
+//! | spectrum slicing | [`slice_svd`] | sparse-plus-low-rank `G` whose rank cuts through a dense band: shifts inside the spectrum (unpivoted `L D Lᵀ`, certified counts), shift-invert Lanczos per slice; chosen by `auto_svd` above rank 64 when Krylov stalls |
 //!
 //! Every solver returns one [`SvdResult`] (`U`, singular values descending, `V`) carrying
 //! per-triplet [`Residuals`] `‖G v_i − s_i u_i‖/s_1`, `‖Gᵀ u_i − s_i v_i‖/s_1`, computed

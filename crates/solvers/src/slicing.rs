@@ -13,16 +13,20 @@
 //! dropped (below 1e-10 of its norm) widens the counts' shift by its norm (Weyl).
 //!
 //! From a cut `τ_low` with between `r` and `r + slice/2` values above it, up to a bound above
-//! `σ_1`, slices of at most [`SliceParams::slice`] values are laid by bisection on the count.
-//! Each slice is tightened around its values (bisection on the count again) and split while its
+//! `σ_1`, slices of at most [`SliceParams::slice`] values are laid by bisection on the count
+//! (each bisection steps on the rough count of one factorisation and certifies its answer). Where
+//! a cluster denser than the count's error bound straddles the window, the window is widened
+//! (the cut moves below the cluster, the slice grows).
+//! Each slice is tightened around its values (bisection on the rough count) and split while its
 //! centre would sit far from them; block Lanczos on `T = (τ I − H(G))⁻¹` at the centre (the
 //! factor and Woodbury) then finds the eigenvalues of `H(G)` nearest it, and those inside the
 //! slice must number exactly its count. A final Rayleigh–Ritz on `G` makes one orthonormal SVD
 //! of all of them, whose residuals are computed explicitly, and the number of values above the
 //! cut must equal the count there: the result is the top `r`, certified.
 //!
-//! Not chosen by [`crate::auto_svd`] yet. Where a cluster is denser than the counts' error bound
-//! (values closer than about 1e-8 relative), no exact cut exists inside it and the call fails
+//! [`crate::auto_svd`] takes it for such matrices at ranks above its shift-invert iteration's
+//! when a first Krylov attempt stalls. Where a cluster is denser than the counts' error bound
+//! (values closer than the factor's backward-error bound), no exact cut exists inside it and the call fails
 //! with a typed error.
 use crate::error::{Result, SolverError};
 use crate::lanczos::{check_tol, lanczos_svd, LanczosParams};
@@ -40,7 +44,8 @@ pub struct SliceParams {
     pub tol: f64,
     /// Seed of the Lanczos runs.
     pub seed: u64,
-    /// Values per slice, at most.
+    /// Values per slice, at most (up to about 9 times more where a cluster too dense to cut lies
+    /// across a boundary).
     pub slice: usize,
     /// Memory the factor may use.
     pub budget: MemoryBudget,
@@ -102,13 +107,18 @@ impl<'a> Shifts<'a> {
         )
     }
 
-    /// The count at `tau`, with `neg(P)` certified: the counts of `S` at `τ ± 3e` (`e` the
-    /// factor's backward-error bound) agree exactly when no value of `S` lies within `2e` of `τ`,
-    /// and then `P + E` and `P` have the same inertia. Otherwise the range widens by the values
-    /// in between.
-    fn count(&self, tau: f64) -> Result<Count> {
-        let mut c = self.inverse(tau)?.count;
-        let e = c.slack;
+    /// The count at `tau` from one factorisation: `neg(P)` only up to the factor's
+    /// backward-error bound (`slack`). Guides the bisections; [`Shifts::certify`] makes it exact.
+    fn rough(&self, tau: f64) -> Result<Count> {
+        Ok(self.inverse(tau)?.count)
+    }
+
+    /// `c` (the rough count at its shift `τ`) with `neg(P)` certified: the counts of `S` at
+    /// `τ ± 3e` (`e` the factor's backward-error bound) agree exactly when no value of `S` lies
+    /// within `2e` of `τ`, and then `P + E` and `P` have the same inertia. Otherwise the range
+    /// widens by the values in between.
+    fn certify(&self, mut c: Count) -> Result<Count> {
+        let (tau, e) = (c.shift, c.slack);
         let negatives = |t: f64| -> Result<usize> { Ok(self.factor(t)?.inertia().negative) };
         let (below, above) = (negatives(tau - 3.0 * e)?, negatives(tau + 3.0 * e)?);
         let spread = below.saturating_sub(above);
@@ -117,6 +127,11 @@ impl<'a> Shifts<'a> {
         // Exact for P itself now; the compressed low-rank term moves G's values by at most delta.
         c.slack = self.delta;
         Ok(c)
+    }
+
+    /// The certified count at `tau`.
+    fn count(&self, tau: f64) -> Result<Count> {
+        self.certify(self.rough(tau)?)
     }
 }
 
@@ -143,20 +158,30 @@ impl LinearOperator for Inverse<'_, '_> {
     }
 }
 
-/// A shift between `lo` and `hi` where the count is one value and lies in `[want_min, want_max]`:
-/// bisection on the count (it falls as the shift rises). Returns the shift and its count.
+/// A shift between `lo` and `hi` where the certified count is one value and lies in
+/// `[want_min, want_max]`: bisection on the rough count (it falls as the shift rises), each
+/// candidate certified before it is taken. Returns the shift and its count, or `None` when the
+/// bisection closes on a point where the count jumps past the window (a cluster denser than the
+/// count's error bound straddles it).
 fn find_boundary(
     shifts: &Shifts<'_>,
     mut lo: f64,
     mut hi: f64,
     want_min: usize,
     want_max: usize,
-) -> Result<(f64, Count)> {
+) -> Result<Option<(f64, Count)>> {
+    let wanted = |c: &Count| c.min == c.max && (want_min..=want_max).contains(&c.max);
     for _ in 0..60 {
         let mid = 0.5 * (lo + hi);
-        let c = shifts.count(mid)?;
-        if c.min == c.max && (want_min..=want_max).contains(&c.max) {
-            return Ok((mid, c));
+        if hi - lo <= 4.0 * f64::EPSILON * hi.abs() {
+            break;
+        }
+        let mut c = shifts.rough(mid)?;
+        if wanted(&c) {
+            c = shifts.certify(c)?;
+            if wanted(&c) {
+                return Ok(Some((mid, c)));
+            }
         }
         // Too many values above `mid`: go up. Too few, or a range overlapping the target (a
         // value within the bound of `mid`): look below.
@@ -166,82 +191,151 @@ fn find_boundary(
             hi = mid;
         }
     }
+    Ok(None)
+}
+
+/// [`find_boundary`] with the window `[want_min, want_max]` widened upwards (doubled, up to
+/// [`WIDENINGS`] times) while no exact count lies in it: the boundary moves below a cluster too
+/// dense to cut, and its slice grows.
+fn find_boundary_widening(
+    shifts: &Shifts<'_>,
+    lo: f64,
+    hi: f64,
+    want_min: usize,
+    want_max: usize,
+) -> Result<(f64, Count)> {
+    let width = want_max - want_min + 1;
+    for widening in 0..=WIDENINGS {
+        let max = want_min + (width << widening) - 1;
+        if let Some(found) = find_boundary(shifts, lo, hi, want_min, max)? {
+            return Ok(found);
+        }
+    }
     // No exact count in the window: a cluster denser than the count's error bound.
     Err(SolverError::NotConverged {
         solver: "slice boundary search (no exact count: a cluster denser than its error bound)",
-        iterations: 60,
+        iterations: WIDENINGS + 1,
         residual: f64::INFINITY,
         tol: shifts.tol,
     })
 }
 
-/// Where the values of a slice `(a, b]` end: with `top`, the smallest shift in it whose count is
-/// still `count` (the count at `b`), just above the slice's largest value; otherwise the largest
-/// shift whose count is `count` (the count at `a`), just below its smallest value. Bisection on
-/// the count (30 halvings).
-fn tighten(shifts: &Shifts<'_>, a: f64, b: f64, count: usize, top: bool) -> Result<f64> {
-    let (mut lo, mut hi) = (a, b);
-    for _ in 0..30 {
-        let mid = 0.5 * (lo + hi);
-        let c = shifts.count(mid)?;
-        let same = c.min == count && c.max == count;
-        // `mid` lies above the end sought when, for the top end, the count there is still
-        // `count`, and, for the bottom end, it no longer is.
-        if same == top {
-            hi = mid;
+/// Doublings of a boundary's window, at most (a slice of 100 values may grow to about 865).
+const WIDENINGS: usize = 4;
+
+/// Where the values of a slice `(a, b]` (counts `ca` at `a`, `cb` at `b`) lie: its largest
+/// value is bracketed in `(p, q]` and its smallest in `(r, t]`, both narrowed by bisection on the
+/// rough count (each midpoint narrows whichever bracket it falls in) until each is within 5% of
+/// the span `q − r` or 1e-6 relative (a slice of one value). Returns `(r, q)`: shifts just below the smallest value
+/// and just above the largest. The ends only place the Lanczos shift; a rough count that errs
+/// moves them, not the result, which the certified boundaries and counts decide.
+fn tighten(shifts: &Shifts<'_>, a: f64, b: f64, ca: usize, cb: usize) -> Result<(f64, f64)> {
+    // Top: count(q) = cb (no slice value above q), count(p) > cb. Bottom: count(r) = ca (all
+    // above r), count(t) < ca.
+    let (mut p, mut q, mut r, mut t) = (a, b, a, b);
+    for _ in 0..80 {
+        let target = (0.05 * (q - r)).max(1e-6 * q.abs());
+        let mid = if q - p > target {
+            0.5 * (p + q)
+        } else if t - r > target {
+            0.5 * (r + t)
         } else {
-            lo = mid;
+            break;
+        };
+        let c = shifts.rough(mid)?;
+        if c.min == cb && c.max == cb {
+            q = q.min(mid);
+        } else {
+            p = p.max(mid);
+        }
+        if c.min == ca && c.max == ca {
+            r = r.max(mid);
+        } else {
+            t = t.min(mid);
         }
     }
-    Ok(if top { hi } else { lo })
+    Ok((r.min(q), q))
 }
 
 /// The eigenpairs of `H(G)` inside `(a, b]` by Lanczos on the inverse at `tau`, asking for the
 /// `near` values nearest it (doubled while too few land inside): exactly `expected` of them, as
 /// unit eigenvectors `y` of `H(G)` as columns.
-fn slice_eigenpairs(
+///
+/// Lanczos meets its tolerance relative to `T`'s largest value `1/δ` (`δ` the distance from `τ`
+/// to the nearest value), which leaves `H(G)`'s residuals at about `tol Δ²/δ` for a value `Δ`
+/// away: small unless a value sits very close to `τ` and others far. The residuals on `H(G)`
+/// are therefore checked (one product with `G` and `Gᵀ`) against a quarter of the final
+/// tolerance `tol · scale`, and the run repeated 100 and 10⁴ times tighter while they miss it.
+#[allow(clippy::too_many_arguments)]
+fn slice_eigenpairs<O: LinearOperator + ?Sized>(
+    g: &O,
     shifts: &Shifts<'_>,
-    a: f64,
-    b: f64,
+    (a, b): (f64, f64),
     tau: f64,
     expected: usize,
     near: usize,
+    scale: f64,
     params: &SliceParams,
 ) -> Result<Array2<f64>> {
     let inverse = shifts.inverse(tau)?;
-    let dim = shifts.w.nrows();
+    let (n, dim) = (g.nrows(), shifts.w.nrows());
     let op = Inverse(&inverse, dim);
-    let mut p = near.min(dim - 1);
-    let mut found = 0;
-    for _ in 0..4 {
-        let lp = LanczosParams {
-            tol: params.tol,
-            seed: params.seed,
-            max_restarts: 300,
-            work_dim: None,
-            block_size: None,
-        };
-        let t = lanczos_svd(&op, p, &lp)?;
-        // T = (τ I − H)⁻¹: μ = 1/(τ − λ), so λ = τ − sign(μ)/|μ|; sign(μ) = sign(u·v).
-        let inside: Vec<usize> = (0..p)
-            .filter(|&i| {
-                let lambda = tau - t.u.column(i).dot(&t.v.column(i)).signum() / t.s[i];
-                lambda > a && lambda <= b
-            })
-            .collect();
-        found = inside.len();
-        if found == expected {
-            return Ok(t.v.select(Axis(1), &inside));
+    // Values nearest the shift worth asking for: beyond this the slice is too wide for its
+    // values (the split rule keeps slices from getting there).
+    let cap = (4 * expected + 200).min(dim - 1);
+    let mut p = near.min(cap);
+    let mut residual = f64::INFINITY;
+    for tighter in [1.0, 1e-2, 1e-4] {
+        loop {
+            let lp = LanczosParams {
+                tol: params.tol * tighter,
+                seed: params.seed,
+                max_restarts: 300,
+                work_dim: None,
+                block_size: None,
+            };
+            let t = lanczos_svd(&op, p, &lp)?;
+            // T = (τ I − H)⁻¹: μ = 1/(τ − λ), so λ = τ − sign(μ)/|μ|; sign(μ) = sign(u·v).
+            let lambda = |i: usize| tau - t.u.column(i).dot(&t.v.column(i)).signum() / t.s[i];
+            let inside: Vec<usize> = (0..p).filter(|&i| lambda(i) > a && lambda(i) <= b).collect();
+            let found = inside.len();
+            if found == expected {
+                let y = t.v.select(Axis(1), &inside);
+                // H(G) y − y Λ, column by column.
+                let mut r = ndarray::concatenate(
+                    Axis(0),
+                    &[
+                        g.apply(y.slice(s![n.., ..]))?.view(),
+                        g.apply_transpose(y.slice(s![..n, ..]))?.view(),
+                    ],
+                )
+                .map_err(|_| SolverError::ShapeMismatch {
+                    what: "H(G) times slice eigenvectors".into(),
+                })?;
+                for (j, &i) in inside.iter().enumerate() {
+                    r.column_mut(j).scaled_add(-lambda(i), &y.column(j));
+                }
+                residual = r.columns().into_iter().map(|c| c.dot(&c).sqrt()).fold(0.0f64, f64::max);
+                if residual <= 0.25 * params.tol * scale {
+                    return Ok(y);
+                }
+                break;
+            }
+            if p == cap {
+                return Err(SolverError::CountMismatch {
+                    shift: a,
+                    counted: expected,
+                    returned: found,
+                });
+            }
+            p = (2 * p).min(cap);
         }
-        if p == dim - 1 {
-            break;
-        }
-        p = (2 * p).min(dim - 1);
     }
-    Err(SolverError::CountMismatch {
-        shift: a,
-        counted: expected,
-        returned: found,
+    Err(SolverError::NotConverged {
+        solver: "spectrum slicing (shift-invert Lanczos of a slice)",
+        iterations: 3,
+        residual: residual / scale,
+        tol: params.tol,
     })
 }
 
@@ -319,18 +413,29 @@ pub fn slice_svd<O: LinearOperator + ?Sized>(
     )
     .map(|r| r.s[0])
     .unwrap_or(1.0);
+    // Within a factor 2 of σ_1 by the rough count (the probe may stop early on a flat
+    // spectrum), then certified.
     let mut top = 1.01 * probe.max(f64::MIN_POSITIVE);
+    while shifts.rough(top)?.max > 0 {
+        top *= 2.0;
+    }
+    for _ in 0..60 {
+        if shifts.rough(0.5 * top)?.max > 0 {
+            break;
+        }
+        top *= 0.5;
+    }
     while shifts.count(top)?.max > 0 {
         top *= 2.0;
     }
     // The cut: at least `rank` values above it, at most `rank + slice / 2`.
-    let (cut, cut_count) = find_boundary(&shifts, 0.0, top, rank, rank + params.slice / 2)?;
+    let (cut, cut_count) = find_boundary_widening(&shifts, 0.0, top, rank, rank + params.slice / 2)?;
     // Slices from the top down.
     let mut boundaries = vec![top];
     let mut counts = vec![0usize];
     let (mut hi, mut hi_count) = (top, 0usize);
     while cut_count.max - hi_count > params.slice {
-        let (b, c) = find_boundary(&shifts, cut, hi, hi_count + params.slice / 2, hi_count + params.slice)?;
+        let (b, c) = find_boundary_widening(&shifts, cut, hi, hi_count + params.slice / 2, hi_count + params.slice)?;
         boundaries.push(b);
         counts.push(c.max);
         (hi, hi_count) = (b, c.max);
@@ -349,21 +454,20 @@ pub fn slice_svd<O: LinearOperator + ?Sized>(
         if c == 0 {
             continue;
         }
-        let t_hi = tighten(&shifts, a, b, cb, true)?;
-        let t_lo = tighten(&shifts, a, t_hi, ca, false)?;
+        let (t_lo, t_hi) = tighten(&shifts, a, b, ca, cb)?;
         let tau = 0.5 * (t_lo + t_hi);
         let h = (0.5 * (t_hi - t_lo)).max(1e-12 * t_hi);
         let near = shifts
-            .count(tau - 2.0 * h)?
+            .rough(tau - 2.0 * h)?
             .max
-            .saturating_sub(shifts.count(tau + 2.0 * h)?.min);
+            .saturating_sub(shifts.rough(tau + 2.0 * h)?.min);
         if c > 1 && near > 3 * c + 10 {
-            let (m, mc) = find_boundary(&shifts, t_lo, t_hi, cb + 1, ca - 1)?;
+            let (m, mc) = find_boundary_widening(&shifts, t_lo, t_hi, cb + 1, ca - 1)?;
             stack.push((a, ca, m, mc.max));
             stack.push((m, mc.max, b, cb));
             continue;
         }
-        vectors.push(slice_eigenpairs(&shifts, a, b, tau, c, near.max(c), params)?);
+        vectors.push(slice_eigenpairs(op, &shifts, (a, b), tau, c, near.max(c), top, params)?);
     }
     let views: Vec<_> = vectors.iter().map(|v| v.view()).collect();
     let y = ndarray::concatenate(Axis(1), &views).map_err(|_| SolverError::ShapeMismatch {

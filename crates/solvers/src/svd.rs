@@ -1,6 +1,6 @@
 //! The common result type and the dense reference solver.
 use crate::error::{Result, SolverError};
-use ksvd_linalg::{dense, materialize, LinearOperator};
+use ksvd_linalg::{dense, materialize, LinearOperator, MemoryBudget};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2};
 
 /// Per-triplet residuals of a truncated SVD, relative to the largest singular value `s_1`
@@ -160,9 +160,21 @@ pub fn dense_svd(a: ArrayView2<'_, f64>, rank: usize) -> Result<SvdResult> {
 }
 
 /// The top-`rank` SVD of an operator by materialising it ([`LinearOperator::to_dense`];
-/// `O(n m)` memory: check the memory budget first).
+/// `O(n m)` memory).
+///
+/// # Errors
+/// [`SolverError::InvalidParameter`] (`budget`) when the matrix and the SVD's workspace (about
+/// four copies of it) do not fit [`MemoryBudget::auto`]: an allocation that size would abort.
 pub fn dense_svd_operator<O: LinearOperator + ?Sized>(op: &O, rank: usize) -> Result<SvdResult> {
     check_rank(op.nrows(), op.ncols(), rank)?;
+    let entries = op.nrows().saturating_mul(op.ncols()).saturating_mul(4);
+    if !MemoryBudget::auto().fits_f64(entries) {
+        return Err(SolverError::InvalidParameter {
+            name: "budget",
+            value: entries as f64 * 8.0,
+            reason: "a dense SVD of the operator (matrix and workspace) does not fit the memory budget",
+        });
+    }
     let a = materialize(op)?;
     if a.iter().any(|x| !x.is_finite()) {
         return Err(SolverError::NonFinite);

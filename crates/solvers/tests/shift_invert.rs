@@ -379,6 +379,22 @@ fn spectrum_slicing_certifies_a_rank_inside_a_flat_band() {
 }
 
 #[test]
+fn the_default_solver_takes_spectrum_slicing_above_the_shift_invert_ranks() {
+    // The band of the test above at rank 100 (beyond shift-invert's ranks) under a 1 MiB budget
+    // (no dense SVD): a band of 300 values 3e-8 apart, which 60 Krylov restarts do not resolve
+    // to 1e-10.
+    let g = flat_band_operator(300, 1e-5, 29);
+    let params = AutoParams {
+        tol: 1e-10,
+        seed: 5,
+        budget: MemoryBudget::bytes(1 << 20).unwrap(),
+    };
+    let (res, choice) = auto_svd(&g, 100, &params, &mut |_| {}).unwrap();
+    assert_eq!(choice, AutoChoice::Slicing);
+    assert_top_values(&g, &res, 100, 1e-10);
+}
+
+#[test]
 fn spectrum_slicing_returns_every_copy_of_a_value_repeated_at_the_rank() {
     // Eight copies of the block's values, the rank-one term on top: rank 4 ends inside the
     // copies of the block's largest value; the cut must lie below all copies, and the count
