@@ -478,8 +478,22 @@ fn augmented_vectors(t: &SvdResult) -> Array2<f64> {
     y
 }
 
+/// The symbolic analysis of `P = τ I − H(S)` (its pattern does not depend on the shift: one for
+/// every shift), refused when its factor does not fit `budget`.
+pub(crate) fn shifted_pattern(st: &CsrMatrix, n: usize, budget: MemoryBudget) -> Result<CholeskyPattern> {
+    let pattern = CholeskyPattern::new(&shifted_augmented(st, n, 1.0)?)?;
+    if !budget.fits_f64(pattern.factor_nnz()) {
+        return Err(SolverError::InvalidParameter {
+            name: "budget",
+            value: pattern.factor_nnz() as f64 * 8.0,
+            reason: "the factor of the shifted augmented matrix does not fit the memory budget",
+        });
+    }
+    Ok(pattern)
+}
+
 /// `H(G) q` for a block `q = [q_u; q_v]`: `[G q_v; Gᵀ q_u]`.
-fn augmented_apply<O: LinearOperator + ?Sized>(op: &O, q: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+pub(crate) fn augmented_apply<O: LinearOperator + ?Sized>(op: &O, q: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
     let n = op.nrows();
     let mut out = Array2::zeros(q.dim());
     op.apply_into(q.slice(s![n.., ..]), out.slice_mut(s![..n, ..]))?;
@@ -554,15 +568,7 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
     let dim = n + m;
     let w = low_rank_block(left.view(), right.view());
 
-    // The pattern does not depend on the shift: one symbolic analysis.
-    let pattern = CholeskyPattern::new(&shifted_augmented(&st, n, 1.0)?)?;
-    if !params.budget.fits_f64(pattern.factor_nnz()) {
-        return Err(SolverError::InvalidParameter {
-            name: "budget",
-            value: pattern.factor_nnz() as f64 * 8.0,
-            reason: "the Cholesky factor of the shifted augmented matrix does not fit the memory budget",
-        });
-    }
+    let pattern = shifted_pattern(&st, n, params.budget)?;
 
     // A first shift just above σ_1(S): the estimate is a lower bound, so step up until the
     // factorisation succeeds (which certifies τ > σ_1(S)).

@@ -31,7 +31,8 @@
 use crate::error::{Result, SolverError};
 use crate::lanczos::{check_tol, lanczos_svd, LanczosParams};
 use crate::shift_invert::{
-    low_rank_block, rayleigh_ritz_halves, shifted_augmented, Count, FactoredShift, ShiftFactor, ShiftedInverse,
+    augmented_apply, low_rank_block, rayleigh_ritz_halves, shifted_augmented, shifted_pattern, Count, FactoredShift,
+    ShiftFactor, ShiftedInverse,
 };
 use crate::svd::{check_rank, SvdResult};
 use ksvd_linalg::{dense, CholeskyPattern, CsrMatrix, LinearOperator, MemoryBudget, SparseLdlt};
@@ -278,7 +279,7 @@ fn slice_eigenpairs<O: LinearOperator + ?Sized>(
     params: &SliceParams,
 ) -> Result<Array2<f64>> {
     let inverse = shifts.inverse(tau)?;
-    let (n, dim) = (g.nrows(), shifts.w.nrows());
+    let dim = shifts.w.nrows();
     let op = Inverse(&inverse, dim);
     // Values nearest the shift worth asking for: beyond this the slice is too wide for its
     // values (the split rule keeps slices from getting there).
@@ -302,16 +303,7 @@ fn slice_eigenpairs<O: LinearOperator + ?Sized>(
             if found == expected {
                 let y = t.v.select(Axis(1), &inside);
                 // H(G) y − y Λ, column by column.
-                let mut r = ndarray::concatenate(
-                    Axis(0),
-                    &[
-                        g.apply(y.slice(s![n.., ..]))?.view(),
-                        g.apply_transpose(y.slice(s![..n, ..]))?.view(),
-                    ],
-                )
-                .map_err(|_| SolverError::ShapeMismatch {
-                    what: "H(G) times slice eigenvectors".into(),
-                })?;
+                let mut r = augmented_apply(g, y.view())?;
                 for (j, &i) in inside.iter().enumerate() {
                     r.column_mut(j).scaled_add(-lambda(i), &y.column(j));
                 }
@@ -381,14 +373,7 @@ pub fn slice_svd<O: LinearOperator + ?Sized>(
     let right_c = dense::matmul(qr.view(), core.v.slice(s![.., ..keep]))? * &scale;
     let st = sp.transpose();
     let w = low_rank_block(left_c.view(), right_c.view());
-    let pattern = CholeskyPattern::new(&shifted_augmented(&st, n, 1.0)?)?;
-    if !params.budget.fits_f64(pattern.factor_nnz()) {
-        return Err(SolverError::InvalidParameter {
-            name: "budget",
-            value: pattern.factor_nnz() as f64 * 8.0,
-            reason: "the factor of the shifted augmented matrix does not fit the memory budget",
-        });
-    }
+    let pattern = shifted_pattern(&st, n, params.budget)?;
     let shifts = Shifts {
         sp,
         st,
