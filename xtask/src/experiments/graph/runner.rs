@@ -1016,7 +1016,7 @@ pub struct NystromF1Config {
     /// Per-dataset overrides.
     pub overrides: BTreeMap<String, DatasetOverride>,
     /// Split off the exactly repeated singular values of twin nodes before the exact solves
-    /// (as [`Table1Config::split_twins`]; default `false`).
+    /// (as [`Table1Config::split_twins`]; default `true`).
     pub split_twins: bool,
 }
 
@@ -1025,22 +1025,12 @@ impl Default for NystromF1Config {
         let mut m_grid = BTreeMap::new();
         m_grid.insert("cora".to_string(), vec![900, 1300, 1700, 2100, 2500, 2900]);
         m_grid.insert("citeseer".to_string(), vec![900, 1400, 1900, 2400, 2900, 3450]);
-        m_grid.insert("pubmed".to_string(), vec![600, 1000, 2000, 4000]);
+        m_grid.insert("pubmed".to_string(), vec![600, 1000, 2000, 4000, 8000]);
         let mut overrides = BTreeMap::new();
-        // Pubmed (N = 19717) cannot afford certified solves at these ranks in the time budget.
+        // Pubmed (N = 19717): 500 components (250 per side), as in Table 1.
         let large = DatasetOverride {
             components: Some(500),
-            solver: Some(Solver::Rsvd(RsvdParams {
-                oversampling: 10,
-                power_iters: 2,
-                ..RsvdParams::default()
-            })),
-            gamma_grid: None,
-            nystrom_inner: Some(InnerSolver::Rsvd {
-                oversampling: 10,
-                power_iters: 2,
-            }),
-            method_solvers: BTreeMap::new(),
+            ..DatasetOverride::default()
         };
         overrides.insert("pubmed".to_string(), large);
         NystromF1Config {
@@ -1061,7 +1051,7 @@ impl Default for NystromF1Config {
             gamma_grid: vec![0.25, 0.5, 1.0, 2.0, 4.0, 8.0],
             eval: EvalConfig::default(),
             overrides,
-            split_twins: false,
+            split_twins: true,
         }
     }
 }
@@ -1606,7 +1596,7 @@ mod tests {
         );
         let d = NystromF1Config::default();
         assert_eq!(d.inner_for("cora"), InnerSolver::Dense);
-        assert_eq!(d.inner_for("pubmed"), InnerSolver::default());
+        assert_eq!(d.inner_for("pubmed"), InnerSolver::Dense);
         assert!(toml::from_str::<NystromF1Config>("[overrides.cora]\nnystrom_inner = \"Lanczos\"").is_err());
         let inner_only = |i| DatasetOverride {
             nystrom_inner: Some(i),
