@@ -5,8 +5,9 @@ use ksvd_linalg::MemoryBudget;
 use ksvd_linalg::{dense, LinearOperator, Twins};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, NystromParams, Sampling};
 use ksvd_solvers::{
-    auto_svd, block_krylov_svd, dense_svd_operator, lanczos_svd_with_progress, randomized_svd, twin_split_svd,
-    AutoParams, BlockKrylovParams, LanczosParams, LanczosProgress, RsvdParams, SvdResult, TwinSplitInfo,
+    auto_svd, block_krylov_svd, dense_svd_numbers, dense_svd_operator, lanczos_svd_with_progress, randomized_svd,
+    twin_split_svd, AutoParams, BlockKrylovParams, LanczosParams, LanczosProgress, RsvdParams, SvdResult,
+    TwinSplitInfo,
 };
 use linfa::dataset::{DatasetBase, Records};
 use linfa::param_guard::ParamGuard;
@@ -189,8 +190,6 @@ impl Solver {
     }
 }
 
-/// The dense solver stores `G`, its copy inside the factorisation and the thin factors: refuse
-/// (typed error) beyond `budget` rather than fail to allocate.
 /// The block Krylov depth the memory budget allows: its bases hold `(q + 1)` blocks of
 /// `r + p` vectors on each side, `(q + 1)(r + p)(n + m)` numbers, so `q` is `p.max_depth` or
 /// less. A budget below two blocks (depth 1) is a typed error.
@@ -210,10 +209,10 @@ fn block_krylov_depth(n: usize, m: usize, rank: usize, p: &BlockKrylovParams, bu
     Ok((1..=p.max_depth.max(1)).rev().find(|&d| fits(d)).unwrap_or(1))
 }
 
+/// The dense solver stores `G`, its copy inside the factorisation and the thin factors
+/// ([`dense_svd_numbers`]): refuse (typed error) beyond `budget` rather than fail to allocate.
 fn check_dense_fits(n: usize, m: usize, budget: MemoryBudget) -> Result<()> {
-    let need = 2usize
-        .saturating_mul(n.saturating_mul(m))
-        .saturating_add((n + m).saturating_mul(n.min(m)));
+    let need = dense_svd_numbers(n, m);
     if !budget.fits_f64(need) {
         return Err(KsvdError::InvalidParameter {
             name: "solver",

@@ -10,7 +10,7 @@ use crate::krylov::{orthogonality, ORTHOGONALITY_TOL};
 use crate::lanczos::{check_tol, default_block, lanczos_svd_with_progress, LanczosParams, LanczosProgress};
 use crate::shift_invert::{shift_invert_svd, ShiftInvertParams};
 use crate::slicing::{slice_svd, SliceParams};
-use crate::svd::{check_rank, dense_svd_operator, SvdResult};
+use crate::svd::{check_rank, dense_svd_numbers, dense_svd_operator, SvdResult};
 use crate::SolverError;
 use ksvd_linalg::dense;
 use ksvd_linalg::{LinearOperator, LowRankUpdate, MemoryBudget};
@@ -87,10 +87,7 @@ const DENSE_MARGIN: f64 = 4.0;
 
 /// Whether `G`, its copy inside the factorisation, and the thin factors fit the budget.
 fn dense_fits(n: usize, m: usize, budget: &MemoryBudget) -> bool {
-    let need = 2usize
-        .saturating_mul(n.saturating_mul(m))
-        .saturating_add((n + m).saturating_mul(n.min(m)));
-    budget.fits_f64(need)
+    budget.fits_f64(dense_svd_numbers(n, m))
 }
 
 /// A dense SVD, certified: every residual at most `tol`.

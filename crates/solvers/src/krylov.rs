@@ -114,7 +114,8 @@ fn block_cgs(basis: ArrayView2<'_, f64>, w: &mut Array2<f64>) -> Result<Array2<f
     Ok(coef)
 }
 
-fn column_norms(w: &Array2<f64>) -> Vec<f64> {
+/// The Euclidean norm of every column of `w`.
+pub(crate) fn column_norms(w: &Array2<f64>) -> Vec<f64> {
     w.columns().into_iter().map(|c| c.dot(&c).sqrt()).collect()
 }
 

@@ -59,5 +59,5 @@ pub use shift_invert::{shift_invert_svd, ShiftInvertInfo, ShiftInvertParams};
 pub use slicing::{slice_svd, SliceInfo, SliceParams};
 #[cfg(feature = "lapack")]
 pub use svd::lapack_svd;
-pub use svd::{check_rank, dense_svd, dense_svd_operator, Residuals, SvdResult};
+pub use svd::{check_rank, dense_svd, dense_svd_numbers, dense_svd_operator, Residuals, SvdResult};
 pub use twins::{twin_split_svd, TwinSplitInfo};

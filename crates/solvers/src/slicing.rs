@@ -29,6 +29,7 @@
 //! (values closer than the factor's backward-error bound), no exact cut exists inside it and the call fails
 //! with a typed error.
 use crate::error::{Result, SolverError};
+use crate::krylov::column_norms;
 use crate::lanczos::{check_tol, lanczos_svd, LanczosParams};
 use crate::shift_invert::{
     augmented_apply, low_rank_block, rayleigh_ritz_halves, shifted_augmented, shifted_pattern, Count, FactoredShift,
@@ -307,7 +308,7 @@ fn slice_eigenpairs<O: LinearOperator + ?Sized>(
                 for (j, &i) in inside.iter().enumerate() {
                     r.column_mut(j).scaled_add(-lambda(i), &y.column(j));
                 }
-                residual = r.columns().into_iter().map(|c| c.dot(&c).sqrt()).fold(0.0f64, f64::max);
+                residual = column_norms(&r).into_iter().fold(0.0f64, f64::max);
                 if residual <= 0.25 * params.tol * scale {
                     return Ok(y);
                 }

@@ -159,6 +159,15 @@ pub fn dense_svd(a: ArrayView2<'_, f64>, rank: usize) -> Result<SvdResult> {
     r.certify(&a)
 }
 
+/// Numbers (`f64`) a dense SVD of an `n × m` matrix holds: the matrix, its copy inside the
+/// factorisation and the thin factors, `2 n m + (n + m) min(n, m)`. What [`crate::auto_svd`]
+/// and `ksvd`'s exact solver check against their memory budget before choosing it.
+pub fn dense_svd_numbers(n: usize, m: usize) -> usize {
+    2usize
+        .saturating_mul(n.saturating_mul(m))
+        .saturating_add((n + m).saturating_mul(n.min(m)))
+}
+
 /// The top-`rank` SVD of an operator by materialising it ([`LinearOperator::to_dense`];
 /// `O(n m)` memory).
 ///

@@ -237,14 +237,20 @@ fn the_default_solver_takes_shift_invert_when_krylov_stalls_on_a_flat_band() {
     // 600 x 600 under a 1 MiB budget (no dense SVD); the blocks' largest values form a band
     // of relative width 1e-6, which ten Krylov restarts do not resolve to 1e-10.
     let g = flat_band_operator(200, 1e-6, 23);
+    assert_eq!(auto_certifies_without_dense(&g, 6, 3), AutoChoice::ShiftInvert);
+}
+
+/// The default solver at tolerance 1e-10 under a 1 MiB budget (no dense SVD) on `g`: its top
+/// `rank` values agree with the dense SVD's ([`assert_top_values`]). Returns its choice.
+fn auto_certifies_without_dense(g: &Structured, rank: usize, seed: u64) -> AutoChoice {
     let params = AutoParams {
         tol: 1e-10,
-        seed: 3,
+        seed,
         budget: MemoryBudget::bytes(1 << 20).unwrap(),
     };
-    let (res, choice) = auto_svd(&g, 6, &params, &mut |_| {}).unwrap();
-    assert_eq!(choice, AutoChoice::ShiftInvert);
-    assert_top_values(&g, &res, 6, 1e-10);
+    let (res, choice) = auto_svd(g, rank, &params, &mut |_| {}).unwrap();
+    assert_top_values(g, &res, rank, 1e-10);
+    choice
 }
 
 /// The top `rank` values of `res` agree with the dense SVD's to `10 tol s_1` (at most 1e-9
@@ -384,14 +390,7 @@ fn the_default_solver_takes_spectrum_slicing_above_the_shift_invert_ranks() {
     // (no dense SVD): a band of 300 values 3e-8 apart, which 60 Krylov restarts do not resolve
     // to 1e-10.
     let g = flat_band_operator(300, 1e-5, 29);
-    let params = AutoParams {
-        tol: 1e-10,
-        seed: 5,
-        budget: MemoryBudget::bytes(1 << 20).unwrap(),
-    };
-    let (res, choice) = auto_svd(&g, 100, &params, &mut |_| {}).unwrap();
-    assert_eq!(choice, AutoChoice::Slicing);
-    assert_top_values(&g, &res, 100, 1e-10);
+    assert_eq!(auto_certifies_without_dense(&g, 100, 5), AutoChoice::Slicing);
 }
 
 #[test]
