@@ -32,7 +32,7 @@ pub use io::{
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
-use ksvd::{InnerSolver, Ksvd, KsvdModel, LanczosParams, LanczosProgress, RsvdParams, Sampling, Solver};
+use ksvd::{InnerSolver, Ksvd, KsvdModel, LanczosParams, Progress, RsvdParams, Sampling, Solver};
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
 use ksvd_kernels::{Compat, Kernel, Samples};
 use linfa::param_guard::ParamGuard;
@@ -589,12 +589,7 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
             let g = params.kernel_matrix(inputs.x, inputs.z)?;
             bar.set_message(format!("solving rank {} with {:?}", args.rank, args.solver));
             let b = bar.clone();
-            params.fit_kernel_matrix_with_progress(g, &mut |p: LanczosProgress| {
-                b.set_message(format!(
-                    "Krylov: restart {}, {} vector products, residual {:.2e} (tol {:.0e})",
-                    p.restart, p.matvecs, p.residual, p.tol
-                ));
-            })?
+            params.fit_kernel_matrix_with_progress(g, &mut |p: &Progress| b.set_message(p.to_string()))?
         }
     };
     bar.set_message("residuals (two kernel passes) and model");

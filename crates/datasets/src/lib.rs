@@ -74,10 +74,13 @@
 //! readers ([`load_linqs_graph`], [`load_bicluster_mat`], [`load_table`], [`read_libsvm`],
 //! [`libsvm_chunks`]). Writing files is atomic everywhere in the workspace through the one helper
 //! here: [`write_atomic`] (temporary file in the same directory, fsync, rename; also
-//! [`write_atomic_with`] and [`write_atomic_via_path`]), used by the CLI, streaming and `xtask`.
+//! [`write_atomic_with`] and [`write_atomic_via_path`]), used by the CLI, streaming and `xtask`;
+//! documents written for a program to read back (fitted models, partial states) are sealed in
+//! the one versioned, checksummed [`envelope`].
 
 mod atomic;
 mod docterm;
+pub mod envelope;
 mod error;
 mod graph;
 mod io;

@@ -70,6 +70,6 @@ pub use ksvd_linalg::MemoryBudget;
 pub use ksvd_linalg::Twins;
 pub use ksvd_nystrom::{InnerSolver, Sampling};
 pub use ksvd_solvers::{
-    AutoParams, BlockKrylovParams, LanczosParams, LanczosProgress, Residuals, RsvdParams, SvdResult, TwinSplitInfo,
+    AutoParams, BlockKrylovParams, LanczosParams, Progress, ProgressFn, Residuals, RsvdParams, SvdResult, TwinSplitInfo,
 };
 pub use model::{scores, Ksvd, KsvdParams, KsvdValidParams, Solver};

@@ -6,8 +6,7 @@ use ksvd_linalg::{dense, LinearOperator, Twins};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, NystromParams, Sampling};
 use ksvd_solvers::{
     auto_svd, block_krylov_svd, dense_svd_numbers, dense_svd_operator, lanczos_svd_with_progress, randomized_svd,
-    twin_split_svd, AutoParams, BlockKrylovParams, LanczosParams, LanczosProgress, RsvdParams, SvdResult,
-    TwinSplitInfo,
+    twin_split_svd, AutoParams, BlockKrylovParams, LanczosParams, ProgressFn, RsvdParams, SvdResult, TwinSplitInfo,
 };
 use linfa::dataset::{DatasetBase, Records};
 use linfa::param_guard::ParamGuard;
@@ -113,7 +112,7 @@ impl Solver {
         rank: usize,
         seed: u64,
         budget: MemoryBudget,
-        progress: &mut dyn FnMut(LanczosProgress),
+        progress: &mut ProgressFn<'_>,
     ) -> Result<SvdResult> {
         let (n, m) = (op.nrows(), op.ncols());
         ksvd_solvers::check_rank(n, m, rank)?;
@@ -519,11 +518,7 @@ impl KsvdValidParams {
 
     /// [`KsvdValidParams::fit_kernel_matrix`] reporting the progress of the Lanczos solver after
     /// every restart (other solvers do not report).
-    pub fn fit_kernel_matrix_with_progress(
-        &self,
-        g: KernelMatrix,
-        progress: &mut dyn FnMut(LanczosProgress),
-    ) -> Result<Ksvd> {
+    pub fn fit_kernel_matrix_with_progress(&self, g: KernelMatrix, progress: &mut ProgressFn<'_>) -> Result<Ksvd> {
         self.fit_matrix_with_progress(g, None, progress)
     }
 
@@ -535,7 +530,7 @@ impl KsvdValidParams {
         &self,
         g: KernelMatrix,
         compat: Option<compat::CompatibleSamples>,
-        progress: &mut dyn FnMut(LanczosProgress),
+        progress: &mut ProgressFn<'_>,
     ) -> Result<Ksvd> {
         let (svd, nystrom) = self.solve(&g, progress)?;
         Ok(Ksvd {
@@ -552,7 +547,7 @@ impl KsvdValidParams {
     pub(crate) fn solve(
         &self,
         g: &KernelMatrix,
-        progress: &mut dyn FnMut(LanczosProgress),
+        progress: &mut ProgressFn<'_>,
     ) -> Result<(SvdResult, Option<AsymmetricNystrom>)> {
         let (n, m) = (g.nrows(), g.ncols());
         ksvd_solvers::check_rank(n, m, self.rank)?;

@@ -18,6 +18,8 @@
 //! * [`MemoryBudget`]: how much memory a computation may hold (kernel matrices are stored
 //!   when they fit, evaluated matrix-free beyond).
 //! * [`vecmath`]: a vectorised `exp` (kernel evaluation is dominated by it).
+//! * [`Progress`]: the one progress report of every long computation (solvers, streaming
+//!   passes, experiment cells), handed to a caller's [`ProgressFn`].
 //! * [`random`]: seeded generators (every random choice in ksvd-rs takes an explicit seed).
 //!
 //! ```
@@ -43,6 +45,7 @@ pub mod dense;
 mod error;
 mod memory;
 mod operator;
+mod progress;
 pub mod random;
 mod twins;
 pub mod vecmath;
@@ -54,4 +57,5 @@ pub use memory::{MemoryBudget, FIXED_DENSE_ENTRIES};
 pub use operator::{
     check_indices, materialize, LinearOperator, LowRankUpdate, MatrixBlocks, SparsePlusLowRank, Transposed,
 };
+pub use progress::{Progress, ProgressFn};
 pub use twins::{TwinReduced, Twins};

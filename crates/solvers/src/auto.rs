@@ -7,13 +7,13 @@
 //! fails.
 use crate::error::Result;
 use crate::krylov::{orthogonality, ORTHOGONALITY_TOL};
-use crate::lanczos::{check_tol, default_block, lanczos_svd_with_progress, LanczosParams, LanczosProgress};
+use crate::lanczos::{check_tol, default_block, lanczos_svd_with_progress, LanczosParams};
 use crate::shift_invert::{shift_invert_svd, ShiftInvertParams};
 use crate::slicing::{slice_svd, SliceParams};
 use crate::svd::{check_rank, dense_svd_numbers, dense_svd_operator, SvdResult};
 use crate::SolverError;
 use ksvd_linalg::dense;
-use ksvd_linalg::{LinearOperator, LowRankUpdate, MemoryBudget};
+use ksvd_linalg::{LinearOperator, LowRankUpdate, MemoryBudget, ProgressFn};
 use ndarray::{Array2, Axis};
 
 /// Parameters of [`auto_svd`].
@@ -112,7 +112,7 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
     op: &O,
     rank: usize,
     params: &AutoParams,
-    progress: &mut dyn FnMut(LanczosProgress),
+    progress: &mut ProgressFn<'_>,
 ) -> Result<(SvdResult, AutoChoice)> {
     let (n, m) = (op.nrows(), op.ncols());
     check_rank(n, m, rank)?;

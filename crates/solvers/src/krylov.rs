@@ -28,7 +28,7 @@
 //! computed explicitly, not estimated.
 use crate::error::{Result, SolverError};
 use crate::svd::{dense_svd_operator, SvdResult};
-use ksvd_linalg::{dense, random, LinearOperator};
+use ksvd_linalg::{dense, random, LinearOperator, Progress, ProgressFn};
 use ndarray::{s, Array1, Array2, ArrayView2, ShapeBuilder};
 
 /// What the engine is asked to do (validated by the public wrappers).
@@ -40,19 +40,6 @@ pub(crate) struct EngineConfig {
     pub max_restarts: usize,
     pub tol: f64,
     pub seed: u64,
-}
-
-/// Progress of a Krylov run, reported after every convergence check.
-#[derive(Debug, Clone, Copy)]
-pub struct LanczosProgress {
-    /// Restarts done so far.
-    pub restart: usize,
-    /// Vectors multiplied by `G` plus vectors multiplied by `Gᵀ` so far.
-    pub matvecs: usize,
-    /// Largest relative residual estimate of the wanted triplets.
-    pub residual: f64,
-    /// Tolerance being aimed at.
-    pub tol: f64,
 }
 
 /// Statistics of a finished Krylov run.
@@ -188,7 +175,7 @@ fn orth_block(
 pub(crate) fn run<O: LinearOperator + ?Sized>(
     op: &O,
     cfg: &EngineConfig,
-    progress: &mut dyn FnMut(LanczosProgress),
+    progress: &mut ProgressFn<'_>,
 ) -> Result<(SvdResult, LanczosStats)> {
     let (n, m) = (op.nrows(), op.ncols());
     let kmax = n.min(m);
@@ -275,12 +262,12 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
             let est = (0..rank)
                 .map(|i| coupling.column(i).dot(&coupling.column(i)).sqrt() / denom)
                 .fold(0.0, f64::max);
-            progress(LanczosProgress {
-                restart: restarts,
-                matvecs,
-                residual: est,
-                tol: cfg.tol,
-            });
+            // Restarts done, of at most `max_restarts`; products with `G` and `Gᵀ` so far.
+            progress(
+                &Progress::new("block Lanczos restart", restarts, Some(cfg.max_restarts))
+                    .with_products(matvecs)
+                    .with_residual(est, cfg.tol),
+            );
             let done = est <= cfg.tol;
             ritz = Some((small.u, small.s, small.v, est));
             if done {

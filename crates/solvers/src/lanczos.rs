@@ -3,10 +3,10 @@
 //! [`crate::krylov`]: blocks of vectors (GEMM products with the operator), full
 //! re-orthogonalisation, thick restarts, explicit residuals at the end.
 use crate::error::{Result, SolverError};
+pub use crate::krylov::LanczosStats;
 use crate::krylov::{run, EngineConfig, ORTHOGONALITY_TOL};
-pub use crate::krylov::{LanczosProgress, LanczosStats};
 use crate::svd::{check_rank, SvdResult};
-use ksvd_linalg::LinearOperator;
+use ksvd_linalg::{LinearOperator, ProgressFn};
 
 /// Parameters of [`lanczos_svd`].
 #[derive(Debug, Clone, PartialEq)]
@@ -70,7 +70,7 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
     op: &O,
     rank: usize,
     params: &LanczosParams,
-    progress: &mut dyn FnMut(LanczosProgress),
+    progress: &mut ProgressFn<'_>,
 ) -> Result<(SvdResult, LanczosStats)> {
     check_rank(op.nrows(), op.ncols(), rank)?;
     check_tol(params.tol)?;

@@ -50,9 +50,9 @@ mod twins;
 pub use accuracy::{eta, eta_of, low_rank_error, optimal_low_rank_error, subspace_error, EtaWeights};
 pub use auto::{auto_choice, auto_svd, AutoChoice, AutoParams};
 pub use error::{Result, SolverError};
+pub use ksvd_linalg::{Progress, ProgressFn};
 pub use lanczos::{
-    block_krylov_svd, lanczos_svd, lanczos_svd_with_progress, BlockKrylovParams, LanczosParams, LanczosProgress,
-    LanczosStats,
+    block_krylov_svd, lanczos_svd, lanczos_svd_with_progress, BlockKrylovParams, LanczosParams, LanczosStats,
 };
 pub use rsvd::{randomized_svd, RsvdParams};
 pub use shift_invert::{shift_invert_svd, ShiftInvertInfo, ShiftInvertParams};

@@ -287,29 +287,25 @@ pub fn run_large_scale(
                         rows.push(Row::status(&name, method, metric, status, Some(note.clone())).seed(seed));
                     }
                     cell += config.methods.len();
-                    progress(&Progress {
-                        stage: format!("{name}: {}", status.as_str()),
-                        done: cell,
-                        total: cells,
-                    });
+                    progress(&Progress::new(
+                        format!("{name}: {}", status.as_str()),
+                        cell,
+                        Some(cells),
+                    ));
                     continue;
                 }
             };
             let mut data_rows_done = false;
             for &method in &config.methods {
                 let stage = format!("{}/{} seed {seed}", res.name, method.as_str());
-                progress(&Progress {
-                    stage: stage.clone(),
-                    done: cell,
-                    total: cells,
-                });
+                progress(&Progress::new(stage.clone(), cell, Some(cells)));
                 let params = config.pipeline_params(seed, res.positive);
                 let mut inner = |p: &Progress| {
-                    progress(&Progress {
-                        stage: format!("{stage}: {} ({} rows)", p.stage, p.done),
-                        done: cell,
-                        total: cells,
-                    })
+                    progress(&Progress::new(
+                        format!("{stage}: {} ({} rows)", p.stage, p.done),
+                        cell,
+                        Some(cells),
+                    ))
                 };
                 let measured = measure_pipeline(method, &res.train, &res.test, &params, &mut inner);
                 let secs = measured.seconds;
@@ -400,11 +396,7 @@ pub fn run_large_scale(
                     }
                 }
                 cell += 1;
-                progress(&Progress {
-                    stage,
-                    done: cell,
-                    total: cells,
-                });
+                progress(&Progress::new(stage, cell, Some(cells)));
             }
         }
     }

@@ -244,18 +244,10 @@ pub fn run_scaling(config: &ScalingConfig, progress: &mut ProgressFn<'_>) -> Res
     };
     let test = file(SyntheticPart::Test, config.test_rows, &mut rows, &mut written)?;
     for &n in &config.sizes {
-        progress(&Progress {
-            stage: format!("generating n={n}"),
-            done: cell,
-            total: cells,
-        });
+        progress(&Progress::new(format!("generating n={n}"), cell, Some(cells)));
         let train = file(SyntheticPart::Train, n, &mut rows, &mut written)?;
         for &method in &config.methods {
-            progress(&Progress {
-                stage: format!("{} n={n}", method.as_str()),
-                done: cell,
-                total: cells,
-            });
+            progress(&Progress::new(format!("{} n={n}", method.as_str()), cell, Some(cells)));
             // One row of this measurement: seed, one trial, the measurement's threads.
             let row = |metric: &str, status: Status, value: Option<f64>, note: Option<String>, secs: Option<f64>| Row {
                 setting: format!("n={n}"),
@@ -316,11 +308,11 @@ pub fn run_scaling(config: &ScalingConfig, progress: &mut ProgressFn<'_>) -> Res
                 Err(e) => rows.push(row("seconds", Status::Failed, None, Some(e.to_string()), None)),
             }
             cell += 1;
-            progress(&Progress {
-                stage: format!("{} n={n} done", method.as_str()),
-                done: cell,
-                total: cells,
-            });
+            progress(&Progress::new(
+                format!("{} n={n} done", method.as_str()),
+                cell,
+                Some(cells),
+            ));
         }
     }
     if !config.keep_files {
