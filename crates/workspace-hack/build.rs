@@ -1,0 +1,2 @@
+//! Cargo considers build dependencies only for a package with a build script.
+fn main() {}
