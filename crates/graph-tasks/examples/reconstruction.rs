@@ -7,8 +7,8 @@
 use ksvd::Solver;
 use ksvd_datasets::{DataRoot, DatasetName, GraphOptions};
 use ksvd_graph_tasks::{
-    adjacency_from_petgraph, bandwidth, embed, evaluate_reconstruction, Distance, EmbeddingSpec, GraphTransform,
-    Method, Scaling,
+    adjacency_from_petgraph, bandwidth, embed, evaluate_reconstruction, Distance, EmbeddingSpec, GraphInput, Method,
+    Scaling,
 };
 
 fn main() -> Result<(), Box<dyn std::error::Error>> {
@@ -24,7 +24,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         graph.edge_count()
     );
     let a = adjacency_from_petgraph(&graph)?;
-    let transform = GraphTransform::RowNormalizedSelfLoops;
+    let transform = GraphInput::RowNormalizedSelfLoops;
     // The paper's bandwidth rule at k = 2 (Table 1's cross-validation picks k = 2 on Cora).
     let gamma = bandwidth(&a, transform, 2.0)?;
     for method in [Method::Svd, Method::KsvdSne] {

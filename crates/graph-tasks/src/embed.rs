@@ -141,51 +141,6 @@ impl Method {
     }
 }
 
-/// How the adjacency matrix `A` (`A[src, dst] = 1`) becomes the data matrix `X` whose rows are
-/// the samples `x_i` and whose columns are the samples `z_j` (REPRODUCTION-NOTES §1). Accepts
-/// both spellings (`row-normalized` / `row-normalised`) in configs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum GraphTransform {
-    /// `X = A`.
-    Raw,
-    /// `X = D_out⁻¹ A` (rows of zero out-degree stay zero).
-    #[serde(alias = "row-normalised", alias = "row_normalized", alias = "row_normalised")]
-    RowNormalized,
-    /// `X = A + I`.
-    #[serde(alias = "self_loops")]
-    SelfLoops,
-    /// `X = D_out⁻¹ (A + I)`: how AsK-LS (He et al. 2022) stores the graphs, and the only transform
-    /// whose entry variance matches the paper's `γ_x = 0.0002` on Cora.
-    #[serde(
-        alias = "row-normalised-self-loops",
-        alias = "row_normalized_self_loops",
-        alias = "row_normalised_self_loops"
-    )]
-    RowNormalizedSelfLoops,
-}
-
-impl GraphTransform {
-    /// The kernels crate's equivalent.
-    pub fn input(self) -> GraphInput {
-        match self {
-            GraphTransform::Raw => GraphInput::Raw,
-            GraphTransform::RowNormalized => GraphInput::RowNormalized,
-            GraphTransform::SelfLoops => GraphInput::SelfLoops,
-            GraphTransform::RowNormalizedSelfLoops => GraphInput::RowNormalizedSelfLoops,
-        }
-    }
-    /// Name used in notes.
-    pub fn id(self) -> &'static str {
-        match self {
-            GraphTransform::Raw => "raw",
-            GraphTransform::RowNormalized => "row-normalized",
-            GraphTransform::SelfLoops => "self-loops",
-            GraphTransform::RowNormalizedSelfLoops => "row-normalized-self-loops",
-        }
-    }
-}
-
 /// Whether node features are the singular/eigen-vectors themselves or the projection scores.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
@@ -206,8 +161,10 @@ pub struct EmbeddingSpec {
     pub method: Method,
     /// Number of components per side `r` (capped at the number of nodes).
     pub rank: usize,
-    /// Graph input transform.
-    pub transform: GraphTransform,
+    /// How the adjacency `A` becomes the data matrix `X` whose rows are the samples `x_i` and
+    /// whose columns are the samples `z_j` (REPRODUCTION-NOTES §1); configs name it by any of
+    /// [`GraphInput::names`] (`row-normalized-self-loops`, `row-normalised-self-loops`, ...).
+    pub transform: GraphInput,
     /// Vectors or projection scores.
     pub scaling: Scaling,
     /// Centre the kernel matrices on both sides (`H G H`; KPCA: `H K H`). PCA is always centred
@@ -250,8 +207,8 @@ pub struct EmbeddingOutput {
 
 /// The bandwidth of the paper's rule `γ = k sqrt(M γ_x)`, `γ_x` the variance of all entries of
 /// the transformed adjacency `X` (`M` its number of columns).
-pub fn bandwidth(adjacency: &CsrMatrix, transform: GraphTransform, k: f64) -> Result<f64> {
-    let x = transform_adjacency(adjacency, transform.input())?;
+pub fn bandwidth(adjacency: &CsrMatrix, transform: GraphInput, k: f64) -> Result<f64> {
+    let x = transform_adjacency(adjacency, transform)?;
     Ok(bandwidth_rule(&Samples::sparse(x)?, k))
 }
 
@@ -443,7 +400,7 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
     }
     let rank = spec.rank.min(n);
     let budget = embedding_budget()?;
-    let x = transform_adjacency(adjacency, spec.transform.input())?;
+    let x = transform_adjacency(adjacency, spec.transform)?;
     // Every matrix below is built from `X` by a permutation-invariant rule, so the twin nodes of
     // `X` (same in- and out-neighbours, e.g. uncited papers with the same single citer) split
     // off exactly repeated singular values, which stall Krylov solvers on graph kernels
@@ -540,7 +497,7 @@ pub fn nystrom_embed(
     )?;
     ensure(spec.rank >= 1, "components", spec.rank, "must be at least 1")?;
     let gamma = gamma_of(spec.gamma, method.exact())?;
-    let (x, z) = kernel_samples(transform_adjacency(adjacency, spec.transform.input())?, method.exact())?;
+    let (x, z) = kernel_samples(transform_adjacency(adjacency, spec.transform)?, method.exact())?;
     let solver = Solver::Nystrom {
         landmarks,
         cols: None,
@@ -610,6 +567,27 @@ mod tests {
         CsrMatrix::from_triplets(n, n, arcs).unwrap()
     }
 
+    /// Configs name the input transform by any of its names (the specs use the British
+    /// `row-normalised-self-loops` and the American `row-normalized-self-loops`); it is written
+    /// back by its canonical name.
+    #[test]
+    fn configs_read_every_name_of_a_graph_input() {
+        #[derive(Debug, Serialize, Deserialize)]
+        struct Config {
+            graph_input: GraphInput,
+        }
+        for g in GraphInput::ALL {
+            for name in g.names() {
+                let c: Config = toml::from_str(&format!("graph_input = \"{name}\"")).unwrap();
+                assert_eq!(c.graph_input, g, "{name}");
+            }
+            let text = toml::to_string(&Config { graph_input: g }).unwrap();
+            assert_eq!(text.trim(), format!("graph_input = \"{}\"", g.name()));
+        }
+        let err = toml::from_str::<Config>("graph_input = \"row-normalized-selfloops\"").unwrap_err();
+        assert!(err.to_string().contains("row-normalized-self-loops"), "{err}");
+    }
+
     /// A dense graph's kernel matrix is stored and centred once in place, exactly as
     /// `Centering::center_dense` centres the stored entries; the matrix-free copy, which applies
     /// the centring in every product, agrees to rounding.
@@ -618,7 +596,7 @@ mod tests {
         let n = 30;
         let a = dense_graph(n);
         for method in [Method::Kpca, Method::KsvdRbf, Method::KsvdSne] {
-            let xa = transform_adjacency(&a, GraphTransform::RowNormalizedSelfLoops.input()).unwrap();
+            let xa = transform_adjacency(&a, GraphInput::RowNormalizedSelfLoops).unwrap();
             let (x, z) = kernel_samples(xa, method).unwrap();
             let g = KernelMatrix::with_budget(x, z, kernel_of(method, 0.8), embedding_budget().unwrap()).unwrap();
             assert!(g.is_stored(), "{method:?}");
@@ -648,7 +626,7 @@ mod tests {
             let spec = |solver: Solver| EmbeddingSpec {
                 method,
                 rank: 4,
-                transform: GraphTransform::RowNormalizedSelfLoops,
+                transform: GraphInput::RowNormalizedSelfLoops,
                 scaling: Scaling::Vectors,
                 center_kernels: true,
                 gamma: Some(0.8),

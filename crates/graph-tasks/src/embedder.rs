@@ -127,8 +127,9 @@ impl GraphEmbedder for EmbeddingSpec {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::embed::{GraphTransform, Method, Scaling};
+    use crate::embed::{Method, Scaling};
     use ksvd::Solver;
+    use ksvd_kernels::graph::GraphInput;
 
     /// Through the trait, the SVD of two directed 4-cycles reproduces `A = U Σ Vᵀ` exactly, and
     /// the seed argument replaces the spec's.
@@ -139,7 +140,7 @@ mod tests {
         let spec = EmbeddingSpec {
             method: Method::Svd,
             rank: 8,
-            transform: GraphTransform::Raw,
+            transform: GraphInput::Raw,
             scaling: Scaling::Scores,
             center_kernels: false,
             gamma: None,

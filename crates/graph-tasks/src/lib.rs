@@ -6,7 +6,7 @@
 //!
 //! ## The embeddings
 //!
-//! The adjacency `A` (`A[src, dst] = 1`) becomes a data matrix `X` by a [`GraphTransform`]
+//! The adjacency `A` (`A[src, dst] = 1`) becomes a data matrix `X` by a [`GraphInput`]
 //! (raw, `D_out⁻¹ A`, `A + I`, `D_out⁻¹ (A + I)`); its rows `x_i` (out-links) and columns `z_j`
 //! (in-links) are the two sample sets. `A` is a [`ksvd_linalg::CsrMatrix`], or any `petgraph`
 //! graph through [`adjacency_from_petgraph`] / [`weighted_adjacency_from_petgraph`] (`Graph`,
@@ -72,7 +72,7 @@
 //!
 //! ```
 //! use ksvd::Solver;
-//! use ksvd_graph_tasks::{embed, evaluate_reconstruction, Distance, EmbeddingSpec, GraphTransform, Method, Scaling};
+//! use ksvd_graph_tasks::{embed, evaluate_reconstruction, Distance, EmbeddingSpec, GraphInput, Method, Scaling};
 //! use ksvd_linalg::CsrMatrix;
 //!
 //! // Two directed 4-cycles: 0->1->2->3->0 and 4->5->6->7->4.
@@ -81,7 +81,7 @@
 //! let spec = EmbeddingSpec {
 //!     method: Method::Svd,
 //!     rank: 8,
-//!     transform: GraphTransform::Raw,
+//!     transform: GraphInput::Raw,
 //!     scaling: Scaling::Scores,
 //!     center_kernels: false,
 //!     gamma: None,
@@ -118,11 +118,14 @@ pub use classify::{
     evaluate_features, select, ClassifierOptions, CvMetric, CvScope, LssvmForm, Outcome, Protocol, Task,
 };
 pub use embed::{
-    bandwidth, embed, embedding_budget, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphTransform,
-    Method, NystromMethod, Scaling,
+    bandwidth, embed, embedding_budget, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, Method,
+    NystromMethod, Scaling,
 };
 pub use embedder::{Candidate, Candidates, GraphEmbedder, Selection};
 pub use error::{ensure, GraphTaskError, Result};
+/// The adjacency transform of [`EmbeddingSpec::transform`], re-exported from the kernels crate
+/// that owns it (and its names).
+pub use ksvd_kernels::graph::GraphInput;
 pub use petgraph_input::{adjacency_from_petgraph, weighted_adjacency_from_petgraph};
 pub use reconstruct::{
     evaluate_reconstruction, reconstruct_adjacency, reconstruction_norms, Distance, ReconstructionNorms,

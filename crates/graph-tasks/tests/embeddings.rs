@@ -3,7 +3,7 @@
 use ksvd::{InnerSolver, LanczosParams, RsvdParams, Solver};
 use ksvd_datasets::{Graph, Labels};
 use ksvd_graph_tasks::{
-    bandwidth, embed, nystrom_embed, EmbeddingSpec, Embeddings, GraphTransform, Method, NystromMethod, Scaling,
+    bandwidth, embed, nystrom_embed, EmbeddingSpec, Embeddings, GraphInput, Method, NystromMethod, Scaling,
 };
 use ksvd_linalg::dense::{matmul, thin_svd};
 use ksvd_linalg::random::rng_from_seed;
@@ -42,7 +42,7 @@ fn spec(method: Method, rank: usize, solver: Solver, gamma: Option<f64>) -> Embe
     EmbeddingSpec {
         method,
         rank,
-        transform: GraphTransform::RowNormalizedSelfLoops,
+        transform: GraphInput::RowNormalizedSelfLoops,
         scaling: Scaling::Vectors,
         center_kernels: true,
         gamma,
@@ -73,7 +73,7 @@ fn sides(e: &Embeddings) -> Vec<Array2<f64>> {
 fn solvers_agree_on_a_small_graph() {
     let g = planted(3, 14, 0.3, 0.05, 2);
     let n = g.n_nodes();
-    let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
+    let gamma = bandwidth(&g.adjacency, GraphInput::RowNormalizedSelfLoops, 1.0).unwrap();
     for method in Method::ALL {
         let gm = method.has_bandwidth().then_some(gamma);
         let full = embed(&g.adjacency, &spec(method, n, Solver::Exact, gm)).unwrap();
@@ -137,7 +137,7 @@ fn solvers_agree_on_a_small_graph() {
 #[test]
 fn methods_compute_the_stated_matrices() {
     let g = planted(2, 10, 0.4, 0.1, 4);
-    let x = ksvd_kernels::graph::transform_adjacency(&g.adjacency, GraphTransform::RowNormalizedSelfLoops.input())
+    let x = ksvd_kernels::graph::transform_adjacency(&g.adjacency, GraphInput::RowNormalizedSelfLoops)
         .unwrap()
         .to_dense();
     let xc = &x - &x.mean_axis(Axis(0)).unwrap();
@@ -170,7 +170,7 @@ fn methods_compute_the_stated_matrices() {
 fn full_nystrom_matches_the_exact_embedding() {
     let g = planted(2, 12, 0.4, 0.05, 8);
     let n = g.n_nodes();
-    let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
+    let gamma = bandwidth(&g.adjacency, GraphInput::RowNormalizedSelfLoops, 1.0).unwrap();
     let full = embed(&g.adjacency, &spec(Method::KsvdRbf, n, Solver::Exact, Some(gamma))).unwrap();
     let s = &full.singular_values;
     let r = (2..8)
@@ -219,7 +219,7 @@ fn splitting_twins_keeps_every_methods_values() {
     let a = CsrMatrix::from_triplets(next, next, t).unwrap();
     let twins = ksvd_linalg::Twins::of_square(&a).unwrap();
     assert_eq!(twins.n_twin_triplets(), 3 + 2 + 1);
-    let gamma = bandwidth(&a, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
+    let gamma = bandwidth(&a, GraphInput::RowNormalizedSelfLoops, 1.0).unwrap();
     for method in Method::ALL {
         let gamma = method.has_bandwidth().then_some(gamma);
         let base = spec(method, 20, Solver::Exact, gamma);

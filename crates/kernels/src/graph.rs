@@ -8,9 +8,12 @@ use ksvd_linalg::CsrMatrix;
 /// How the adjacency matrix is transformed before the kernel sees it. The paper does not say;
 /// `RowNormalizedSelfLoops` (`D_out⁻¹ (A + I)`) is how AsK-LS stores Cora and the only choice
 /// whose entry variance matches the paper's `γ_x = 0.0002` on Cora (REPRODUCTION-NOTES §1).
+///
+/// Names: this type owns them for every front end (the `ksvd` command's `--graph-input`,
+/// Python's `graph_input=`, the experiment specs). [`GraphInput::name`] is the canonical
+/// kebab-case name ([`Display`](std::fmt::Display) and serde write it); [`FromStr`](std::str::FromStr) and serde
+/// also read the snake_case and British (`normalised`) spellings of [`GraphInput::names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-#[cfg_attr(feature = "serde", serde(rename_all = "kebab-case"))]
 pub enum GraphInput {
     /// `A` as given.
     Raw,
@@ -22,18 +25,72 @@ pub enum GraphInput {
     RowNormalizedSelfLoops,
 }
 
+impl GraphInput {
+    /// Every transform, in declaration order.
+    pub const ALL: [GraphInput; 4] = [
+        GraphInput::Raw,
+        GraphInput::RowNormalized,
+        GraphInput::SelfLoops,
+        GraphInput::RowNormalizedSelfLoops,
+    ];
+
+    /// Every spelling this transform is parsed from: the canonical kebab-case name first, then
+    /// snake_case and the British `normalised` spellings.
+    pub const fn names(self) -> &'static [&'static str] {
+        match self {
+            GraphInput::Raw => &["raw"],
+            GraphInput::RowNormalized => &["row-normalized", "row_normalized", "row-normalised", "row_normalised"],
+            GraphInput::SelfLoops => &["self-loops", "self_loops"],
+            GraphInput::RowNormalizedSelfLoops => &[
+                "row-normalized-self-loops",
+                "row_normalized_self_loops",
+                "row-normalised-self-loops",
+                "row_normalised_self_loops",
+            ],
+        }
+    }
+
+    /// The canonical name (kebab-case, `normalized`): what `Display` and serde write.
+    pub const fn name(self) -> &'static str {
+        self.names()[0]
+    }
+}
+
+impl std::fmt::Display for GraphInput {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
+}
+
 impl std::str::FromStr for GraphInput {
     type Err = String;
+
+    /// Any of [`GraphInput::names`]; the error lists the canonical names.
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "raw" => Ok(GraphInput::Raw),
-            "row-normalized" | "row_normalized" => Ok(GraphInput::RowNormalized),
-            "self-loops" | "self_loops" => Ok(GraphInput::SelfLoops),
-            "row-normalized-self-loops" | "row_normalized_self_loops" => Ok(GraphInput::RowNormalizedSelfLoops),
-            other => Err(format!(
-                "unknown graph input `{other}` (expected raw, row-normalized, self-loops, row-normalized-self-loops)"
-            )),
-        }
+        GraphInput::ALL
+            .into_iter()
+            .find(|g| g.names().contains(&s))
+            .ok_or_else(|| {
+                format!(
+                    "unknown graph input `{s}` (expected one of {}; snake_case and `normalised` spellings are accepted too)",
+                    GraphInput::ALL.map(GraphInput::name).join(", ")
+                )
+            })
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for GraphInput {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for GraphInput {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        let name = String::deserialize(deserializer)?;
+        name.parse().map_err(serde::de::Error::custom)
     }
 }
 
@@ -84,4 +141,58 @@ pub fn bandwidth_rule(data: &Samples, k: f64) -> f64 {
     let mean = sum / (n * m);
     let var = (sumsq / (n * m) - mean * mean).max(0.0);
     k * (m * var).sqrt()
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::GraphInput;
+
+    #[test]
+    fn every_name_parses_to_its_input_and_display_gives_the_canonical_one() {
+        let mut seen = std::collections::HashSet::new();
+        for g in GraphInput::ALL {
+            assert_eq!(g.to_string(), g.name());
+            assert_eq!(g.name().parse::<GraphInput>().unwrap(), g);
+            for name in g.names() {
+                assert_eq!(name.parse::<GraphInput>().unwrap(), g, "{name}");
+                assert!(seen.insert(*name), "{name} names two inputs");
+            }
+        }
+        // The spellings the experiment specs use.
+        assert_eq!(
+            "row-normalised-self-loops".parse::<GraphInput>().unwrap(),
+            GraphInput::RowNormalizedSelfLoops
+        );
+        assert_eq!(
+            "row_normalised".parse::<GraphInput>().unwrap(),
+            GraphInput::RowNormalized
+        );
+    }
+
+    #[test]
+    fn unknown_names_are_rejected_with_the_valid_ones() {
+        for bad in ["", "Raw", "row normalized", "transposed", "row-normalized "] {
+            let err = bad.parse::<GraphInput>().unwrap_err();
+            assert!(err.contains(&format!("`{bad}`")), "{err}");
+            for g in GraphInput::ALL {
+                assert!(err.contains(g.name()), "{err}");
+            }
+        }
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn serde_reads_every_name() {
+        use serde::de::{value, Deserialize, IntoDeserializer};
+        for g in GraphInput::ALL {
+            for name in g.names() {
+                let de: value::StrDeserializer<'_, value::Error> = name.into_deserializer();
+                assert_eq!(GraphInput::deserialize(de).unwrap(), g, "{name}");
+            }
+        }
+        let de: value::StrDeserializer<'_, value::Error> = "transposed".into_deserializer();
+        let err = GraphInput::deserialize(de).unwrap_err().to_string();
+        assert!(err.contains("row-normalized-self-loops"), "{err}");
+    }
 }

@@ -6,8 +6,13 @@ use ksvd_linalg::{dense, LinearOperator};
 use rand::Rng;
 
 /// How rows and columns of `G` are sampled.
+///
+/// Names: this type owns them for every front end (the `ksvd` command's `--sampling`,
+/// Python's `sampling=`, the experiment specs). [`Sampling::name`] is the canonical name
+/// (`uniform`, `squared-norm`, `leverage`, `adaptive`, `greedy`; [`Display`](std::fmt::Display)
+/// and serde write it); [`FromStr`](std::str::FromStr) and serde also read the other spellings
+/// of [`Sampling::names`] (`norm`, `adaptive-cross`, snake_case, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
-#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Sampling {
     /// Uniformly without replacement (the paper's choice).
     #[default]
@@ -49,20 +54,79 @@ impl Sampling {
     pub fn is_cross(&self) -> bool {
         matches!(self, Sampling::AdaptiveCross | Sampling::GreedyCross)
     }
+
+    /// Every scheme, in declaration order.
+    pub const ALL: [Sampling; 5] = [
+        Sampling::Uniform,
+        Sampling::SquaredNorm,
+        Sampling::Leverage,
+        Sampling::AdaptiveCross,
+        Sampling::GreedyCross,
+    ];
+
+    /// Every spelling this scheme is parsed from, the canonical name first.
+    pub const fn names(self) -> &'static [&'static str] {
+        match self {
+            Sampling::Uniform => &["uniform"],
+            Sampling::SquaredNorm => &["squared-norm", "squared_norm", "norm"],
+            Sampling::Leverage => &["leverage"],
+            Sampling::AdaptiveCross => &["adaptive", "adaptive-cross", "adaptive_cross"],
+            Sampling::GreedyCross => &["greedy", "greedy-cross", "greedy_cross"],
+        }
+    }
+
+    /// The canonical name: what `Display` and serde write.
+    pub const fn name(self) -> &'static str {
+        self.names()[0]
+    }
+}
+
+impl std::fmt::Display for Sampling {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(self.name())
+    }
 }
 
 impl std::str::FromStr for Sampling {
     type Err = String;
+
+    /// Any of [`Sampling::names`]; the error lists the canonical names.
     fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "uniform" => Ok(Sampling::Uniform),
-            "norm" | "squared-norm" | "squared_norm" => Ok(Sampling::SquaredNorm),
-            "leverage" => Ok(Sampling::Leverage),
-            "adaptive" | "adaptive-cross" | "adaptive_cross" => Ok(Sampling::AdaptiveCross),
-            "greedy" | "greedy-cross" | "greedy_cross" => Ok(Sampling::GreedyCross),
-            other => Err(format!(
-                "unknown sampling `{other}` (expected uniform, squared-norm, leverage, adaptive or greedy)"
-            )),
+        Sampling::ALL
+            .into_iter()
+            .find(|m| m.names().contains(&s))
+            .ok_or_else(|| {
+                format!(
+                    "unknown sampling `{s}` (expected one of {})",
+                    Sampling::ALL.map(Sampling::name).join(", ")
+                )
+            })
+    }
+}
+
+#[cfg(feature = "serde")]
+impl serde::Serialize for Sampling {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
+        serializer.serialize_str(self.name())
+    }
+}
+
+#[cfg(feature = "serde")]
+impl<'de> serde::Deserialize<'de> for Sampling {
+    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
+        // The variant names serde wrote before the schemes had `names` (model files of format
+        // version 1 may hold them): read here, never by `FromStr`.
+        const VARIANT_NAMES: [(&str, Sampling); 5] = [
+            ("Uniform", Sampling::Uniform),
+            ("SquaredNorm", Sampling::SquaredNorm),
+            ("Leverage", Sampling::Leverage),
+            ("AdaptiveCross", Sampling::AdaptiveCross),
+            ("GreedyCross", Sampling::GreedyCross),
+        ];
+        let name = String::deserialize(deserializer)?;
+        match VARIANT_NAMES.iter().find(|(n, _)| *n == name) {
+            Some(&(_, sampling)) => Ok(sampling),
+            None => name.parse().map_err(serde::de::Error::custom),
         }
     }
 }
@@ -110,4 +174,54 @@ pub fn sketched_leverage<G: LinearOperator + ?Sized>(g: &G, k: usize, seed: u64)
 pub fn uniform_indices(n: usize, k: usize, seed: u64) -> Vec<usize> {
     let mut rng = rng_from_seed(seed);
     sample_indices(&mut rng, n, k)
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::Sampling;
+
+    #[test]
+    fn every_name_parses_to_its_scheme_and_display_gives_the_canonical_one() {
+        let mut seen = std::collections::HashSet::new();
+        for m in Sampling::ALL {
+            assert_eq!(m.to_string(), m.name());
+            for name in m.names() {
+                assert_eq!(name.parse::<Sampling>().unwrap(), m, "{name}");
+                assert!(seen.insert(*name), "{name} names two schemes");
+            }
+        }
+        // The command line's names.
+        let cli = ["uniform", "squared-norm", "leverage", "adaptive", "greedy"];
+        assert_eq!(Sampling::ALL.map(Sampling::name), cli);
+    }
+
+    #[test]
+    fn unknown_names_are_rejected_with_the_valid_ones() {
+        for bad in ["", "sideways", "Uniform", "AdaptiveCross", "adaptive "] {
+            let err = bad.parse::<Sampling>().unwrap_err();
+            assert!(err.contains(&format!("`{bad}`")), "{err}");
+            for m in Sampling::ALL {
+                assert!(err.contains(m.name()), "{err}");
+            }
+        }
+    }
+
+    #[cfg(feature = "serde")]
+    #[test]
+    fn serde_reads_every_name_and_the_old_variant_names() {
+        use serde::de::{value, Deserialize, IntoDeserializer};
+        let read = |s: &str| {
+            let de: value::StrDeserializer<'_, value::Error> = s.into_deserializer();
+            Sampling::deserialize(de)
+        };
+        for m in Sampling::ALL {
+            for name in m.names() {
+                assert_eq!(read(name).unwrap(), m);
+            }
+            assert_eq!(read(&format!("{m:?}")).unwrap(), m);
+        }
+        let err = read("sideways").unwrap_err().to_string();
+        assert!(err.contains("squared-norm"), "{err}");
+    }
 }

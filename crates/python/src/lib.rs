@@ -140,9 +140,8 @@ struct FitConfig {
     seed: u64,
 }
 
-/// `solver=` of the Python API; `sampling` (the Nyström landmark scheme, `ksvd::Sampling`'s
-/// names: `uniform`, `squared-norm`, `adaptive`, `greedy`) is parsed for every solver, used by
-/// `nystrom`.
+/// `solver=` of the Python API; `sampling` (the Nyström landmark scheme, any of
+/// `ksvd::Sampling::names`; the error lists them) is parsed for every solver, used by `nystrom`.
 fn parse_solver(name: &str, n_landmarks: Option<usize>, sampling: &str, tol: f64) -> PyResult<Solver> {
     let sampling: Sampling = sampling.parse().map_err(value_error)?;
     let lanczos = Solver::Lanczos(LanczosParams {

@@ -7,7 +7,7 @@ use ksvd_datasets::{DataRoot, DatasetName, Graph, GraphOptions, SelfLoops};
 use ksvd_graph_tasks::{
     bandwidth, embed, ensure, evaluate_features, evaluate_reconstruction, nystrom_embed, select, Candidate, Candidates,
     ClassifierOptions, CvMetric, CvScope, Distance, EmbeddingOutput, EmbeddingSpec, Embeddings, GraphEmbedder,
-    GraphTaskError, GraphTransform, LssvmForm, Method, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result,
+    GraphInput, GraphTaskError, LssvmForm, Method, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result,
     Scaling, Selection, Task,
 };
 use rayon::prelude::*;
@@ -246,7 +246,7 @@ pub struct Table1Config {
     /// `components` per side.
     pub two_sided: TwoSided,
     /// Graph input transform `A → X` (paper: unstated; AsK-LS: `row-normalized-self-loops`).
-    pub graph_input: GraphTransform,
+    pub graph_input: GraphInput,
     /// Self-loop policy when loading the graphs (also defines the reconstruction target `X`).
     pub graph_self_loops: LoadSelfLoops,
     /// Features: singular vectors, or projection scores.
@@ -301,7 +301,7 @@ impl Default for Table1Config {
             seed: 0,
             components: 1000,
             two_sided: TwoSided::Split,
-            graph_input: GraphTransform::RowNormalizedSelfLoops,
+            graph_input: GraphInput::RowNormalizedSelfLoops,
             graph_self_loops: LoadSelfLoops::AsInFile,
             scaling: Scaling::Vectors,
             center_kernels: true,
@@ -756,7 +756,7 @@ impl GraphEmbedder for Ours<'_> {
         let rank = candidates.list.last().and_then(|c| c.rank).unwrap_or(0);
         let mut note = format!(
             "graph_input={}; rank={rank}{}; solver={}; scaling={:?}; standardized={}; train_fraction={}; trials={}; lssvm={:?}",
-            config.graph_input.id(),
+            config.graph_input.name(),
             if method.is_two_sided() { " per side, sides concatenated" } else { "" },
             describe_solver(res.solver_for(method)),
             config.scaling,
@@ -993,7 +993,7 @@ pub struct NystromF1Config {
     /// How two-sided KSVD shares `components` between source and target.
     pub two_sided: TwoSided,
     /// Graph input transform.
-    pub graph_input: GraphTransform,
+    pub graph_input: GraphInput,
     /// Self-loop policy when loading the graphs.
     pub graph_self_loops: LoadSelfLoops,
     /// Features: vectors or projection scores.
@@ -1041,7 +1041,7 @@ impl Default for NystromF1Config {
             seed: 0,
             components: 1000,
             two_sided: TwoSided::Split,
-            graph_input: GraphTransform::RowNormalizedSelfLoops,
+            graph_input: GraphInput::RowNormalizedSelfLoops,
             graph_self_loops: LoadSelfLoops::AsInFile,
             scaling: Scaling::Vectors,
             center_kernels: true,
@@ -1321,7 +1321,7 @@ fn nystrom_cell(
     };
     let common = format!(
         "graph_input={}; rank {rank} per side; gamma = k * {base:.4}, k per trial by {}-fold CV on the exact embedding: [{}]",
-        config.graph_input.id(),
+        config.graph_input.name(),
         ev.cv_folds,
         chosen_k.join(",")
     );
@@ -1513,7 +1513,7 @@ mod tests {
             "#,
         )
         .unwrap();
-        assert_eq!(c.graph_input, GraphTransform::RowNormalizedSelfLoops);
+        assert_eq!(c.graph_input, GraphInput::RowNormalizedSelfLoops);
         assert_eq!(
             c.solver,
             Solver::Rsvd(RsvdParams {
@@ -1664,7 +1664,7 @@ mod tests {
     #[test]
     fn planted_communities_are_classified() {
         let g = planted(60, 0.12, 0.01, 1);
-        let gamma = bandwidth(&g.adjacency, GraphTransform::RowNormalizedSelfLoops, 1.0).unwrap();
+        let gamma = bandwidth(&g.adjacency, GraphInput::RowNormalizedSelfLoops, 1.0).unwrap();
         let eval = EvalConfig {
             trials: 3,
             cv_folds: 3,
@@ -1674,7 +1674,7 @@ mod tests {
             let spec = EmbeddingSpec {
                 method,
                 rank: 8,
-                transform: GraphTransform::RowNormalizedSelfLoops,
+                transform: GraphInput::RowNormalizedSelfLoops,
                 scaling: Scaling::Vectors,
                 center_kernels: true,
                 gamma: method.has_bandwidth().then_some(gamma),
@@ -1828,7 +1828,7 @@ mod settings_tests {
             datasets: vec!["cora".into()],
             methods: vec![Method::Svd],
             components: 16,
-            graph_input: GraphTransform::Raw,
+            graph_input: GraphInput::Raw,
             solver: Solver::Lanczos(ksvd::LanczosParams {
                 tol: 1e-12,
                 max_restarts: 200,
