@@ -22,23 +22,26 @@
 //! Inputs: `.npy` (any float/integer dtype, converted to float64), CSV/whitespace text
 //! (`--header` skips a header line), sparse samples in LIBSVM format (`.libsvm`, `.svm`) and
 //! scipy CSR `.npz` (`scipy.sparse.save_npz`).
+//!
+//! Every file is read by `ksvd-datasets` (this crate only picks the reader), and the values of
+//! `--graph-input`, `--sampling`, `--node-ids` and `--compat` are parsed by the types that own
+//! their names ([`GraphInput`], [`Sampling`], [`NodeIds`], [`Compat`]).
 mod io;
+mod values;
 
-pub use io::{
-    atomic_write, matrix_files, pad_dim, read_edges, read_indices, read_libsvm, read_matrix, read_npy_matrix,
-    read_npz_csr, read_samples, read_text_matrix, vector_files, write_all, write_matrix, write_vector, EdgeList,
-    Format, NodeIds, ReadOptions,
-};
+pub use io::{matrix_files, pad_dim, read_indices, read_samples, vector_files, write_all, Format, ReadOptions};
 
 use clap::{Parser, Subcommand, ValueEnum};
 use indicatif::{ProgressBar, ProgressStyle};
 use ksvd::{InnerSolver, Ksvd, KsvdModel, LanczosParams, Progress, RsvdParams, Sampling, Solver};
+use ksvd_datasets::{read_edge_list, NodeIds};
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
 use ksvd_kernels::{Compat, Kernel, Samples};
 use linfa::param_guard::ParamGuard;
 use linfa::traits::Fit;
 use std::io::IsTerminal;
 use std::path::{Path, PathBuf};
+use std::str::FromStr;
 use std::time::Instant;
 
 /// Errors of the command-line tool.
@@ -55,6 +58,9 @@ pub enum CliError {
         /// What is wrong.
         msg: String,
     },
+    /// A reader of `ksvd-datasets` rejected an input file (the error names the file and line).
+    #[error(transparent)]
+    Dataset(ksvd_datasets::DatasetError),
     /// An output could not be written.
     #[error("cannot write {}: {msg}", path.display())]
     Output {
@@ -104,7 +110,7 @@ pub struct Cli {
 enum Command {
     /// Fit KSVD; write u, s, v, the model (model.json) and summary.json.
     #[command(after_help = EXAMPLES)]
-    Fit(FitArgs),
+    Fit(Box<FitArgs>),
     /// Project new row or column samples with a saved model (out-of-sample extension, eq. 10).
     #[command(after_help = EXAMPLES)]
     Transform(TransformArgs),
@@ -127,34 +133,6 @@ pub enum KernelArg {
     Precomputed,
 }
 
-/// Nyström landmark scheme (`--sampling`).
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum SamplingArg {
-    /// Uniformly at random (the paper's choice).
-    Uniform,
-    /// Proportionally to squared row/column norms of G.
-    SquaredNorm,
-    /// Proportionally to approximate rank-r leverage scores (two products with G).
-    Leverage,
-    /// Adaptive: randomly pivoted cross approximation (rows by residual norms, columns by
-    /// pivoted QR); the result is the SVD of G[:, J] G[I, J]^+ G[I, :].
-    Adaptive,
-    /// Greedy cross approximation (partial pivoting, no pass over G).
-    Greedy,
-}
-
-impl From<SamplingArg> for Sampling {
-    fn from(s: SamplingArg) -> Self {
-        match s {
-            SamplingArg::Uniform => Sampling::Uniform,
-            SamplingArg::SquaredNorm => Sampling::SquaredNorm,
-            SamplingArg::Leverage => Sampling::Leverage,
-            SamplingArg::Adaptive => Sampling::AdaptiveCross,
-            SamplingArg::Greedy => Sampling::GreedyCross,
-        }
-    }
-}
-
 /// Solver choice.
 #[derive(Debug, Clone, Copy, ValueEnum)]
 pub enum SolverArg {
@@ -171,30 +149,6 @@ pub enum SolverArg {
     BlockKrylov,
     /// Asymmetric Nyström method.
     Nystrom,
-}
-
-/// Compatibility alternative.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum CompatArg {
-    /// Pseudo-inverse.
-    A0,
-    /// PCA projection.
-    A1,
-    /// Seeded Gaussian random projection.
-    A2,
-}
-
-/// Graph input transform.
-#[derive(Debug, Clone, Copy, ValueEnum)]
-pub enum GraphInputArg {
-    /// A as given.
-    Raw,
-    /// D_out^-1 A.
-    RowNormalized,
-    /// A + I.
-    SelfLoops,
-    /// D_out^-1 (A + I).
-    RowNormalizedSelfLoops,
 }
 
 /// Arguments of `ksvd fit`.
@@ -215,16 +169,18 @@ pub struct FitArgs {
     /// Directed graph as an edge list "src dst" per line: x_i = out-row, z_j = in-column of A.
     #[arg(long)]
     graph: Option<PathBuf>,
-    /// Transform of the adjacency matrix.
-    #[arg(long, value_enum, default_value = "raw")]
-    graph_input: GraphInputArg,
+    /// Transform of the adjacency matrix A: `raw` (A), `row-normalized` (D_out^-1 A),
+    /// `self-loops` (A + I), `row-normalized-self-loops` (D_out^-1 (A + I)).
+    #[arg(long, value_parser = values::core::<GraphInput>(), default_value = "raw")]
+    graph_input: GraphInput,
     /// How --graph ids become node indices: `auto` (integer ids covering 0..=max are indices,
     /// anything else is numbered by first appearance and written to nodes.csv), `index`, `name`.
-    #[arg(long, value_enum, default_value = "auto", requires = "graph")]
+    #[arg(long, value_parser = values::core::<NodeIds>(), default_value = "auto", requires = "graph")]
     node_ids: NodeIds,
-    /// Compatibility matrix when Z is omitted and X is not square.
-    #[arg(long, value_enum, default_value = "a1")]
-    compat: CompatArg,
+    /// Compatibility matrix when Z is omitted and X is not square: `a0` (pseudo-inverse), `a1`
+    /// (PCA projection), `a2` (Gaussian random projection seeded by --seed).
+    #[arg(long, value_parser = Compat::from_str, default_value = "a1")]
+    compat: Compat,
     /// Kernel.
     #[arg(long, value_enum)]
     kernel: KernelArg,
@@ -254,8 +210,8 @@ pub struct FitArgs {
     col_landmarks: Option<usize>,
     /// Nyström: how landmarks are chosen. `adaptive` finds the rows and columns that matter
     /// (coherent kernels, sparse graphs) where uniform samples miss them.
-    #[arg(long, value_enum, default_value = "uniform")]
-    sampling: SamplingArg,
+    #[arg(long, value_parser = values::core::<Sampling>(), default_value = "uniform")]
+    sampling: Sampling,
     /// Nyström: same as `--sampling squared-norm` (kept for older scripts).
     #[arg(long, conflicts_with = "sampling")]
     norm_sampling: bool,
@@ -334,7 +290,7 @@ pub struct TransformArgs {
 /// Runs the tool on parsed arguments.
 pub fn run(cli: Cli) -> Result<(), CliError> {
     match cli.command {
-        Command::Fit(args) => fit(args),
+        Command::Fit(args) => fit(*args),
         Command::Transform(args) => transform(args),
     }
 }
@@ -391,14 +347,8 @@ struct Inputs {
 
 fn read_inputs(args: &FitArgs, opts: &ReadOptions) -> Result<Inputs, CliError> {
     if let Some(g) = &args.graph {
-        let edges = read_edges(g, args.node_ids)?;
-        let input = match args.graph_input {
-            GraphInputArg::Raw => GraphInput::Raw,
-            GraphInputArg::RowNormalized => GraphInput::RowNormalized,
-            GraphInputArg::SelfLoops => GraphInput::SelfLoops,
-            GraphInputArg::RowNormalizedSelfLoops => GraphInput::RowNormalizedSelfLoops,
-        };
-        let (x, z) = graph_samples(&edges.adjacency, input)?;
+        let edges = read_edge_list(g, args.node_ids)?;
+        let (x, z) = graph_samples(&edges.adjacency, args.graph_input)?;
         return Ok(Inputs {
             data: x.clone(),
             x,
@@ -506,7 +456,7 @@ fn build_solver(args: &FitArgs, n: usize, m: usize, user: Option<(usize, usize)>
                 sampling: if args.norm_sampling {
                     Sampling::SquaredNorm
                 } else {
-                    args.sampling.into()
+                    args.sampling
                 },
                 inner: inner_for(rows, cols),
             }
@@ -565,9 +515,8 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
         .center(args.center)
         .seed(args.seed)
         .compat(match args.compat {
-            CompatArg::A0 => Compat::PseudoInverse,
-            CompatArg::A1 => Compat::Pca,
-            CompatArg::A2 => Compat::Random { seed: args.seed },
+            Compat::Random { .. } => Compat::Random { seed: args.seed },
+            other => other,
         });
     if let Some((r, c)) = user {
         params = params.landmark_indices(r, c);

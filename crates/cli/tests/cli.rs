@@ -247,7 +247,7 @@ fn bad_inputs_fail_with_one_clear_line() {
                 "--out",
                 o,
             ],
-            "file not found",
+            "missing file /nonexistent.csv",
         ),
         (
             vec![

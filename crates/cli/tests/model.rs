@@ -135,52 +135,22 @@ fn summary_reports_sizes_kernel_gamma_solver_and_residuals() {
     assert!(s["residuals"]["max_relative_to_s1"].as_f64().unwrap() < 1e-8);
 }
 
-/// A zip archive of `(name, bytes)` entries, stored (`deflate = false`) or deflated; CRCs are
-/// left zero (the reader does not check them), ZIP64 not used.
+/// A zip archive of `(name, bytes)` entries, stored (`deflate = false`) or deflated, as
+/// `numpy.savez` / `numpy.savez_compressed` write them.
 fn zip(entries: &[(&str, Vec<u8>)], deflate: bool) -> Vec<u8> {
-    let mut out = Vec::new();
-    let mut central = Vec::new();
+    use std::io::Write;
+    let method = if deflate {
+        zip::CompressionMethod::Deflated
+    } else {
+        zip::CompressionMethod::Stored
+    };
+    let options = zip::write::SimpleFileOptions::default().compression_method(method);
+    let mut w = zip::ZipWriter::new(std::io::Cursor::new(Vec::new()));
     for (name, data) in entries {
-        let body = if deflate {
-            miniz_oxide::deflate::compress_to_vec(data, 6)
-        } else {
-            data.clone()
-        };
-        let off = out.len() as u32;
-        let method: u16 = if deflate { 8 } else { 0 };
-        let mut h = Vec::new();
-        h.extend_from_slice(&0x0403_4b50u32.to_le_bytes());
-        h.extend_from_slice(&[20, 0, 0, 0]);
-        h.extend_from_slice(&method.to_le_bytes());
-        h.extend_from_slice(&[0; 8]); // time, date, crc
-        h.extend_from_slice(&(body.len() as u32).to_le_bytes());
-        h.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        h.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        h.extend_from_slice(&0u16.to_le_bytes());
-        h.extend_from_slice(name.as_bytes());
-        out.extend_from_slice(&h);
-        out.extend_from_slice(&body);
-        central.extend_from_slice(&0x0201_4b50u32.to_le_bytes());
-        central.extend_from_slice(&[20, 0, 20, 0, 0, 0]);
-        central.extend_from_slice(&method.to_le_bytes());
-        central.extend_from_slice(&[0; 8]);
-        central.extend_from_slice(&(body.len() as u32).to_le_bytes());
-        central.extend_from_slice(&(data.len() as u32).to_le_bytes());
-        central.extend_from_slice(&(name.len() as u16).to_le_bytes());
-        central.extend_from_slice(&[0; 12]); // extra, comment, disk, internal attr, external attr
-        central.extend_from_slice(&off.to_le_bytes());
-        central.extend_from_slice(name.as_bytes());
+        w.start_file(*name, options).unwrap();
+        w.write_all(data).unwrap();
     }
-    let cd_off = out.len() as u32;
-    out.extend_from_slice(&central);
-    out.extend_from_slice(&0x0605_4b50u32.to_le_bytes());
-    out.extend_from_slice(&[0; 4]);
-    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
-    out.extend_from_slice(&(entries.len() as u16).to_le_bytes());
-    out.extend_from_slice(&(central.len() as u32).to_le_bytes());
-    out.extend_from_slice(&cd_off.to_le_bytes());
-    out.extend_from_slice(&[0, 0]);
-    out
+    w.finish().unwrap().into_inner()
 }
 
 fn npy<A: ndarray_npy::WritableElement, D: ndarray::Dimension>(a: &ndarray::Array<A, D>) -> Vec<u8> {
@@ -189,8 +159,9 @@ fn npy<A: ndarray_npy::WritableElement, D: ndarray::Dimension>(a: &ndarray::Arra
     b
 }
 
-/// scipy.sparse.save_npz's layout for a CSR matrix (int32 indices, `|S3` format).
-fn npz_csr(a: &Array2<f64>, deflate: bool) -> Vec<u8> {
+/// scipy.sparse.save_npz's layout for a CSR matrix (int32 indices, `|S3` format); `format`
+/// other than `csr` mislabels it.
+fn npz(a: &Array2<f64>, format: &[u8; 3], deflate: bool) -> Vec<u8> {
     let (mut indptr, mut indices, mut data) = (vec![0i32], Vec::new(), Vec::new());
     for r in a.outer_iter() {
         for (j, &v) in r.iter().enumerate() {
@@ -201,22 +172,22 @@ fn npz_csr(a: &Array2<f64>, deflate: bool) -> Vec<u8> {
         }
         indptr.push(indices.len() as i32);
     }
-    // A 0-d `|S3` array holding b"csr".
-    let mut format = b"\x93NUMPY\x01\x00".to_vec();
+    // A 0-d `|S3` array holding `format`.
     let header = "{'descr': '|S3', 'fortran_order': False, 'shape': (), }";
     let mut h = header.to_string();
     while (10 + h.len() + 1) % 64 != 0 {
         h.push(' ');
     }
     h.push('\n');
-    format.extend_from_slice(&(h.len() as u16).to_le_bytes());
-    format.extend_from_slice(h.as_bytes());
-    format.extend_from_slice(b"csr");
+    let mut format_npy = b"\x93NUMPY\x01\x00".to_vec();
+    format_npy.extend_from_slice(&(h.len() as u16).to_le_bytes());
+    format_npy.extend_from_slice(h.as_bytes());
+    format_npy.extend_from_slice(format);
     zip(
         &[
             ("indices.npy", npy(&Array1::from(indices))),
             ("indptr.npy", npy(&Array1::from(indptr))),
-            ("format.npy", format),
+            ("format.npy", format_npy),
             (
                 "shape.npy",
                 npy(&Array1::from(vec![a.nrows() as i64, a.ncols() as i64])),
@@ -253,8 +224,8 @@ fn every_input_format_gives_the_same_fit() {
     write_npy(d.join("x32.npy"), &x.mapv(|v| v as f32)).unwrap();
     write_npy(d.join("xi.npy"), &x.mapv(|v| v as i64)).unwrap();
     std::fs::write(d.join("x.libsvm"), libsvm(&x)).unwrap();
-    std::fs::write(d.join("x.npz"), npz_csr(&x, false)).unwrap();
-    std::fs::write(d.join("xd.npz"), npz_csr(&x, true)).unwrap();
+    std::fs::write(d.join("x.npz"), npz(&x, b"csr", false)).unwrap();
+    std::fs::write(d.join("xd.npz"), npz(&x, b"csr", true)).unwrap();
     let fit = |name: &str, extra: &[&str]| -> Array1<f64> {
         let out = d.join(format!("fit-{name}"));
         let xp = d.join(name);
@@ -404,10 +375,7 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
     write_npy(d.join("nan.npy"), &Array2::from_elem((2, 4), f64::NAN)).unwrap();
     std::fs::write(d.join("zero.libsvm"), "1 0:1.5 2:1\n").unwrap();
     std::fs::write(d.join("nan.libsvm"), "1 1:nan\n").unwrap();
-    let mut csc = npz_csr(&x_data(), false);
-    let at = csc.windows(3).position(|w| w == b"csr").unwrap();
-    csc[at..at + 3].copy_from_slice(b"csc");
-    std::fs::write(d.join("csc.npz"), csc).unwrap();
+    std::fs::write(d.join("csc.npz"), npz(&x_data(), b"csc", false)).unwrap();
     let (x, nan, wide) = (d.join("x.csv"), d.join("nan.csv"), d.join("wide.csv"));
     let (zero, nanl, cscp) = (d.join("zero.libsvm"), d.join("nan.libsvm"), d.join("csc.npz"));
     let (missing, badnpz, x3d, nannpy) = (

@@ -58,6 +58,34 @@ pub enum DatasetError {
         /// What was wrong.
         message: String,
     },
+    /// A binary file (`.npy`, `.npz`) cannot be decoded: truncated, corrupt, or an array of the
+    /// wrong dimension.
+    #[error("{path}: {message}")]
+    Malformed {
+        /// The file (for an array inside an archive: `archive.npz/name.npy`).
+        path: PathBuf,
+        /// What is wrong, with the decoder's words.
+        message: String,
+    },
+    /// A file decodes, but its values cannot be used: non-finite, not an index, no data at all.
+    #[error("{path}: {message}")]
+    InvalidValue {
+        /// The file.
+        path: PathBuf,
+        /// The offending value or what is missing.
+        message: String,
+    },
+    /// The first data line of a text matrix read without a header is not numeric: probably a
+    /// header line (read with [`TextOptions::header`](crate::TextOptions::header)).
+    #[error("{path}:{line}: `{token}` is not a number (a header line? read the file with a header)")]
+    UnexpectedHeader {
+        /// The file.
+        path: PathBuf,
+        /// 1-based line number.
+        line: usize,
+        /// The first field that is not a number.
+        token: String,
+    },
     /// The file is well formed but uses a feature this crate does not read.
     #[error("unsupported format in {path}: {message}")]
     UnsupportedFormat {

@@ -29,7 +29,7 @@ pub(crate) fn open_file(path: &Path, origin: &str) -> Result<File> {
 
 /// A buffered reader over the (decompressed) content of `path`.
 pub(crate) fn open_reader(path: &Path) -> Result<Box<dyn BufRead + Send>> {
-    let file = open_file(path, "the file given to the reader does not exist")?;
+    let file = open_file(path, "no such file (check the path)")?;
     if is_bz2(path) {
         let dec = bzip2::read::MultiBzDecoder::new(BufReader::with_capacity(1 << 16, file));
         Ok(Box::new(BufReader::with_capacity(1 << 16, dec)))

@@ -11,6 +11,12 @@
 //! | dense table with a target (LS-SVM experiments) | [`TabularData`] | `diabetes`, `ionosphere`, `liver`, `cholesterol`, `yacht`, `protein` |
 //! | sparse LIBSVM sample (large-scale stand-ins, streamed) | [`LibsvmData`], [`LibsvmChunks`] | `a9a`, `w8a`, `ijcnn1`, `reuters_lasvm`, `criteo_sample` |
 //!
+//! It also owns every reader of the files a user hands to the `ksvd` command: `.npy` matrices of any numeric dtype ([`read_npy_matrix`]),
+//! CSV / whitespace text ([`read_text_matrix`]), LIBSVM ([`read_libsvm`]), scipy CSR `.npz`
+//! ([`read_npz_csr`]), edge lists ([`read_edge_list`]) and index lists ([`read_index_list`]);
+//! [`MatrixFormat::of_path`] tells them apart by extension, and [`npy_bytes`] / [`csv_bytes`]
+//! encode results.
+//!
 //! ## Conventions
 //!
 //! * **Edge direction.** `Graph::adjacency` is `n x n` with `A[src, dst] = 1` for an arc
@@ -72,7 +78,8 @@
 //!
 //! Where to go next: [`DataRoot`] (loading), [`DatasetName`] (the registry), the per-format
 //! readers ([`load_linqs_graph`], [`load_bicluster_mat`], [`load_table`], [`read_libsvm`],
-//! [`libsvm_chunks`]). Writing files is atomic everywhere in the workspace through the one helper
+//! [`libsvm_chunks`], [`read_text_matrix`], [`read_npy_matrix`], [`read_npz_csr`],
+//! [`read_edge_list`]). Writing files is atomic everywhere in the workspace through the one helper
 //! here: [`write_atomic`] (temporary file in the same directory, fsync, rename; also
 //! [`write_atomic_with`] and [`write_atomic_via_path`]), used by the CLI, streaming and `xtask`;
 //! documents written for a program to read back (fitted models, partial states) are sealed in
@@ -80,18 +87,21 @@
 
 mod atomic;
 mod docterm;
+mod edges;
 pub mod envelope;
 mod error;
 mod graph;
 mod io;
 mod libsvm;
 mod mat;
+mod matrix;
 mod registry;
 mod root;
 mod tabular;
 
 pub use atomic::{write_atomic, write_atomic_via_path, write_atomic_with};
 pub use docterm::{load_bicluster_mat, DocumentTermData, DocumentTermStats};
+pub use edges::{read_edge_list, EdgeList, NodeIds};
 pub use error::{DatasetError, Result};
 pub use graph::{
     load_asu_graph, load_linqs_graph, load_musae_graph, load_pubmed_graph, read_linqs_cites, read_linqs_content,
@@ -105,6 +115,10 @@ pub use libsvm::{
     LibsvmStats,
 };
 pub use mat::{keep_mat_variables, parse_mat, read_mat, MatData, MatFile, MatVariable};
+pub use matrix::{
+    csv_bytes, npy_bytes, read_index_list, read_npy, read_npy_matrix, read_npz_csr, read_text_matrix, MatrixFormat,
+    NpyDtype, TextOptions,
+};
 pub use registry::{DatasetKind, DatasetName};
 pub use root::{
     sparse_spec, DataRoot, Dataset, DatasetStats, ExternalFile, Manifest, ManifestFile, Part, SparseSpec, DATA_DIR_ENV,

@@ -124,16 +124,24 @@ fn parse_line(path: &Path, line_no: usize, line: &str, zero_based: bool) -> Resu
         let col = if zero_based {
             idx
         } else {
-            idx.checked_sub(1)
-                .ok_or_else(|| DatasetError::parse(path, line_no, "feature index 0 in a 1-based LIBSVM file"))?
+            idx.checked_sub(1).ok_or_else(|| {
+                DatasetError::parse(
+                    path,
+                    line_no,
+                    "feature index 0: LIBSVM indices start at 1 (0-based files: LibsvmOptions::zero_based)",
+                )
+            })?
         };
-        let val = v.parse::<f64>().ok().filter(|x| x.is_finite()).ok_or_else(|| {
-            DatasetError::parse(
+        let val = v
+            .parse::<f64>()
+            .map_err(|_| DatasetError::parse(path, line_no, format!("value `{v}` of feature {idx} is not a number")))?;
+        if !val.is_finite() {
+            return Err(DatasetError::parse(
                 path,
                 line_no,
-                format!("value `{v}` of feature {idx} is not a finite number"),
-            )
-        })?;
+                format!("non-finite value {val} of feature {idx}"),
+            ));
+        }
         entries.push((col, val));
     }
     entries.sort_unstable_by_key(|e| e.0);
