@@ -564,11 +564,11 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
         .solver(solver)
         .center(args.center)
         .seed(args.seed)
-        .compat(match args.compat {
+        .compat(Some(match args.compat {
             CompatArg::A0 => Compat::PseudoInverse,
             CompatArg::A1 => Compat::Pca,
             CompatArg::A2 => Compat::Random { seed: args.seed },
-        });
+        }));
     if let Some((r, c)) = user {
         params = params.landmark_indices(r, c);
     }
