@@ -1,7 +1,7 @@
 //! The portable fitted model of both estimators: projections of new samples and model files.
 use crate::error::{KsvdError, Result};
 use crate::model::{Ksvd, KsvdValidParams, Solver};
-use crate::projection::{map_data, Projector, Scaling};
+use crate::projection::{Projector, Scaling};
 use crate::summary::ModelSummary;
 use ksvd_kernels::{compat::CompatSide, Centering, Kernel, KernelMatrix, KernelStats, Samples};
 use ksvd_linalg::LinearOperator;
@@ -702,20 +702,7 @@ impl KsvdModel {
         }
     }
 
-    /// [`KsvdModel::project_rows`] for new rows of the data matrix of a model fitted with
-    /// [`linfa::traits::Fit`] and a compatibility: maps them like the training rows first
-    /// (`x C_x`). Without a compatibility the rows are the samples themselves.
-    pub fn project_data_rows(&self, new_rows: ArrayView2<'_, f64>, scaling: Scaling) -> Result<Array2<f64>> {
-        let (side, c) = self.compat_parts();
-        self.project_rows(&map_data(side, c, CompatSide::Rows, new_rows)?, scaling)
-    }
-
-    /// [`KsvdModel::project_cols`] for new columns of the data matrix (each given as a row of
-    /// `new_cols`, length `N`), mapped like the training columns first (`zᵀ C_z`).
-    pub fn project_data_cols(&self, new_cols: ArrayView2<'_, f64>, scaling: Scaling) -> Result<Array2<f64>> {
-        let (side, c) = self.compat_parts();
-        self.project_cols(&map_data(side, c, CompatSide::Cols, new_cols)?, scaling)
-    }
+    crate::projection::data_projections!();
 
     /// [`KsvdModel::project_data_rows`] with [`Scaling::Unit`] (the extension, eq. 10).
     pub fn extend_data_rows(&self, new_rows: ArrayView2<'_, f64>) -> Result<Array2<f64>> {

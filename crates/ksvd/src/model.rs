@@ -1,7 +1,7 @@
 //! The KSVD model: parameters, fitting and projections.
 use crate::error::{KsvdError, Result};
 use crate::fitted::CompatMap;
-use crate::projection::{map_data, Projector, Scaling};
+use crate::projection::{Projector, Scaling};
 use ksvd_kernels::compat::{self, CompatSide};
 use ksvd_kernels::graph::bandwidth_rule;
 use ksvd_kernels::{Compat, Kernel, KernelMatrix, Samples};
@@ -588,20 +588,7 @@ impl Ksvd {
         self.with_projector(|p| p.cols(new_z, scaling))
     }
 
-    /// [`Ksvd::project_rows`] for new rows of the data matrix of a fit with a compatibility
-    /// ([`KsvdParams::compat`]): they are mapped like the training rows first (`x C_x`). Without
-    /// a compatibility the rows are the samples themselves.
-    pub fn project_data_rows(&self, new_rows: ArrayView2<'_, f64>, scaling: Scaling) -> Result<Array2<f64>> {
-        let (side, c) = self.compat_parts();
-        self.project_rows(&map_data(side, c, CompatSide::Rows, new_rows)?, scaling)
-    }
-
-    /// [`Ksvd::project_cols`] for new columns of the data matrix (each given as a row of
-    /// `new_cols`, length `N`), mapped like the training columns first (`zᵀ C_z`).
-    pub fn project_data_cols(&self, new_cols: ArrayView2<'_, f64>, scaling: Scaling) -> Result<Array2<f64>> {
-        let (side, c) = self.compat_parts();
-        self.project_cols(&map_data(side, c, CompatSide::Cols, new_cols)?, scaling)
-    }
+    crate::projection::data_projections!();
 
     crate::projection::named_projections!();
 

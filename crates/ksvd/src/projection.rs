@@ -155,6 +155,39 @@ macro_rules! named_projections {
 }
 pub(crate) use named_projections;
 
+/// The projections of new rows and columns of the data matrix of a fit with a compatibility,
+/// for a fitted model with `compat_parts()` (its compatibility's side and matrix).
+macro_rules! data_projections {
+    () => {
+        /// `project_rows` for new rows of the data matrix of a fit on a data matrix with a
+        /// compatibility (linfa's `Fit` and `compat(Some(..))`): they are mapped like the
+        /// training rows first (`x C_x`). Without a compatibility the rows are the samples
+        /// themselves.
+        pub fn project_data_rows(
+            &self,
+            new_rows: ndarray::ArrayView2<'_, f64>,
+            scaling: $crate::Scaling,
+        ) -> $crate::Result<ndarray::Array2<f64>> {
+            let (side, c) = self.compat_parts();
+            let x = $crate::projection::map_data(side, c, ksvd_kernels::CompatSide::Rows, new_rows)?;
+            self.project_rows(&x, scaling)
+        }
+
+        /// `project_cols` for new columns of the data matrix (each given as a row of
+        /// `new_cols`, length `N`), mapped like the training columns first (`zᵀ C_z`).
+        pub fn project_data_cols(
+            &self,
+            new_cols: ndarray::ArrayView2<'_, f64>,
+            scaling: $crate::Scaling,
+        ) -> $crate::Result<ndarray::Array2<f64>> {
+            let (side, c) = self.compat_parts();
+            let z = $crate::projection::map_data(side, c, ksvd_kernels::CompatSide::Cols, new_cols)?;
+            self.project_cols(&z, scaling)
+        }
+    };
+}
+pub(crate) use data_projections;
+
 /// linfa's [`linfa::traits::Transformer`] for a fitted model: the rows of a data matrix (linfa's
 /// records, as [`linfa::traits::Fit`] takes them) to `transform`'s projections
 /// (`project_data_rows(x, Scaling::Sqrt)`).
