@@ -514,10 +514,10 @@ fn fit(args: FitArgs) -> Result<(), CliError> {
         .solver(solver)
         .center(args.center)
         .seed(args.seed)
-        .compat(match args.compat {
+        .compat(Some(match args.compat {
             Compat::Random { .. } => Compat::Random { seed: args.seed },
             other => other,
-        });
+        }));
     if let Some((r, c)) = user {
         params = params.landmark_indices(r, c);
     }

@@ -319,8 +319,8 @@ fn user_landmarks_are_used_and_bad_lists_are_rejected() {
     assert!(ok, "{err}");
     let model: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fit.join("model.json")).unwrap()).unwrap();
-    assert_eq!(model["row_landmarks"], serde_json::json!([1, 3, 8, 17, 25]));
-    assert_eq!(model["col_landmarks"], serde_json::json!([0, 4, 8, 19]));
+    assert_eq!(model["payload"]["row_landmarks"], serde_json::json!([1, 3, 8, 17, 25]));
+    assert_eq!(model["payload"]["col_landmarks"], serde_json::json!([0, 4, 8, 19]));
     for (cols, want) in [
         ("far.txt", "index 99 is out of range for 20"),
         ("dup.txt", "index 2 is repeated"),
@@ -365,7 +365,11 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
     let truncated = model_dir("truncated", &json[..json.len() / 3]);
     let future = model_dir(
         "future",
-        &json.replacen("\"format_version\":1", "\"format_version\":9", 1),
+        &json.replacen(
+            &format!("\"format_version\":{}", ksvd::MODEL_FORMAT_VERSION),
+            "\"format_version\":9",
+            1,
+        ),
     );
     let garbage = model_dir("garbage", "hello");
     std::fs::write(d.join("wide.csv"), "1,2,3,4,5\n").unwrap();
@@ -386,12 +390,12 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
     );
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--model", p(&missing), "--rows", p(&x)], "model file not found"),
-        (vec!["--model", p(&truncated), "--rows", p(&x)], "corrupt model file"),
+        (vec!["--model", p(&truncated), "--rows", p(&x)], "model file refused"),
         (
             vec!["--model", p(&future), "--rows", p(&x)],
             "format version 9 is not supported",
         ),
-        (vec!["--model", p(&garbage), "--rows", p(&x)], "corrupt model file"),
+        (vec!["--model", p(&garbage), "--rows", p(&x)], "model file refused"),
         (
             vec!["--model", p(&fit), "--rows", p(&wide)],
             "5 features per sample, but the model expects 4",

@@ -20,7 +20,7 @@
 //! and `(k(x, X) − k̄) A` for a new `x`, with `k̄_j = mean_i K_ij` (the other centring terms
 //! vanish because `Aᵀ 1 = 0`). For large `N` (protein) a Nyström approximation with `m`
 //! landmarks replaces `K` (see [`KpcaPlan`]).
-use ksvd::{Ksvd, LanczosParams, MemoryBudget, Solver};
+use ksvd::{Ksvd, LanczosParams, MemoryBudget, Scaling, Solver};
 use ksvd_kernels::compat::{compat_matrix, Compat};
 use ksvd_kernels::Samples;
 use ksvd_linalg::{dense, random::rng_from_seed, random::sample_indices};
@@ -100,7 +100,8 @@ fn divide_columns(a: &mut Array2<f64>, s: &Array1<f64>) -> Result<()> {
 
 /// KSVD embeddings with a fixed compatibility matrix `c` (`N × M`): `G = [k(x_i, z_j)]`,
 /// `Z = XᵀC`, fitted by [`ksvd::Ksvd`] with the exact solver; test rows are
-/// [`ksvd::Ksvd::transform_x`], `k(x, Z) V` (SNE normalises each test row over the training Z set).
+/// [`ksvd::Ksvd::project_rows`] with [`Scaling::Full`], `k(x, Z) V` (SNE normalises each test row
+/// over the training Z set).
 pub fn ksvd_fixed(
     x_train: ArrayView2<'_, f64>,
     x_test: ArrayView2<'_, f64>,
@@ -130,7 +131,7 @@ pub fn ksvd_fixed(
         .fit_samples(Samples::dense(x_train.to_owned())?, Samples::dense(z)?)?;
     let svd = model.svd();
     check_not_zero(&svd.s, kernel)?;
-    let mut test = model.transform_x(&Samples::dense(x_test.to_owned())?)?;
+    let mut test = model.project_rows(&Samples::dense(x_test.to_owned())?, Scaling::Full)?;
     let train = match scale {
         EmbeddingScale::Projection => &svd.u * &svd.s,
         EmbeddingScale::LeftSingular => {

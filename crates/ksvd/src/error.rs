@@ -24,19 +24,18 @@ pub enum KsvdError {
     /// Linear algebra failed.
     #[error(transparent)]
     Linalg(#[from] ksvd_linalg::LinalgError),
-    /// A model file is malformed: it does not parse, or violates an invariant (named).
+    /// A model document was refused before its payload was used: not a document (not JSON,
+    /// truncated), another format, a format version this build does not read, or a payload
+    /// that does not match its SHA-256 checksum (changed after it was written). The inner error
+    /// names which.
+    #[cfg(feature = "serde")]
+    #[error("model file refused: {0}")]
+    ModelFile(#[from] ksvd_datasets::envelope::EnvelopeError),
+    /// A model document passed its checksum but its payload violates an invariant (named).
     #[error("corrupt model file: {reason}")]
     CorruptModel {
         /// What is wrong.
         reason: String,
-    },
-    /// A model file has a format version this build cannot read.
-    #[error("model file format version {found} is not supported (this build reads version {supported})")]
-    ModelVersion {
-        /// The version in the file.
-        found: u64,
-        /// The version this build reads and writes.
-        supported: u64,
     },
     /// Reading or writing a model failed.
     #[error("model I/O: {reason}")]

@@ -1,63 +1,96 @@
-//! The portable fitted model: out-of-sample extension (eq. 10) and model files.
+//! The portable fitted model of both estimators: projections of new samples and model files.
 use crate::error::{KsvdError, Result};
 use crate::model::{Ksvd, KsvdValidParams, Solver};
+use crate::projection::{Projector, Scaling};
+use crate::summary::ModelSummary;
 use ksvd_kernels::{compat::CompatSide, Centering, Kernel, KernelMatrix, KernelStats, Samples};
-use ksvd_linalg::{dense, LinearOperator};
-use ksvd_nystrom::{asymmetric_nystrom, NystromParams};
+use ksvd_linalg::LinearOperator;
 use ksvd_solvers::Residuals;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
-/// Identifies a model file.
+/// Identifies a model document (the envelope's `format`, `ksvd_datasets::envelope`).
 pub const MODEL_FORMAT: &str = "ksvd-model";
-/// The model file version written by this crate (and the only one it reads).
+/// The model format version written by this crate (and the only one it reads).
 ///
-/// # Model file format (version 1)
+/// # Model file format (version 2)
 ///
-/// A model is one JSON document (UTF-8), written by [`KsvdModel::to_writer`] and read by
-/// [`KsvdModel::from_reader`]:
+/// A model is one JSON document (UTF-8) in the workspace's envelope
+/// (`ksvd_datasets::envelope`): format `"ksvd-model"`, this version, the writer, the SHA-256 of
+/// the payload, and the payload:
 ///
 /// ```text
 /// {
-///   "format": "ksvd-model",          // always this string
-///   "format_version": 1,             // bumped on every incompatible change
-///   "crate_version": "0.1.0",        // the ksvd crate that wrote it (informational)
-///   "params": { kernel, rank, solver, center, compat, seed, landmark_indices },
-///   "n_rows": N, "n_cols": M,        // training sizes
-///   "row_landmarks": [..] | null,    // Nyström: sampled rows I (into X), else null
-///   "col_landmarks": [..] | null,    // Nyström: sampled columns J (into Z), else null
-///   "x": Samples | null, "x_is_full": bool, // stored row samples: all of X, or X_I only
-///   "z": Samples | null, "z_is_full": bool, // stored column samples: all of Z, or Z_J only
-///   "kernel_stats": null | { "log_normalizers": [..] | null, // SNE log S_i over the stored X
-///                            "centering": null | { "row_means": [..], "col_means": [..],
-///                                                  "grand_mean": f64 } },
-///                                    // present when x and z are full: the fitted normalisers
-///                                    // and means, so loading needs no pass over G (absent:
-///                                    // recomputed from the samples)
-///   "precomputed": null | { "row_means": [..] | null, "col_means": [..] | null,
-///                           "grand_mean": f64 }, // a precomputed G (then x, z are null and
-///                                                // params.kernel is not used); means if centred
-///   "row_coef": Array2 (|J| × r),    // ũ(x') = k̃(x', Z_J) row_coef
-///   "col_coef": Array2 (|I| × r),    // ṽ(z') = k̃(X_I, z')ᵀ col_coef
-///   "s": Array1 (r), "u": Array2 (N × r), "v": Array2 (M × r),
-///   "residuals": { "left": [..], "right": [..] } | null,
-///   "compat": { "side": "Rows" | "Cols" | "None", "c": Array2 } | null
+///   "format": "ksvd-model", "format_version": 2, "writer": "ksvd 0.1.0", "sha256": "…",
+///   "payload": {
+///     "estimator": "ksvd" | "kpca",     // KPCA: the symmetric case, Z = X, U = V = A, s = λ
+///     "params": { kernel, bandwidth_rule, rank, solver, center, compat, seed, landmark_indices },
+///                                       // the kernel the fit used (bandwidth chosen by the
+///                                       // rule when bandwidth_rule is set); no memory budget
+///     "n_rows": N, "n_cols": M,         // training sizes (KPCA: N = M)
+///     "row_landmarks": [..] | null,     // Nyström: sampled rows I (into X), else null
+///     "col_landmarks": [..] | null,     // Nyström: sampled columns J (into Z; KPCA: = I)
+///     "x": Samples | null, "x_is_full": bool, // stored row samples: all of X, or X_I only
+///     "z": Samples | null, "z_is_full": bool, // stored column samples: all of Z, or Z_J only;
+///                                       // null for KPCA (Z = X) and precomputed kernels
+///     "kernel_stats": null | { "log_normalizers": [..] | null, // SNE log S_i over the stored X
+///                              "centering": null | { "row_means": [..], "col_means": [..],
+///                                                    "grand_mean": f64 } },
+///                                       // present when x and z are full: the fitted
+///                                       // normalisers and means, so loading needs no pass
+///                                       // over G (absent: recomputed from the samples)
+///     "precomputed": null | { "row_means": [..] | null, "col_means": [..] | null,
+///                             "grand_mean": f64 }, // a precomputed G (then x, z are null and
+///                                                  // params.kernel is not used)
+///     "landmark_extension": null | {    // KSVD Nyström: the extension through the landmarks
+///       "row_coef": Array2 (|J| × r),   //   ũ(x') = k̃(x', Z_J) row_coef
+///       "col_coef": Array2 (|I| × r) }, //   ṽ(z') = k̃(X_I, z')ᵀ col_coef
+///                                       // (null: the extension runs over all of X and Z)
+///     "s": Array1 (r), "u": Array2 (N × r), "v": Array2 (M × r),
+///     "residuals": { "left": Array1, "right": Array1 } | null,
+///     "compat": { "side": "Rows" | "Cols" | "None", "c": Array2 | null } | null
+///   }
 /// }
 /// ```
 ///
 /// Arrays use ndarray's serde form `{"v": 1, "dim": [..], "data": [..]}` (row-major);
 /// `Samples` is `{"Dense": Array2}` or `{"Sparse": {nrows, ncols, indptr, indices, data}}`
 /// (CSR, 0-based). Every `f64` is written in shortest round-trip form and parsed exactly, so a
-/// reloaded model gives bit-identical transforms.
+/// reloaded model gives bit-identical projections.
 ///
 /// Why one JSON document: it is self-describing, readable from any language without this
 /// crate, versioned in one place, and the same bytes serve files, pickling (Python) and
 /// network transfer ([`KsvdModel::to_bytes`]). The price is size (about 20 bytes per value,
 /// 2.5× a binary `.npy`), acceptable for the sample sets this tool targets.
 ///
-/// Unknown `format_version` values are rejected with [`KsvdError::ModelVersion`]; anything that
-/// does not parse or violates an invariant (shapes, finite values, CSR structure, landmark
-/// indices) with [`KsvdError::CorruptModel`], naming the problem.
-pub const MODEL_FORMAT_VERSION: u64 = 1;
+/// A document that is not an envelope, is truncated, holds another format or another version,
+/// or whose payload does not match its checksum (one changed digit) is refused before it is
+/// used, with [`KsvdError::ModelFile`] naming which; a payload that matches its checksum but
+/// violates an invariant (shapes, finite values, CSR structure, landmark indices) with
+/// [`KsvdError::CorruptModel`], naming the problem.
+///
+/// Version 1 (no envelope, no estimator, exact models storing `V S⁻¹` and `U S⁻¹`, the memory
+/// budget among the parameters) is not read.
+pub const MODEL_FORMAT_VERSION: u64 = 2;
+
+/// The estimator that produced a model.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+#[cfg_attr(feature = "serde", serde(rename_all = "lowercase"))]
+pub enum Estimator {
+    /// Kernel SVD ([`crate::Ksvd`]): `G ≈ U S Vᵀ` of row samples X and column samples Z.
+    Ksvd,
+    /// Kernel PCA ([`crate::Kpca`]): the symmetric case, `Z = X`, `U = V = A`, `S = Λ`.
+    Kpca,
+}
+
+impl std::fmt::Display for Estimator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(match self {
+            Estimator::Ksvd => "KSVD",
+            Estimator::Kpca => "KPCA",
+        })
+    }
+}
 
 /// The compatibility map of a model fitted on a data matrix (Algorithm 1).
 #[derive(Debug, Clone, PartialEq)]
@@ -80,13 +113,20 @@ struct PrecomputedMeans {
     grand_mean: f64,
 }
 
+/// A Nyström model's extension coefficients through its landmarks (`S⁻¹` included):
+/// `ũ(x') = k̃(x', Z_J) row_coef`, `ṽ(z') = k̃(X_I, z')ᵀ col_coef`.
+#[derive(Debug, Clone, PartialEq)]
+#[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
+struct LandmarkExtension {
+    row_coef: Array2<f64>,
+    col_coef: Array2<f64>,
+}
+
 /// The serialised part of a [`KsvdModel`] (see [`MODEL_FORMAT_VERSION`] for the format).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 struct ModelData {
-    format: String,
-    format_version: u64,
-    crate_version: String,
+    estimator: Estimator,
     params: KsvdValidParams,
     n_rows: usize,
     n_cols: usize,
@@ -96,12 +136,9 @@ struct ModelData {
     x_is_full: bool,
     z: Option<Samples>,
     z_is_full: bool,
-    #[cfg_attr(feature = "serde", serde(default))]
     kernel_stats: Option<KernelStats>,
-    #[cfg_attr(feature = "serde", serde(default))]
     precomputed: Option<PrecomputedMeans>,
-    row_coef: Array2<f64>,
-    col_coef: Array2<f64>,
+    landmark_extension: Option<LandmarkExtension>,
     s: Array1<f64>,
     u: Array2<f64>,
     v: Array2<f64>,
@@ -109,32 +146,41 @@ struct ModelData {
     compat: Option<CompatMap>,
 }
 
-/// A fitted KSVD model reduced to what its out-of-sample extension needs, with save and load.
+/// A fitted model of either estimator, reduced to what its projections of new samples need,
+/// with save and load: KSVD ([`Ksvd::to_model`]) and KPCA ([`crate::Kpca::to_model`], the
+/// symmetric case: `Z = X`, `U = V = A`, `S = Λ`; [`KsvdModel::estimator`] says which).
 ///
-/// The extension (eq. 10 of the paper) of the top-`r` SVD `G ≈ U S Vᵀ` to a new row sample
-/// `x'` and a new column sample `z'` is
+/// New row samples `x'` and column samples `z'` project to
 ///
-/// `ũ(x') = k̃(x', Z) V S⁻¹`,  `ṽ(z') = k̃(X, z')ᵀ U S⁻¹`,
+/// `k̃(x', Z) V S^-p`,  `k̃(X, z')ᵀ U S^-p`
 ///
-/// where `k̃` is the kernel with the fit's centring (`k̃(x, z) = k(x, z) − mean_Z k(x, ·) −
-/// mean_X k(·, z) + mean G`, training means) and normalisation (SNE: the normaliser of a new row
-/// runs over the whole training Z; a new column uses the training rows' normalisers). At the
-/// training samples it reproduces `U` and `V` (exactly for the exact solver, up to the solver's
-/// residual `‖Gᵀu − s v‖/s` for Lanczos and RSVD). A Nyström model extends through its landmarks,
-/// `ũ(x') = k̃(x', Z_J) R`, `ṽ(z') = k̃(X_I, z')ᵀ L` (see
+/// ([`KsvdModel::project_rows`], [`KsvdModel::project_cols`]) for the [`Scaling`] `p`:
+/// [`KsvdModel::transform`] (`p = ½`, `U S^½` at the training rows; for KPCA scikit-learn's
+/// `KernelPCA.transform`), [`KsvdModel::extend_rows`] (`p = 1`, the paper's out-of-sample
+/// extension, eq. 10, `U` at the training rows) and `Scaling::Full` (`p = 0`, Proposition 2.2's
+/// scores). `k̃` is the kernel with the fit's centring (`k̃(x, z) = k(x, z) − mean_Z k(x, ·) −
+/// mean_X k(·, z) + mean G`, training means) and normalisation (SNE: the normaliser of a new
+/// row runs over the whole training Z; a new column uses the training rows' normalisers). At the
+/// training samples they reproduce `U S^{1-p}` (exactly for the exact solver, up to the solver's
+/// residual `‖Gᵀu − s v‖/s` for Lanczos and RSVD). A KSVD Nyström model projects through its
+/// landmarks, `k̃(x', Z_J) R S^{1-p}`, `k̃(X_I, z')ᵀ L S^{1-p}` (see
 /// [`ksvd_nystrom::AsymmetricNystrom::row_extension_coefficients`]), and stores only `X_I` and
 /// `Z_J`: `O(m)` kernel evaluations per new row and `O(n)` per new column. Exceptions, because
 /// the kernel's definition needs the whole set: SNE stores all of Z (the normaliser of a new
 /// row is a sum over Z, `O(M)`), and a centred model stores X and Z (the means of a new sample
-/// run over the training set).
+/// run over the training set). A KPCA model stores X once and projects over all of it (a
+/// Nyström KPCA model too, with its approximate eigenpairs).
 ///
-/// Singular values equal to zero give zero extension coefficients (their directions are
-/// undefined).
+/// Singular values equal to zero give zero coefficients for `Unit` and `Sqrt` (their
+/// directions are undefined).
+///
+/// The model file ([`KsvdModel::save`], [`KsvdModel::load`], [`KsvdModel::to_bytes`]; feature
+/// `serde`, on by default) is the workspace's checksummed envelope, format
+/// [`MODEL_FORMAT_VERSION`]: a changed byte, a truncated file, another format or version are
+/// typed errors. The memory budget of the fit is not part of it.
 ///
 /// ```
-/// use ksvd::{Ksvd, KsvdModel, Solver};
-/// use ksvd_kernels::{Kernel, Samples};
-/// use linfa::prelude::*;
+/// use ksvd::prelude::*;
 /// use ndarray::Array2;
 ///
 /// let x = Array2::from_shape_fn((30, 2), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 11.0);
@@ -149,7 +195,7 @@ struct ModelData {
 /// let reloaded = KsvdModel::from_bytes(&model.to_bytes()?)?;
 /// // The extension at the training rows reproduces U.
 /// let u = reloaded.extend_rows(&Samples::dense(x)?)?;
-/// assert!((&u - &fitted.b_phi()).iter().all(|d| d.abs() < 1e-10));
+/// assert!((&u - &fitted.u()).iter().all(|d| d.abs() < 1e-10));
 /// # Ok::<(), ksvd::KsvdError>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -158,7 +204,7 @@ pub struct KsvdModel {
     /// `G` over the stored sets (centred like the fit when the fit was centred); `None` for a
     /// precomputed kernel.
     g: Option<KernelMatrix>,
-    /// Columns of `g` the row extension uses (`J`), and rows the column extension uses (`I`).
+    /// Columns of `g` the row projection uses (`J`), and rows the column projection uses (`I`).
     row_ext: Vec<usize>,
     col_ext: Vec<usize>,
 }
@@ -177,7 +223,7 @@ impl Ksvd {
         }
     }
 
-    /// The portable model: what the out-of-sample extension needs (see [`KsvdModel`]).
+    /// The portable model: what the projections of new samples need (see [`KsvdModel`]).
     /// Computes the residuals (two products with `G`) except for Nyström models, where that would
     /// cost the full passes over `G` the method avoids.
     pub fn to_model(&self) -> Result<KsvdModel> {
@@ -189,11 +235,8 @@ impl Ksvd {
         let sne = matches!(params.kernel(), Kernel::Sne { .. });
         let (data, gm, row_ext, col_ext) = match self.nystrom() {
             None => {
-                let (row_coef, col_coef) = ksvd_nystrom::exact_coefficients(svd);
                 let data = ModelData {
-                    format: MODEL_FORMAT.into(),
-                    format_version: MODEL_FORMAT_VERSION,
-                    crate_version: env!("CARGO_PKG_VERSION").into(),
+                    estimator: Estimator::Ksvd,
                     params,
                     n_rows: n,
                     n_cols: m,
@@ -205,8 +248,7 @@ impl Ksvd {
                     z_is_full: true,
                     kernel_stats: Some(g.stats()),
                     precomputed: None,
-                    row_coef,
-                    col_coef,
+                    landmark_extension: None,
                     s: svd.s.clone(),
                     u: svd.u.clone(),
                     v: svd.v.clone(),
@@ -229,9 +271,7 @@ impl Ksvd {
                     g.z().select(&ny.cols)?
                 };
                 let data = ModelData {
-                    format: MODEL_FORMAT.into(),
-                    format_version: MODEL_FORMAT_VERSION,
-                    crate_version: env!("CARGO_PKG_VERSION").into(),
+                    estimator: Estimator::Ksvd,
                     params,
                     n_rows: n,
                     n_cols: m,
@@ -243,8 +283,10 @@ impl Ksvd {
                     z_is_full,
                     kernel_stats: (x_is_full && z_is_full).then(|| g.stats()),
                     precomputed: None,
-                    row_coef: ny.row_extension_coefficients(),
-                    col_coef: ny.col_extension_coefficients(),
+                    landmark_extension: Some(LandmarkExtension {
+                        row_coef: ny.row_extension_coefficients(),
+                        col_coef: ny.col_extension_coefficients(),
+                    }),
                     s: svd.s.clone(),
                     u: svd.u.clone(),
                     v: svd.v.clone(),
@@ -268,13 +310,61 @@ impl Ksvd {
     }
 }
 
+/// The model of a fitted KPCA (`crate::Kpca::to_model`): `Z = X`, `U = V = A`, `s = λ`, the
+/// residual of each pair on both sides, the samples stored once.
+pub(crate) fn kpca_model(
+    params: KsvdValidParams,
+    k: &KernelMatrix,
+    values: &Array1<f64>,
+    vectors: &Array2<f64>,
+    residuals: &Array1<f64>,
+    landmarks: Option<&[usize]>,
+) -> KsvdModel {
+    let n = k.nrows();
+    let data = ModelData {
+        estimator: Estimator::Kpca,
+        params,
+        n_rows: n,
+        n_cols: n,
+        row_landmarks: landmarks.map(<[usize]>::to_vec),
+        col_landmarks: landmarks.map(<[usize]>::to_vec),
+        x: Some(k.x().clone()),
+        x_is_full: true,
+        z: None,
+        z_is_full: true,
+        kernel_stats: Some(k.stats()),
+        precomputed: None,
+        landmark_extension: None,
+        s: values.clone(),
+        u: vectors.clone(),
+        v: vectors.clone(),
+        residuals: Some(Residuals {
+            left: residuals.clone(),
+            right: residuals.clone(),
+        }),
+        compat: None,
+    };
+    KsvdModel {
+        data,
+        g: Some(k.to_matrix_free()),
+        row_ext: (0..n).collect(),
+        col_ext: (0..n).collect(),
+    }
+}
+
 impl KsvdModel {
-    /// `G` over the stored sets and the extension index lists, from the serialised data.
+    /// `G` over the stored sets and the projection index lists, from the serialised data.
     fn rebuild(d: &ModelData) -> Result<(KernelMatrix, Vec<usize>, Vec<usize>)> {
-        let (Some(x), Some(z)) = (&d.x, &d.z) else {
-            return Err(corrupt("x and z are required unless the kernel is precomputed"));
+        let Some(x) = &d.x else {
+            return Err(corrupt("x is required unless the kernel is precomputed"));
         };
-        // The extension needs samples, normalisers and centring, never the stored entries.
+        // KPCA: Z = X, stored once.
+        let z = match (&d.z, d.estimator) {
+            (Some(z), Estimator::Ksvd) => z,
+            (None, Estimator::Kpca) => x,
+            _ => return Err(corrupt("z is required for KSVD and absent for KPCA (Z = X)")),
+        };
+        // The projections need samples, normalisers and centring, never the stored entries.
         let kernel = *d.params.kernel();
         let g = match &d.kernel_stats {
             Some(stats) => {
@@ -291,13 +381,15 @@ impl KsvdModel {
         Ok((g, row_ext, col_ext))
     }
 
-    /// Columns the row extension uses and rows the column extension uses.
+    /// Columns the row projection uses and rows the column projection uses: the landmarks of a
+    /// model that extends through them (within full stored sets), every stored sample otherwise.
     fn ext_indices(d: &ModelData, nx: usize, nz: usize) -> (Vec<usize>, Vec<usize>) {
-        let row_ext = match (&d.col_landmarks, d.z_is_full) {
+        let through = d.landmark_extension.is_some();
+        let row_ext = match (&d.col_landmarks, through && d.z_is_full) {
             (Some(j), true) => j.clone(),
             _ => (0..nz).collect(),
         };
-        let col_ext = match (&d.row_landmarks, d.x_is_full) {
+        let col_ext = match (&d.row_landmarks, through && d.x_is_full) {
             (Some(i), true) => i.clone(),
             _ => (0..nx).collect(),
         };
@@ -349,12 +441,11 @@ impl KsvdModel {
         if d.s.iter().any(|v| !v.is_finite() || *v < 0.0) {
             return Err(corrupt("singular values must be finite and non-negative"));
         }
-        for (name, a) in [
-            ("u", &d.u),
-            ("v", &d.v),
-            ("row_coef", &d.row_coef),
-            ("col_coef", &d.col_coef),
-        ] {
+        let mut matrices = vec![("u", &d.u), ("v", &d.v)];
+        if let Some(ext) = &d.landmark_extension {
+            matrices.extend([("row_coef", &ext.row_coef), ("col_coef", &ext.col_coef)]);
+        }
+        for (name, a) in matrices {
             if a.iter().any(|v| !v.is_finite()) {
                 return Err(corrupt(format!("{name} has a non-finite entry")));
             }
@@ -373,14 +464,44 @@ impl KsvdModel {
                 d.n_cols
             )));
         }
+        if d.row_landmarks.is_some() != d.col_landmarks.is_some() {
+            return Err(corrupt("row and column landmarks must be given together"));
+        }
         let n_land = landmarks_ok("row_landmarks", &d.row_landmarks, d.n_rows)?;
         let m_land = landmarks_ok("col_landmarks", &d.col_landmarks, d.n_cols)?;
-        if d.row_coef.nrows() != m_land || d.col_coef.nrows() != n_land {
-            return Err(corrupt(format!(
-                "extension coefficients are {}x{r} and {}x{r}, expected {m_land}x{r} and {n_land}x{r}",
-                d.row_coef.nrows(),
-                d.col_coef.nrows()
-            )));
+        match &d.landmark_extension {
+            Some(ext) => {
+                if d.row_landmarks.is_none() {
+                    return Err(corrupt("landmark extension coefficients without landmarks"));
+                }
+                if ext.row_coef.nrows() != m_land || ext.col_coef.nrows() != n_land {
+                    return Err(corrupt(format!(
+                        "extension coefficients are {}x{r} and {}x{r}, expected {m_land}x{r} and {n_land}x{r}",
+                        ext.row_coef.nrows(),
+                        ext.col_coef.nrows()
+                    )));
+                }
+            }
+            None if !(d.x_is_full && d.z_is_full) => {
+                return Err(corrupt("a model without landmark extension stores all of X and Z"));
+            }
+            None => {}
+        }
+        if d.estimator == Estimator::Kpca {
+            let ok = d.n_rows == d.n_cols
+                && d.u == d.v
+                && d.z.is_none()
+                && d.x.is_some()
+                && d.precomputed.is_none()
+                && d.compat.is_none()
+                && d.landmark_extension.is_none()
+                && d.row_landmarks == d.col_landmarks;
+            if !ok {
+                return Err(corrupt(
+                    "a KPCA model is symmetric: N = M, u = v, the samples stored once (z null), one \
+                     set of landmarks, no compatibility, no precomputed kernel",
+                ));
+            }
         }
         if let Some(p) = &d.precomputed {
             let ok = d.x.is_none()
@@ -401,8 +522,13 @@ impl KsvdModel {
             }
             return Ok(());
         }
-        let (Some(x), Some(z)) = (&d.x, &d.z) else {
-            return Err(corrupt("x and z are required unless the kernel is precomputed"));
+        let x =
+            d.x.as_ref()
+                .ok_or_else(|| corrupt("x is required unless the kernel is precomputed"))?;
+        let z = match (&d.z, d.estimator) {
+            (Some(z), Estimator::Ksvd) => z,
+            (None, Estimator::Kpca) => x,
+            _ => return Err(corrupt("z is required unless the kernel is precomputed")),
         };
         for (name, s) in [("x", x), ("z", z)] {
             match s {
@@ -450,13 +576,27 @@ impl KsvdModel {
         Ok(())
     }
 
-    /// The hyper-parameters of the fit.
+    /// The estimator that produced the model.
+    pub fn estimator(&self) -> Estimator {
+        self.data.estimator
+    }
+    /// The hyper-parameters of the fit, with the kernel it used (for a KPCA model, its
+    /// parameters in this form: no compatibility, no user landmarks). The memory budget is not
+    /// part of a model: this one is the default.
     pub fn params(&self) -> &KsvdValidParams {
         &self.data.params
     }
-    /// The kernel.
+    /// The kernel the fit used (not used by a precomputed-kernel model).
     pub fn kernel(&self) -> &Kernel {
         self.data.params.kernel()
+    }
+    /// The bandwidth `γ` the fit used (`None` for kernels without one and precomputed kernels).
+    pub fn bandwidth(&self) -> Option<f64> {
+        if self.is_precomputed() {
+            None
+        } else {
+            self.kernel().gamma()
+        }
     }
     /// The solver that produced the model.
     pub fn solver(&self) -> &Solver {
@@ -475,101 +615,114 @@ impl KsvdModel {
     pub fn sample_dim(&self) -> Option<usize> {
         self.data.x.as_ref().map(Samples::dim)
     }
-    /// Whether the model was fitted on a precomputed kernel matrix (then it extends kernel
-    /// values, [`KsvdModel::extend_kernel_rows`], not samples).
+    /// Whether the model was fitted on a precomputed kernel matrix (then it projects kernel
+    /// values, [`KsvdModel::project_kernel_rows`], not samples).
     pub fn is_precomputed(&self) -> bool {
         self.data.precomputed.is_some()
     }
-    /// Singular values `λ_1 ≥ … ≥ λ_r` (Nyström: the estimates `λ̃`).
+    /// Singular values `s_1 ≥ … ≥ s_r` (KPCA: eigenvalues; Nyström: the estimates).
     pub fn singular_values(&self) -> ArrayView1<'_, f64> {
         self.data.s.view()
     }
-    /// `U` (`N × r`): the training left singular vectors (`B_φ`).
+    /// `U` (`N × r`): the training left singular vectors (`B_φ`; KPCA: the eigenvectors `A`).
     pub fn u(&self) -> ArrayView2<'_, f64> {
         self.data.u.view()
     }
-    /// `V` (`M × r`): the training right singular vectors (`B_ψ`).
+    /// `V` (`M × r`): the training right singular vectors (`B_ψ`; KPCA: `A` again).
     pub fn v(&self) -> ArrayView2<'_, f64> {
         self.data.v.view()
     }
-    /// Residual norms of the training triplets (`None` for Nyström models).
+    /// Residual norms of the training triplets relative to `s_1` (`None` for KSVD Nyström
+    /// models).
     pub fn residuals(&self) -> Option<&Residuals> {
         self.data.residuals.as_ref()
     }
-    /// Nyström landmarks `(I, J)` (indices into the training X and Z), if any.
+    /// Nyström landmarks `(I, J)` (indices into the training X and Z; KPCA: `I = J`), if any.
     pub fn landmarks(&self) -> Option<(&[usize], &[usize])> {
         match (&self.data.row_landmarks, &self.data.col_landmarks) {
             (Some(i), Some(j)) => Some((i, j)),
             _ => None,
         }
     }
-    /// The compatibility map of a model fitted on a data matrix.
+    /// The compatibility map of a model fitted on a data matrix with a compatibility.
     pub fn compat(&self) -> Option<&CompatMap> {
         self.data.compat.as_ref()
     }
-    /// The stored row and column sample sets (all of X/Z, or only the landmarks; see
-    /// [`KsvdModel`]).
+    /// The stored row and column sample sets (all of X/Z, or only the landmarks; KPCA: X
+    /// twice; see [`KsvdModel`]).
     pub fn stored_samples(&self) -> Option<(&Samples, &Samples)> {
-        match (&self.data.x, &self.data.z) {
-            (Some(x), Some(z)) => Some((x, z)),
+        match (&self.data.x, &self.data.z, self.data.estimator) {
+            (Some(x), Some(z), _) => Some((x, z)),
+            (Some(x), None, Estimator::Kpca) => Some((x, x)),
             _ => None,
         }
     }
-
-    fn sample_kernel(&self) -> Result<&KernelMatrix> {
-        self.g.as_ref().ok_or_else(|| KsvdError::InvalidParameter {
-            name: "samples",
-            reason: "the model was fitted on a precomputed kernel: give kernel values (extend_kernel_rows/cols)".into(),
-        })
+    /// What the model holds, as one serialisable value (the CLI's `summary.json`, `ksvd
+    /// inspect`, Python's `repr`).
+    pub fn summary(&self) -> ModelSummary {
+        ModelSummary::of(self)
     }
 
-    /// The out-of-sample extension to new row samples `x'` (`new × r`):
-    /// `ũ(x') = k̃(x', Z) V S⁻¹` (eq. 10), equal to the rows of `U` at the training rows.
-    pub fn extend_rows(&self, new_x: &Samples) -> Result<Array2<f64>> {
-        let k = self.sample_kernel()?.cross_rows(new_x, &self.row_ext)?;
-        Ok(dense::matmul(k.view(), self.data.row_coef.view())?)
+    fn projector(&self) -> Projector<'_> {
+        Projector {
+            g: self.g.as_ref(),
+            row_ext: &self.row_ext,
+            col_ext: &self.col_ext,
+            s: self.data.s.view(),
+            u: self.data.u.view(),
+            v: self.data.v.view(),
+            landmark_coef: self
+                .data
+                .landmark_extension
+                .as_ref()
+                .map(|e| (e.row_coef.view(), e.col_coef.view())),
+        }
     }
 
-    /// The out-of-sample extension to new column samples `z'` (`new × r`):
-    /// `ṽ(z') = k̃(X, z')ᵀ U S⁻¹`, equal to the rows of `V` at the training columns.
-    pub fn extend_cols(&self, new_z: &Samples) -> Result<Array2<f64>> {
-        let k = self.sample_kernel()?.cross_cols(&self.col_ext, new_z)?;
-        Ok(dense::matmul(k.t(), self.data.col_coef.view())?)
+    /// Projections of new row samples `x'` (`new × r`): `k̃(x', Z) V S^-p` for the [`Scaling`]
+    /// `p` (`U S^{1-p}` at the training rows): `Unit` is the paper's extension (eq. 10), `Sqrt`
+    /// [`KsvdModel::transform`], `Full` Proposition 2.2's scores. A KSVD Nyström model projects
+    /// through its landmarks.
+    pub fn project_rows(&self, new_x: &Samples, scaling: Scaling) -> Result<Array2<f64>> {
+        self.projector().rows(new_x, scaling)
     }
 
-    /// [`KsvdModel::extend_rows`] for new rows of the data matrix of a model fitted with
-    /// [`linfa::traits::Fit`]: maps them with the fitted compatibility matrix first (`x C_x`).
+    /// Projections of new column samples `z'` (`new × r`): `k̃(X, z')ᵀ U S^-p` (`V S^{1-p}` at
+    /// the training columns).
+    pub fn project_cols(&self, new_z: &Samples, scaling: Scaling) -> Result<Array2<f64>> {
+        self.projector().cols(new_z, scaling)
+    }
+
+    crate::projection::named_projections!();
+
+    fn compat_parts(&self) -> (CompatSide, Option<&Array2<f64>>) {
+        match &self.data.compat {
+            Some(cm) => (cm.side, cm.c.as_ref()),
+            None => (CompatSide::None, None),
+        }
+    }
+
+    crate::projection::data_projections!();
+
+    /// [`KsvdModel::project_data_rows`] with [`Scaling::Unit`] (the extension, eq. 10).
     pub fn extend_data_rows(&self, new_rows: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        let mapped = match &self.data.compat {
-            Some(CompatMap {
-                side: CompatSide::Rows,
-                c: Some(c),
-            }) => dense::matmul(new_rows, c.view())?,
-            _ => new_rows.to_owned(),
-        };
-        self.extend_rows(&Samples::dense(mapped)?)
+        self.project_data_rows(new_rows, Scaling::Unit)
     }
 
-    /// [`KsvdModel::extend_cols`] for new columns of the data matrix (each given as a row of
-    /// `new_cols`, length `N`), mapped with the fitted compatibility matrix first (`zᵀ C_z`).
+    /// [`KsvdModel::project_data_cols`] with [`Scaling::Unit`] (the extension, eq. 10).
     pub fn extend_data_cols(&self, new_cols: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        let mapped = match &self.data.compat {
-            Some(CompatMap {
-                side: CompatSide::Cols,
-                c: Some(c),
-            }) => dense::matmul(new_cols, c.view())?,
-            _ => new_cols.to_owned(),
-        };
-        self.extend_cols(&Samples::dense(mapped)?)
+        self.project_data_cols(new_cols, Scaling::Unit)
     }
 }
+
+crate::projection::linfa_transformer!(KsvdModel);
 
 impl KsvdValidParams {
     /// Fits KSVD on a precomputed kernel matrix `G` (`N × M`, rows index X, columns index Z;
     /// rectangular allowed), centred on both sides when [`crate::KsvdParams::center`] is set.
-    /// The kernel parameter is not used. The model extends kernel values
-    /// ([`KsvdModel::extend_kernel_rows`], [`KsvdModel::extend_kernel_cols`]); it stores the
-    /// centring means, not `G`.
+    /// The kernel parameter and the bandwidth rule are not used. The model projects kernel
+    /// values ([`KsvdModel::project_kernel_rows`], [`KsvdModel::project_kernel_cols`]); it
+    /// stores the centring means, not `G`.
     pub fn fit_precomputed(&self, g: ArrayView2<'_, f64>) -> Result<KsvdModel> {
         let (n, m) = g.dim();
         ksvd_solvers::check_rank(n, m, self.rank())?;
@@ -591,52 +744,25 @@ impl KsvdValidParams {
                 grand_mean: 0.0,
             }
         };
-        let rank = self.rank();
-        let mut landmarks = None;
-        let (svd, row_coef, col_coef, residuals) = match self.solver() {
-            Solver::Nystrom {
-                landmarks: l,
-                cols,
-                sampling,
-                inner,
-            } => {
-                let ny = match self.landmark_indices() {
-                    Some((ri, cj)) => crate::landmarks::nystrom_at(&gc, ri, cj, rank, *inner, self.seed())?,
-                    None => asymmetric_nystrom(
-                        &gc,
-                        &NystromParams {
-                            rank,
-                            rows: (*l).min(n),
-                            cols: cols.unwrap_or(*l).min(m),
-                            sampling: *sampling,
-                            inner: *inner,
-                            seed: self.seed(),
-                            shared_samples: false,
-                        },
-                    )?,
+        let (svd, nystrom) = self.solve(&gc, &mut |_| {})?;
+        let (residuals, row_landmarks, col_landmarks, landmark_extension) = match nystrom {
+            Some(ny) => {
+                let ext = LandmarkExtension {
+                    row_coef: ny.row_extension_coefficients(),
+                    col_coef: ny.col_extension_coefficients(),
                 };
-                landmarks = Some((ny.rows.clone(), ny.cols.clone()));
-                let (rc, cc) = (ny.row_extension_coefficients(), ny.col_extension_coefficients());
-                (ny.svd, rc, cc, None)
+                (None, Some(ny.rows), Some(ny.cols), Some(ext))
             }
-            other => {
-                let svd = other.solve_operator(&gc, rank, self.seed(), self.memory_budget())?;
+            None => {
                 let residuals = match &svd.residuals {
                     Some(r) => r.clone(),
                     None => svd.compute_residuals(&gc)?,
                 };
-                let (rc, cc) = ksvd_nystrom::exact_coefficients(&svd);
-                (svd, rc, cc, Some(residuals))
+                (Some(residuals), None, None, None)
             }
         };
-        let (row_landmarks, col_landmarks) = match landmarks {
-            Some((i, j)) => (Some(i), Some(j)),
-            None => (None, None),
-        };
         let data = ModelData {
-            format: MODEL_FORMAT.into(),
-            format_version: MODEL_FORMAT_VERSION,
-            crate_version: env!("CARGO_PKG_VERSION").into(),
+            estimator: Estimator::Ksvd,
             params: self.clone(),
             n_rows: n,
             n_cols: m,
@@ -648,8 +774,7 @@ impl KsvdValidParams {
             z_is_full: true,
             kernel_stats: None,
             precomputed: Some(means),
-            row_coef,
-            col_coef,
+            landmark_extension,
             s: svd.s,
             u: svd.u,
             v: svd.v,
@@ -693,7 +818,7 @@ impl KsvdModel {
         let Some(means) = &self.data.precomputed else {
             return Err(KsvdError::InvalidParameter {
                 name: "kernel values",
-                reason: "the model was fitted on samples: give samples (extend_rows/cols)".into(),
+                reason: "the model was fitted on samples: give samples (project_rows/cols)".into(),
             });
         };
         if k.ncols() != want {
@@ -709,90 +834,81 @@ impl KsvdModel {
         Ok(means)
     }
 
-    /// The out-of-sample extension of a precomputed-kernel model to new row samples given by
-    /// their kernel values `k(x'_a, z_j)` against every training column sample (`new × M`):
-    /// `k̃(x', Z) V S⁻¹`, centred like the fit (the new row's own mean over Z).
-    pub fn extend_kernel_rows(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    /// A precomputed-kernel model's projections of new row samples given by their kernel values
+    /// `k(x'_a, z_j)` against every training column sample (`new × M`): `k̃(x', Z) V S^-p`,
+    /// centred like the fit (the new row's own mean over Z); see [`KsvdModel::project_rows`].
+    pub fn project_kernel_rows(&self, k: ArrayView2<'_, f64>, scaling: Scaling) -> Result<Array2<f64>> {
         let means = self.check_kernel_values(k, self.data.n_cols, "column")?;
         let kc = center_with(k, means, true)?.select(Axis(1), &self.row_ext);
-        Ok(dense::matmul(kc.view(), self.data.row_coef.view())?)
+        self.projector().rows_of_kernel(kc.view(), scaling)
     }
 
-    /// The out-of-sample extension of a precomputed-kernel model to new column samples given by
-    /// their kernel values `k(x_i, z'_b)` against every training row sample, one new sample per
-    /// row (`new × N`): `k̃(X, z')ᵀ U S⁻¹`.
-    pub fn extend_kernel_cols(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+    /// A precomputed-kernel model's projections of new column samples given by their kernel
+    /// values `k(x_i, z'_b)` against every training row sample, one new sample per row
+    /// (`new × N`): `k̃(X, z')ᵀ U S^-p`.
+    pub fn project_kernel_cols(&self, k: ArrayView2<'_, f64>, scaling: Scaling) -> Result<Array2<f64>> {
         let means = self.check_kernel_values(k, self.data.n_rows, "row")?;
         let kc = center_with(k, means, false)?.select(Axis(1), &self.col_ext);
-        Ok(dense::matmul(kc.view(), self.data.col_coef.view())?)
+        self.projector().cols_of_kernel(kc.view(), scaling)
+    }
+
+    /// [`KsvdModel::project_kernel_rows`] with [`Scaling::Unit`] (the extension, eq. 10).
+    pub fn extend_kernel_rows(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.project_kernel_rows(k, Scaling::Unit)
+    }
+
+    /// [`KsvdModel::project_kernel_cols`] with [`Scaling::Unit`] (the extension, eq. 10).
+    pub fn extend_kernel_cols(&self, k: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        self.project_kernel_cols(k, Scaling::Unit)
     }
 }
 
 #[cfg(feature = "serde")]
 mod io {
     use super::*;
+    use ksvd_datasets::envelope;
     use std::io::{Read, Write};
     use std::path::Path;
 
-    #[derive(serde::Deserialize)]
-    struct Header {
-        format: Option<String>,
-        format_version: Option<u64>,
-    }
+    /// The envelope's `writer`.
+    const WRITER: &str = concat!("ksvd ", env!("CARGO_PKG_VERSION"));
 
     impl KsvdModel {
-        /// Writes the model file (JSON, see [`MODEL_FORMAT_VERSION`]) to `w`.
-        pub fn to_writer<W: Write>(&self, w: W) -> Result<()> {
-            serde_json::to_writer(w, &self.data).map_err(|e| KsvdError::ModelIo { reason: e.to_string() })
-        }
-        /// The model file as bytes (for pickling and transfer).
+        /// The model document (the checksummed envelope of [`MODEL_FORMAT_VERSION`]) as bytes:
+        /// what [`KsvdModel::save`] writes, for pickling and transfer.
         pub fn to_bytes(&self) -> Result<Vec<u8>> {
-            let mut buf = Vec::new();
-            self.to_writer(&mut buf)?;
-            Ok(buf)
+            Ok(envelope::seal(MODEL_FORMAT, MODEL_FORMAT_VERSION, WRITER, &self.data)?)
         }
-        /// Reads a model file from bytes, checking the format version and every invariant,
-        /// and rebuilds the kernel matrix over the stored samples (one pass for SNE normalisers
-        /// and centring means).
+        /// Writes the model document to `w`.
+        pub fn to_writer<W: Write>(&self, mut w: W) -> Result<()> {
+            w.write_all(&self.to_bytes()?)
+                .map_err(|e| KsvdError::ModelIo { reason: e.to_string() })
+        }
+        /// Reads a model document from bytes: checks the envelope (format, version, checksum:
+        /// [`KsvdError::ModelFile`]), then every invariant of the payload
+        /// ([`KsvdError::CorruptModel`]), and rebuilds the kernel matrix over the stored samples
+        /// (normalisers and centring means from the file; recomputed when absent).
         pub fn from_bytes(bytes: &[u8]) -> Result<KsvdModel> {
-            let header: Header =
-                serde_json::from_slice(bytes).map_err(|e| corrupt(format!("not a ksvd model file: {e}")))?;
-            if header.format.as_deref() != Some(MODEL_FORMAT) {
-                return Err(corrupt(format!(
-                    "not a ksvd model file (format is {:?}, expected \"{MODEL_FORMAT}\")",
-                    header.format.unwrap_or_default()
-                )));
-            }
-            match header.format_version {
-                Some(MODEL_FORMAT_VERSION) => {}
-                Some(found) => {
-                    return Err(KsvdError::ModelVersion {
-                        found,
-                        supported: MODEL_FORMAT_VERSION,
-                    })
-                }
-                None => return Err(corrupt("missing format_version")),
-            }
-            let data: ModelData = serde_json::from_slice(bytes).map_err(|e| corrupt(e.to_string()))?;
+            let data: ModelData = envelope::open(bytes, MODEL_FORMAT, MODEL_FORMAT_VERSION)?;
             KsvdModel::validate(&data)?;
             KsvdModel::from_data(data)
         }
-        /// Reads a model file from a reader (see [`KsvdModel::from_bytes`]).
+        /// Reads a model document from a reader (see [`KsvdModel::from_bytes`]).
         pub fn from_reader<R: Read>(mut r: R) -> Result<KsvdModel> {
             let mut bytes = Vec::new();
             r.read_to_end(&mut bytes)
                 .map_err(|e| KsvdError::ModelIo { reason: e.to_string() })?;
             KsvdModel::from_bytes(&bytes)
         }
-        /// Saves to `path` (not atomically; callers that need it write [`KsvdModel::to_bytes`]
-        /// through a temporary file and a rename).
+        /// Saves to `path` atomically (`ksvd_datasets::write_atomic`: a temporary file in the
+        /// same directory, then a rename), so a reader never sees a partial model.
         pub fn save(&self, path: &Path) -> Result<()> {
             let bytes = self.to_bytes()?;
-            std::fs::write(path, bytes).map_err(|e| KsvdError::ModelIo {
+            ksvd_datasets::write_atomic(path, &bytes).map_err(|e| KsvdError::ModelIo {
                 reason: format!("{}: {e}", path.display()),
             })
         }
-        /// Loads from `path`.
+        /// Loads from `path` (see [`KsvdModel::from_bytes`]).
         pub fn load(path: &Path) -> Result<KsvdModel> {
             let bytes = std::fs::read(path).map_err(|e| KsvdError::ModelIo {
                 reason: format!("{}: {e}", path.display()),

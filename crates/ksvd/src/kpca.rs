@@ -1,40 +1,54 @@
 //! KPCA: the symmetric case of the model (`Z = X`, a symmetric kernel), solved by the same
 //! [`Solver`]s as KSVD.
 use crate::error::{KsvdError, Result};
-use crate::model::Solver;
+use crate::fitted::{kpca_model, KsvdModel};
+use crate::model::{
+    check_bandwidth_rule, resolve_bandwidth, KsvdValidParams, Solver, DEFAULT_BANDWIDTH_RULE, DEFAULT_KERNEL,
+    DEFAULT_RANK, DEFAULT_SOLVER,
+};
+use crate::projection::{Projector, Scaling};
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
-use ksvd_linalg::{dense, LinearOperator, MemoryBudget};
+use ksvd_linalg::{LinearOperator, MemoryBudget};
 use ksvd_nystrom::{symmetric_nystrom, Gram, Sampling};
 use linfa::dataset::DatasetBase;
 use linfa::param_guard::ParamGuard;
 use linfa::traits::Fit;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
 
-/// Validated KPCA hyper-parameters (see [`KpcaParams`]).
+/// Validated KPCA hyper-parameters (see [`KpcaParams`]). Serialised without the memory
+/// budget (a run-time setting), as [`crate::KsvdValidParams`].
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KpcaValidParams {
     kernel: Kernel,
+    /// The `k` of the bandwidth rule (`None`: the kernel's own `γ`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    bandwidth_rule: Option<f64>,
     rank: usize,
     solver: Solver,
     center: bool,
     seed: u64,
-    /// Memory budget in bytes (`None`: [`MemoryBudget::auto`]).
-    #[cfg_attr(feature = "serde", serde(default))]
-    memory_budget: Option<u64>,
+    /// Memory budget (`None`: [`MemoryBudget::auto`]); never serialised.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    memory_budget: Option<MemoryBudget>,
 }
 
 /// KPCA hyper-parameters, linfa style: build with [`Kpca::params`], validated once by
 /// [`ParamGuard::check`] (or implicitly by [`Fit::fit`]).
+///
+/// Defaults (the Rust column of `docs/conventions.md`, as [`crate::KsvdParams`] but centred):
+/// rank 2; RBF with the bandwidth rule `γ = sqrt(M γ_x)`; the [`Solver::Auto`] solver at
+/// tolerance 1e-8; centred (`K̃ = H K H`); seed 0; the memory budget [`MemoryBudget::auto`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct KpcaParams(KpcaValidParams);
 
 impl Default for KpcaParams {
     fn default() -> Self {
         KpcaParams(KpcaValidParams {
-            kernel: Kernel::Rbf { gamma: 1.0 },
-            rank: 10,
-            solver: Solver::Auto { tol: 1e-8 },
+            kernel: DEFAULT_KERNEL,
+            bandwidth_rule: DEFAULT_BANDWIDTH_RULE,
+            rank: DEFAULT_RANK,
+            solver: DEFAULT_SOLVER,
             center: true,
             seed: 0,
             memory_budget: None,
@@ -44,18 +58,28 @@ impl Default for KpcaParams {
 
 impl KpcaParams {
     /// Sets the kernel; it must be symmetric and positive semi-definite (linear, RBF,
-    /// Laplacian; a polynomial kernel only where it is PSD). SNE is rejected: it is not symmetric.
+    /// Laplacian; a polynomial kernel only where it is PSD). SNE is rejected: it is not
+    /// symmetric. A bandwidth given here is used as given: this turns the bandwidth rule off
+    /// (call [`KpcaParams::bandwidth_rule`] after it to turn it back on).
     pub fn kernel(mut self, kernel: Kernel) -> Self {
         self.0.kernel = kernel;
+        self.0.bandwidth_rule = None;
         self
     }
-    /// Sets the rank `r` (number of components).
+    /// The paper's bandwidth rule, as [`crate::KsvdParams::bandwidth_rule`]: at fit time the
+    /// kernel's bandwidth becomes `γ = k sqrt(M γ_x)` over the samples (default `Some(1.0)`).
+    pub fn bandwidth_rule(mut self, k: Option<f64>) -> Self {
+        self.0.bandwidth_rule = k;
+        self
+    }
+    /// Sets the rank `r` (number of components; default 2).
     pub fn rank(mut self, rank: usize) -> Self {
         self.0.rank = rank;
         self
     }
-    /// Sets the solver. [`Solver::Nystrom`] means the symmetric Nyström method
-    /// ([`ksvd_nystrom::symmetric_nystrom`]) with `landmarks` uniformly sampled samples.
+    /// Sets the solver (default [`Solver::Auto`] at tolerance 1e-8). [`Solver::Nystrom`] means
+    /// the symmetric Nyström method ([`ksvd_nystrom::symmetric_nystrom`]) with `landmarks`
+    /// uniformly sampled samples.
     pub fn solver(mut self, solver: Solver) -> Self {
         self.0.solver = solver;
         self
@@ -65,14 +89,15 @@ impl KpcaParams {
         self.0.center = center;
         self
     }
-    /// Seed of every random choice (landmarks, starting vectors, random projections).
+    /// Seed of every random choice (landmarks, starting vectors, random projections; default 0).
     pub fn seed(mut self, seed: u64) -> Self {
         self.0.seed = seed;
         self
     }
-    /// Sets the memory budget for storing `K` and for the dense solver (as for KSVD).
+    /// Sets the memory budget for storing `K` and for the dense solver (as for KSVD: a run-time
+    /// setting, not saved with a model).
     pub fn memory_budget(mut self, budget: MemoryBudget) -> Self {
-        self.0.memory_budget = Some(budget.as_bytes());
+        self.0.memory_budget = Some(budget);
         self
     }
 }
@@ -84,6 +109,7 @@ impl ParamGuard for KpcaParams {
     fn check_ref(&self) -> Result<&KpcaValidParams> {
         let p = &self.0;
         p.kernel.validate()?;
+        check_bandwidth_rule(p.bandwidth_rule)?;
         if matches!(p.kernel, Kernel::Sne { .. }) {
             return Err(KsvdError::InvalidParameter {
                 name: "kernel",
@@ -127,9 +153,18 @@ impl ParamGuard for KpcaParams {
 }
 
 impl KpcaValidParams {
-    /// The kernel.
+    /// The kernel (of a fitted model's [`Kpca::params_used`]: the kernel the fit used).
     pub fn kernel(&self) -> &Kernel {
         &self.kernel
+    }
+    /// The `k` of the bandwidth rule, when the rule is on.
+    pub fn bandwidth_rule(&self) -> Option<f64> {
+        self.bandwidth_rule
+    }
+    /// The kernel a fit on the samples `x` uses: the rule's bandwidth over `x` when it is on
+    /// (as [`crate::KsvdValidParams::kernel_for`]).
+    pub fn kernel_for(&self, x: &Samples) -> Result<Kernel> {
+        resolve_bandwidth(self.kernel, self.bandwidth_rule, x)
     }
     /// The rank `r`.
     pub fn rank(&self) -> usize {
@@ -147,11 +182,26 @@ impl KpcaValidParams {
     pub fn seed(&self) -> u64 {
         self.seed
     }
-    /// The memory budget for storing `K` and for the dense solver.
+    /// The memory budget for storing `K` and for the dense solver (a run-time setting, not
+    /// serialised).
     pub fn memory_budget(&self) -> MemoryBudget {
-        self.memory_budget
-            .and_then(|b| MemoryBudget::bytes(b).ok())
-            .unwrap_or_else(MemoryBudget::auto)
+        self.memory_budget.unwrap_or_else(MemoryBudget::auto)
+    }
+
+    /// These parameters in KSVD's form (no compatibility, no user landmarks): how a KPCA model
+    /// records them.
+    fn as_ksvd(&self) -> KsvdValidParams {
+        KsvdValidParams {
+            kernel: self.kernel,
+            bandwidth_rule: self.bandwidth_rule,
+            rank: self.rank,
+            solver: self.solver.clone(),
+            center: self.center,
+            compat: None,
+            seed: self.seed,
+            landmark_indices: None,
+            memory_budget: None,
+        }
     }
 
     /// Fits KPCA on the samples `x` (`N` of them): the top-`r` eigenpairs of
@@ -160,17 +210,19 @@ impl KpcaValidParams {
         self.fit_kernel_matrix(self.kernel_matrix(x)?)
     }
 
-    /// The kernel matrix these parameters fit, `K_ij = k(x_i, x_j)`: stored when its `N²`
-    /// values fit the memory budget, centred when [`KpcaParams::center`] is set (as
-    /// [`crate::KsvdValidParams::kernel_matrix`] builds `G`).
+    /// The kernel matrix these parameters fit, `K_ij = k(x_i, x_j)` with the kernel
+    /// [`KpcaValidParams::kernel_for`] `x`: stored when its `N²` values fit the memory budget,
+    /// centred when [`KpcaParams::center`] is set (as [`crate::KsvdValidParams::kernel_matrix`]
+    /// builds `G`).
     pub fn kernel_matrix(&self, x: Samples) -> Result<KernelMatrix> {
-        let k = KernelMatrix::with_budget(x.clone(), x, self.kernel, self.memory_budget())?;
+        let kernel = self.kernel_for(&x)?;
+        let k = KernelMatrix::with_budget(x.clone(), x, kernel, self.memory_budget())?;
         Ok(if self.center { k.centered()? } else { k })
     }
 
     /// Fits KPCA on an already built kernel matrix `K` of the samples with themselves (from
-    /// [`KpcaValidParams::kernel_matrix`], or built by the caller with the same kernel;
-    /// centred or not, it is used as given).
+    /// [`KpcaValidParams::kernel_matrix`], or built by the caller; centred or not, it is used as
+    /// given, and its kernel is the one the fit records).
     ///
     /// # Errors
     /// [`KsvdError::InvalidParameter`] when `k` is not square, and the solver's errors.
@@ -213,8 +265,12 @@ impl KpcaValidParams {
                 }
             })
             .collect();
+        let params = KpcaValidParams {
+            kernel: *k.kernel(),
+            ..self.clone()
+        };
         Ok(Kpca {
-            params: self.clone(),
+            params,
             k,
             values,
             vectors,
@@ -235,19 +291,21 @@ impl<T> Fit<Array2<f64>, T, KsvdError> for KpcaValidParams {
 }
 
 /// A fitted KPCA model: the top-`r` eigenpairs `K̃ a_l = λ_l a_l` of the (centred) kernel
-/// matrix of the training samples, the symmetric case of [`crate::Ksvd`] (`Z = X`, `B_φ = B_ψ = A`).
+/// matrix of the training samples, the symmetric case of [`crate::Ksvd`] (`Z = X`,
+/// `U = V = A`, `S = Λ`).
 ///
-/// The score of a sample `x` on component `l` is `Σ_i k̃(x, x_i) a_il`, with `k̃` centred by the
-/// training means exactly as [`crate::KsvdModel`] centres new rows
-/// ([`KernelMatrix::cross_rows`]); at the training samples the scores are `K̃ A = A Λ`
-/// ([`Kpca::transform`]). With the Nyström solver, `A` and `Λ` approximate the eigenpairs
-/// (`Ã = K̃_{N,L} Q Λ_L⁻¹` normalised, `λ̃ = (N/n) λ_L`; all samples as landmarks give the exact
-/// eigenpairs) and the scores of the training samples are `K̃ Ã ≈ Ã Λ̃`.
+/// New samples project like every fitted model ([`Kpca::project_rows`], [`crate::Scaling`]):
+/// [`Kpca::transform`] is `k̃(x', X) A Λ^-½`, scikit-learn's `KernelPCA.transform` (`A Λ^½` at
+/// the training samples), with `k̃` centred by the training means exactly as
+/// [`crate::KsvdModel`] centres new rows ([`KernelMatrix::cross_rows`]); [`Kpca::extend_rows`]
+/// gives `A` back at the training samples, `Scaling::Full` the scores `k̃(x', X) A` (`A Λ`).
+/// With the Nyström solver, `A` and `Λ` approximate the eigenpairs (`Ã = K̃_{N,L} Q Λ_L⁻¹`
+/// normalised, `λ̃ = (N/n) λ_L`; all samples as landmarks give the exact eigenpairs) and the
+/// projections run over all training samples with them (so `transform(X) ≈ Ã Λ̃^½`).
+/// [`Kpca::to_model`] gives the portable [`crate::KsvdModel`] (estimator `Kpca`).
 ///
 /// ```
-/// use ksvd::{Kpca, Solver};
-/// use ksvd_kernels::{Kernel, Samples};
-/// use linfa::prelude::*;
+/// use ksvd::prelude::*;
 /// use ndarray::Array2;
 ///
 /// let x = Array2::from_shape_fn((40, 3), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 11.0);
@@ -258,10 +316,10 @@ impl<T> Fit<Array2<f64>, T, KsvdError> for KpcaValidParams {
 ///     .check()?
 ///     .fit_samples(Samples::dense(x.clone())?)?;
 /// assert_eq!(kpca.eigenvectors().dim(), (40, 3));
-/// // The scores of the training samples are A Λ.
-/// let scores = kpca.transform(&Samples::dense(x)?)?;
+/// // The transform of the training samples is A Λ^½.
+/// let t = kpca.transform(&Samples::dense(x)?)?;
 /// let a = kpca.eigenvectors();
-/// assert!((scores[[0, 0]] - a[[0, 0]] * kpca.eigenvalues()[0]).abs() < 1e-10);
+/// assert!((t[[0, 0]] - a[[0, 0]] * kpca.eigenvalues()[0].sqrt()).abs() < 1e-10);
 /// # Ok::<(), ksvd::KsvdError>(())
 /// ```
 #[derive(Debug, Clone)]
@@ -275,7 +333,8 @@ pub struct Kpca {
 }
 
 impl Kpca {
-    /// Default parameters (RBF, γ = 1, rank 10, the `Auto` solver at tolerance 1e-8, centred).
+    /// Default parameters (see [`KpcaParams`]: rank 2, RBF with the bandwidth rule, the `Auto`
+    /// solver at tolerance 1e-8, centred, seed 0).
     pub fn params() -> KpcaParams {
         KpcaParams::default()
     }
@@ -295,9 +354,14 @@ impl Kpca {
     pub fn kernel_matrix(&self) -> &KernelMatrix {
         &self.k
     }
-    /// The hyper-parameters.
+    /// The hyper-parameters, with the kernel the fit used (its bandwidth chosen by the rule
+    /// when the rule was on).
     pub fn params_used(&self) -> &KpcaValidParams {
         &self.params
+    }
+    /// The bandwidth `γ` the fit used (`None` for kernels without one).
+    pub fn bandwidth(&self) -> Option<f64> {
+        self.params.kernel.gamma()
     }
     /// The Nyström landmarks (indices into the training samples), when that solver was used.
     pub fn landmarks(&self) -> Option<&[usize]> {
@@ -308,19 +372,59 @@ impl Kpca {
     pub fn centering(&self) -> Option<ksvd_kernels::Centering> {
         self.k.stats().centering
     }
-    /// Scores of new samples, `k̃(x', X) A` (`new × r`), centred with the training means.
-    pub fn transform(&self, new_x: &Samples) -> Result<Array2<f64>> {
+
+    /// Projections of new samples `x'` (`new × r`): `k̃(x', X) A Λ^-p` for the [`Scaling`] `p`
+    /// (`A Λ^{1-p}` at the training samples), centred with the training means.
+    pub fn project_rows(&self, new_x: &Samples, scaling: Scaling) -> Result<Array2<f64>> {
+        self.with_projector(|p| p.rows(new_x, scaling))
+    }
+    /// [`Kpca::project_rows`] from the other side, `k̃(X, z')ᵀ A Λ^-p`: the same values for a
+    /// symmetric kernel (`Z = X`); there for the uniform interface of every fitted model.
+    pub fn project_cols(&self, new_z: &Samples, scaling: Scaling) -> Result<Array2<f64>> {
+        self.with_projector(|p| p.cols(new_z, scaling))
+    }
+    /// [`Kpca::project_rows`] of the rows of a data matrix (the samples themselves).
+    pub fn project_data_rows(&self, new_rows: ArrayView2<'_, f64>, scaling: Scaling) -> Result<Array2<f64>> {
+        self.project_rows(&Samples::dense(new_rows.to_owned())?, scaling)
+    }
+
+    crate::projection::named_projections!();
+
+    fn with_projector<T>(&self, f: impl FnOnce(&Projector<'_>) -> Result<T>) -> Result<T> {
         let all: Vec<usize> = (0..self.k.ncols()).collect();
-        let k = self.k.cross_rows(new_x, &all)?;
-        Ok(dense::matmul(k.view(), self.vectors.view())?)
+        f(&Projector {
+            g: Some(&self.k),
+            row_ext: &all,
+            col_ext: &all,
+            s: self.values.view(),
+            u: self.vectors.view(),
+            v: self.vectors.view(),
+            landmark_coef: None,
+        })
+    }
+
+    /// The portable model ([`crate::KsvdModel`], estimator `Kpca`): the symmetric case of the
+    /// KSVD model, `Z = X`, `U = V = A`, `s = λ`, with the same projections, file format and
+    /// summary. The samples are stored once; no further pass over `K`.
+    pub fn to_model(&self) -> Result<KsvdModel> {
+        Ok(kpca_model(
+            self.params.as_ksvd(),
+            &self.k,
+            &self.values,
+            &self.vectors,
+            &self.residuals,
+            self.landmarks(),
+        ))
     }
 }
+
+crate::projection::linfa_transformer!(Kpca);
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use ksvd_linalg::MatrixBlocks;
+    use ksvd_linalg::{dense, MatrixBlocks};
     use ksvd_solvers::{LanczosParams, RsvdParams};
 
     fn data(n: usize, d: usize, seed: u64) -> Array2<f64> {
@@ -441,18 +545,29 @@ mod tests {
         assert!(ny.residuals().iter().all(|&v| v <= 1e5 * eps_n));
     }
 
-    /// The scores of the training samples are `K̃ A = A Λ`, and a new sample is centred with
-    /// the training means: its score equals the dense formula.
+    /// `transform` is scikit-learn's `KernelPCA.transform`: the dense reference
+    /// `k̃(x', X) A Λ^-½` on training and new samples (a new sample centred with the training
+    /// means), `A Λ^½` at the training samples; `Scaling::Full` is `k̃(x', X) A` (`A Λ`) and
+    /// `extend_rows` gives `A` back.
     #[test]
-    fn transform_reproduces_training_scores_and_centres_new_samples_like_training() {
+    fn transform_is_the_dense_centred_reference_times_lambda_to_the_minus_half() {
         let (n, r) = (45, 3);
         let x = data(n, 3, 11);
         let eps_n = f64::EPSILON * (8.0 * n as f64).sqrt();
         let m = fit(&x, r, Solver::Exact, true);
         let a = m.eigenvectors().to_owned();
-        let scores = m.transform(&Samples::dense(x.clone()).unwrap()).unwrap();
-        let want = &a * &m.eigenvalues().insert_axis(Axis(0));
-        assert!(max_abs(&(&scores - &want)) <= 1e2 * eps_n * m.eigenvalues()[0]);
+        let lam = m.eigenvalues().to_owned();
+        let inv_sqrt = lam.mapv(|l| 1.0 / l.sqrt());
+        // Training samples: K̃ A Λ^-½ = A Λ^½.
+        let train = Samples::dense(x.clone()).unwrap();
+        let k = dense_centred(&x, 0.7, true);
+        let t = m.transform(&train).unwrap();
+        let tol = 1e2 * eps_n * (n as f64) * lam[0].sqrt();
+        assert!(max_abs(&(&t - &(k.dot(&a) * &inv_sqrt))) <= tol);
+        assert!(max_abs(&(&t - &(&a * &lam.mapv(f64::sqrt)))) <= tol);
+        let full = m.project_rows(&train, Scaling::Full).unwrap();
+        assert!(max_abs(&(&full - &(&a * &lam))) <= 1e2 * eps_n * lam[0]);
+        assert!(max_abs(&(&m.extend_rows(&train).unwrap() - &a)) <= 1e2 * eps_n * (n as f64));
         // New samples: k̃(x', x_i) = k(x', x_i) − mean_j k(x', x_j) − r_i + g.
         let new = data(5, 3, 99);
         let raw = Array2::from_shape_fn((5, n), |(p, i)| {
@@ -467,8 +582,13 @@ mod tests {
         for ((p, i), v) in kc.indexed_iter_mut() {
             *v += g - own[p] - rmean[i];
         }
-        let got = m.transform(&Samples::dense(new).unwrap()).unwrap();
-        assert!(max_abs(&(&got - &kc.dot(&a))) <= 1e2 * eps_n * (n as f64));
+        let got = m.transform(&Samples::dense(new.clone()).unwrap()).unwrap();
+        assert!(max_abs(&(&got - &(kc.dot(&a) * &inv_sqrt))) <= tol);
+        // The other side gives the same values (K is symmetric), and so does linfa's transformer.
+        let cols = m.transform_cols(&Samples::dense(new.clone()).unwrap()).unwrap();
+        assert!(max_abs(&(&cols - &got)) <= tol);
+        let via_linfa = linfa::traits::Transformer::transform(&m, &new).unwrap();
+        assert_eq!(via_linfa, got);
         // The stored means are those of K.
         let c = m.centering().unwrap();
         assert!((c.grand_mean - g).abs() <= 1e2 * eps_n);

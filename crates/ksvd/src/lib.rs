@@ -1,75 +1,126 @@
 //! # ksvd
 //!
 //! Kernel SVD with asymmetric kernels: the Coupled Covariances Eigenproblem (CCE) of Tao,
-//! Tonin et al. (ICML 2024). Given row samples `{x_i}` and column samples `{z_j}` and an
-//! asymmetric kernel `κ(x, z) = ⟨φ(x), ψ(z)⟩`, CCE seeks directions `W_φ`, `W_ψ` with
+//! Tonin et al. (ICML 2024). Given row samples `X = {x_i}` (N) and column samples `Z = {z_j}`
+//! (M) and an asymmetric kernel `κ(x, z) = ⟨φ(x), ψ(z)⟩`, CCE seeks directions `W_φ`, `W_ψ`
+//! with
 //!
 //! `Σ_φ W_ψ = W_φ Λ`,  `Σ_ψ W_φ = W_ψ Λ`,
 //!
-//! and is solved by the top-`r` SVD of `G_ij = κ(x_i, z_j)` (Proposition 3.4): `B_φ = U`,
-//! `B_ψ = V`. This crate is the high-level layer over `ksvd-kernels` (the implicit `G`),
-//! `ksvd-solvers` (exact, Lanczos, randomized SVD) and `ksvd-nystrom` (the asymmetric Nyström
-//! method); it follows linfa's conventions (validated params, [`linfa::traits::Fit`]).
+//! and is solved by the top-`r` SVD of `G_ij = κ(x_i, z_j)` (Proposition 3.4): `G ≈ U S Vᵀ`,
+//! `B_φ = U`, `B_ψ = V`, singular values in descending order. This crate is the high-level
+//! layer over `ksvd-kernels` (the implicit `G`), `ksvd-solvers` (exact, Lanczos, randomized SVD)
+//! and `ksvd-nystrom` (the asymmetric Nyström method); it follows linfa's conventions
+//! (validated params, [`linfa::traits::Fit`], [`linfa::traits::Transformer`]). One dependency
+//! suffices: the types a fit needs are re-exported here, and [`prelude`] brings them and
+//! linfa's traits into scope.
 //!
-//! A fitted [`Ksvd`] converts to a [`KsvdModel`] ([`Ksvd::to_model`]): the portable model with
-//! the out-of-sample extension of eq. 10 (`ũ(x') = k̃(x', Z) V S⁻¹`, `ṽ(z') = k̃(X, z')ᵀ U S⁻¹`;
-//! through the landmarks only for Nyström models) and a versioned model file
-//! ([`KsvdModel::to_bytes`] / [`KsvdModel::from_bytes`], `save` / `load`; feature `serde`, on by
-//! default; format documented at [`MODEL_FORMAT_VERSION`]).
-//!
-//! KPCA is the symmetric case of the same model (`Z = X`, a symmetric PSD kernel, `U = V`):
-//! [`Kpca`] computes the top-`r` eigenpairs `K̃ a_l = λ_l a_l` of the (doubly centred,
-//! `K̃ = H K H`) kernel matrix with the same [`Solver`]s (`Solver::Nystrom` is the symmetric
-//! Nyström method there), and [`Kpca::transform`] scores new samples `k̃(x', X) A` with the
-//! training centring, as [`KsvdModel`] does for KSVD.
-//!
-//! [`Solver`] is the workspace's one solver choice (serde-enabled for configs): besides the
-//! models, [`Solver::solve_operator`] runs it (every variant but `Nystrom`) on any
-//! `ksvd_linalg::LinearOperator`, e.g. a task's own sparse or stored matrix, and
-//! [`Solver::solve_twins`] on a square one with twin indices ([`Twins`]: graph nodes with the
-//! same in- and out-neighbours), whose exactly repeated singular values it takes from the
-//! symmetry before solving the smaller rest.
+//! ## A fit and its projections
 //!
 //! ```
-//! use ksvd::{Ksvd, Solver};
-//! use ksvd_kernels::{Kernel, Samples};
-//! use linfa::prelude::*;
+//! use ksvd::prelude::*;
 //! use ndarray::Array2;
 //!
-//! // Two sample sets in R^2.
+//! // Row samples X (40 in R^2) and column samples Z (30 in R^2).
 //! let x = Array2::from_shape_fn((40, 2), |(i, j)| ((i * 7 + j * 3) % 11) as f64 / 11.0);
 //! let z = Array2::from_shape_fn((30, 2), |(i, j)| ((i * 5 + j) % 13) as f64 / 13.0);
 //! let model = Ksvd::params()
 //!     .kernel(Kernel::Sne { gamma: 0.5 })
 //!     .rank(3)
-//!     .solver(Solver::Exact)
 //!     .check()?
 //!     .fit_samples(Samples::dense(x.clone())?, Samples::dense(z)?)?;
-//! assert_eq!(model.b_phi().dim(), (40, 3));
-//! // Scores of the training rows are U diag(s).
-//! let scores = model.transform_x(&Samples::dense(x)?)?;
-//! assert!((scores[[0, 0]] - model.b_phi()[[0, 0]] * model.singular_values()[0]).abs() < 1e-12);
+//! assert_eq!(model.u().dim(), (40, 3));
+//! // transform(x) = k(x, Z) V S^-1/2: U S^1/2 at the training rows.
+//! let t = model.transform(&Samples::dense(x)?)?;
+//! let s = model.singular_values();
+//! assert!((t[[0, 0]] - model.u()[[0, 0]] * s[0].sqrt()).abs() < 1e-8 * s[0]);
 //!
-//! // linfa style: fit on a data matrix; its columns are the column samples (a1 compatibility).
+//! // linfa style, with the defaults (rank 2, RBF with the paper's bandwidth rule): one data
+//! // matrix, Z = X.
 //! let a = Array2::from_shape_fn((25, 8), |(i, j)| ((i + 2 * j) % 5) as f64);
-//! let fitted = Ksvd::params().rank(4).fit(&DatasetBase::from(a))?;
-//! assert_eq!(fitted.b_psi().dim(), (8, 4));
+//! let fitted = Ksvd::params().fit(&DatasetBase::from(a.clone()))?;
+//! assert_eq!(fitted.v().dim(), (25, 2));
+//! assert!(fitted.bandwidth().is_some_and(|g| g > 0.0)); // the γ the rule chose
+//! let features = Transformer::transform(&fitted, &a)?;
+//! assert_eq!(features.dim(), (25, 2));
 //! # Ok::<(), ksvd::KsvdError>(())
 //! ```
+//!
+//! ## The conventions
+//!
+//! The parameters, defaults and outputs are those of every front door (this crate, the `ksvd`
+//! command, the Python package; `docs/conventions.md` is the table): [`KsvdParams`] (rank 2,
+//! RBF with the bandwidth rule `γ = sqrt(M γ_x)`, the [`Solver::Auto`] solver at tolerance 1e-8,
+//! no centring, no compatibility, seed 0) and [`KpcaParams`] (the same, centred).
+//!
+//! Every fitted model ([`Ksvd`], [`Kpca`], [`KsvdModel`]) projects new samples with one formula,
+//! `k̃(x', Z) V S^-p` for rows and `k̃(X, z')ᵀ U S^-p` for columns, under a [`Scaling`]:
+//! `transform` / `transform_cols` (`p = ½`: `U S^½` at the training samples, so that
+//! `transform(x) transform_cols(z)ᵀ` approximates `k̃(x, z)`; for KPCA scikit-learn's
+//! `KernelPCA.transform`), `extend_rows` / `extend_cols` (`p = 1`: the paper's out-of-sample
+//! extension, eq. 10, `U` at the training samples) and `project_rows(x, Scaling::Full)` (`p = 0`:
+//! Proposition 2.2's scores `k(x', Z) V`).
+//!
+//! ## Models
+//!
+//! KPCA is the symmetric case of the same model (`Z = X`, a symmetric PSD kernel, `U = V = A`):
+//! [`Kpca`] computes the top-`r` eigenpairs `K̃ a_l = λ_l a_l` of the (doubly centred,
+//! `K̃ = H K H`) kernel matrix with the same [`Solver`]s (`Solver::Nystrom` is the symmetric
+//! Nyström method there). A fitted [`Ksvd`] or [`Kpca`] converts to a [`KsvdModel`]
+//! ([`Ksvd::to_model`], [`Kpca::to_model`]; [`KsvdModel::estimator`] says which): the portable
+//! model, saved and loaded as one checksummed, versioned JSON document
+//! ([`KsvdModel::save`] / [`KsvdModel::load`], [`KsvdModel::to_bytes`] /
+//! [`KsvdModel::from_bytes`]; feature `serde`, on by default; format at
+//! [`MODEL_FORMAT_VERSION`]), summarised by [`KsvdModel::summary`].
+//!
+//! ## Solvers on any operator
+//!
+//! [`Solver`] is the workspace's one solver choice (serde-enabled for configs): besides the
+//! models, [`Solver::solve_operator`] runs it (every variant but `Nystrom`) on any
+//! [`LinearOperator`], e.g. a task's own sparse or stored matrix, and [`Solver::solve_twins`] on
+//! a square one with twin indices ([`Twins`]: graph nodes with the same in- and
+//! out-neighbours), whose exactly repeated singular values it takes from the symmetry before
+//! solving the smaller rest.
 
 mod error;
 mod fitted;
 mod kpca;
 mod landmarks;
 mod model;
+mod projection;
+mod summary;
 
 pub use error::{KsvdError, Result};
-pub use fitted::{CompatMap, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VERSION};
+pub use fitted::{CompatMap, Estimator, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VERSION};
 pub use kpca::{Kpca, KpcaParams, KpcaValidParams};
-pub use ksvd_linalg::MemoryBudget;
-pub use ksvd_linalg::Twins;
+pub use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
+pub use ksvd_kernels::{Compat, CompatSide, Kernel, KernelMatrix, Samples};
+pub use ksvd_linalg::{CsrMatrix, LinearOperator, MemoryBudget, Twins};
 pub use ksvd_nystrom::{InnerSolver, Sampling};
 pub use ksvd_solvers::{
     AutoParams, BlockKrylovParams, LanczosParams, Progress, ProgressFn, Residuals, RsvdParams, SvdResult, TwinSplitInfo,
 };
-pub use model::{scores, Ksvd, KsvdParams, KsvdValidParams, Solver};
+pub use linfa::traits::{Fit, Transformer};
+pub use linfa::{DatasetBase, ParamGuard};
+pub use model::{Ksvd, KsvdParams, KsvdValidParams, Solver};
+pub use projection::Scaling;
+pub use summary::{LandmarkCounts, ModelSummary, ResidualSummary};
+
+/// Everything a fit needs in one import: the estimators and their model, the kernel and sample
+/// types, the solver choices, and linfa's `Fit`, `Transformer`, `ParamGuard` and `DatasetBase`.
+///
+/// ```
+/// use ksvd::prelude::*;
+///
+/// let x = ndarray::Array2::from_shape_fn((20, 3), |(i, j)| ((i * 3 + j) % 7) as f64);
+/// let kpca = Kpca::params().rank(2).fit(&DatasetBase::from(x.clone()))?;
+/// let t = Transformer::transform(&kpca, &x)?;
+/// assert_eq!(t.dim(), (20, 2));
+/// # Ok::<(), ksvd::KsvdError>(())
+/// ```
+pub mod prelude {
+    pub use crate::{
+        Compat, CsrMatrix, DatasetBase, Fit, GraphInput, InnerSolver, Kernel, Kpca, Ksvd, KsvdError, KsvdModel,
+        LanczosParams, MemoryBudget, ParamGuard, RsvdParams, Samples, Sampling, Scaling, Solver, Transformer,
+    };
+}

@@ -1,9 +1,13 @@
 //! The KSVD model: parameters, fitting and projections.
 use crate::error::{KsvdError, Result};
-use ksvd_kernels::{compat, Compat, Kernel, KernelMatrix, Samples};
+use crate::fitted::CompatMap;
+use crate::projection::{Projector, Scaling};
+use ksvd_kernels::compat::{self, CompatSide};
+use ksvd_kernels::graph::bandwidth_rule;
+use ksvd_kernels::{Compat, Kernel, KernelMatrix, Samples};
 use ksvd_linalg::MemoryBudget;
-use ksvd_linalg::{dense, LinearOperator, Twins};
-use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, NystromParams, Sampling};
+use ksvd_linalg::{LinearOperator, MatrixBlocks, Twins};
+use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, LandmarkWeights, NystromParams, Sampling};
 use ksvd_solvers::{
     auto_svd, block_krylov_svd, dense_svd_numbers, dense_svd_operator, lanczos_svd_with_progress, randomized_svd,
     twin_split_svd, AutoParams, BlockKrylovParams, LanczosParams, ProgressFn, RsvdParams, SvdResult, TwinSplitInfo,
@@ -11,7 +15,7 @@ use ksvd_solvers::{
 use linfa::dataset::{DatasetBase, Records};
 use linfa::param_guard::ParamGuard;
 use linfa::traits::Fit;
-use ndarray::{Array1, Array2, ArrayView1, ArrayView2};
+use ndarray::{Array2, ArrayView1, ArrayView2};
 
 /// How the SVD of `G` is computed.
 #[derive(Debug, Clone, PartialEq)]
@@ -226,43 +230,74 @@ fn check_dense_fits(n: usize, m: usize, budget: MemoryBudget) -> Result<()> {
 }
 
 /// Validated KSVD hyper-parameters (see [`KsvdParams`]).
+///
+/// Serialised (feature `serde`, inside model files) without the memory budget: the budget is
+/// a setting of the machine that runs a fit, not a parameter of the model, so a deserialised
+/// value has the default budget ([`MemoryBudget::auto`]) until [`KsvdParams::memory_budget`]
+/// sets another.
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KsvdValidParams {
-    kernel: Kernel,
-    rank: usize,
-    solver: Solver,
-    center: bool,
-    compat: Compat,
-    seed: u64,
+    pub(crate) kernel: Kernel,
+    /// The `k` of the bandwidth rule `γ = k sqrt(M γ_x)`, applied at fit time; `None`: the
+    /// kernel's own `γ`.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub(crate) bandwidth_rule: Option<f64>,
+    pub(crate) rank: usize,
+    pub(crate) solver: Solver,
+    pub(crate) center: bool,
+    /// The compatibility of [`Fit`] on a data matrix (`None`: `Z = X`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub(crate) compat: Option<Compat>,
+    pub(crate) seed: u64,
     /// User-chosen Nyström landmarks `(I, J)` (indices into X and Z); `None`: sampled.
     #[cfg_attr(feature = "serde", serde(default))]
-    landmark_indices: Option<(Vec<usize>, Vec<usize>)>,
-    /// Memory budget in bytes for storing `G` and the dense solver (`None`: the machine's
-    /// default, [`MemoryBudget::auto`]).
-    #[cfg_attr(feature = "serde", serde(default))]
-    memory_budget: Option<u64>,
+    pub(crate) landmark_indices: Option<(Vec<usize>, Vec<usize>)>,
+    /// Memory budget for storing `G` and the dense solver (`None`: [`MemoryBudget::auto`]). A
+    /// run-time setting: never serialised.
+    #[cfg_attr(feature = "serde", serde(skip))]
+    pub(crate) memory_budget: Option<MemoryBudget>,
 }
 
 /// KSVD hyper-parameters, linfa style: build with [`Ksvd::params`], validated once by
 /// [`ParamGuard::check`] (or implicitly by [`Fit::fit`]).
+///
+/// Defaults (the Rust column of the workspace's conventions table, `docs/conventions.md`):
+/// rank 2; the RBF kernel with the paper's bandwidth rule `γ = sqrt(M γ_x)`
+/// ([`KsvdParams::bandwidth_rule`] `Some(1.0)`); the [`Solver::Auto`] solver at tolerance
+/// 1e-8; no centring; no compatibility (`Fit::fit` on a data matrix `A` takes `Z = X` = the
+/// rows of `A`); seed 0; the memory budget [`MemoryBudget::auto`].
 #[derive(Debug, Clone, PartialEq)]
 pub struct KsvdParams(KsvdValidParams);
 
 impl KsvdValidParams {
-    /// The kernel.
+    /// The kernel. Of a fitted model ([`Ksvd::params_used`], [`crate::KsvdModel::params`]): the
+    /// kernel the fit used, its bandwidth the one the rule chose.
     pub fn kernel(&self) -> &Kernel {
         &self.kernel
+    }
+    /// The `k` of the bandwidth rule, when the rule is on (see [`KsvdParams::bandwidth_rule`]).
+    pub fn bandwidth_rule(&self) -> Option<f64> {
+        self.bandwidth_rule
+    }
+    /// The kernel a fit on the row samples (or data matrix) `data` uses: [`Self::kernel`], its
+    /// bandwidth replaced by the rule's `γ = k sqrt(M γ_x)` over `data` when the rule is on and
+    /// the kernel has a bandwidth (RBF, Laplacian, SNE).
+    ///
+    /// # Errors
+    /// [`KsvdError::InvalidParameter`] (`bandwidth_rule`) when the rule gives no usable `γ`
+    /// (all entries of `data` equal).
+    pub fn kernel_for(&self, data: &Samples) -> Result<Kernel> {
+        resolve_bandwidth(self.kernel, self.bandwidth_rule, data)
     }
     /// The rank `r`.
     pub fn rank(&self) -> usize {
         self.rank
     }
-    /// The memory budget for storing `G` and for the dense solver.
+    /// The memory budget for storing `G` and for the dense solver (a run-time setting, not
+    /// serialised).
     pub fn memory_budget(&self) -> MemoryBudget {
-        self.memory_budget
-            .and_then(|b| MemoryBudget::bytes(b).ok())
-            .unwrap_or_else(MemoryBudget::auto)
+        self.memory_budget.unwrap_or_else(MemoryBudget::auto)
     }
     /// The solver.
     pub fn solver(&self) -> &Solver {
@@ -272,8 +307,8 @@ impl KsvdValidParams {
     pub fn center(&self) -> bool {
         self.center
     }
-    /// The compatibility alternative used by [`Fit`] on a data matrix.
-    pub fn compat(&self) -> Compat {
+    /// The compatibility alternative used by [`Fit`] on a data matrix (`None`: `Z = X`).
+    pub fn compat(&self) -> Option<Compat> {
         self.compat
     }
     /// The seed.
@@ -288,14 +323,24 @@ impl KsvdValidParams {
     }
 }
 
+/// The default rank of both estimators (the conventions table's `rank` row).
+pub(crate) const DEFAULT_RANK: usize = 2;
+/// The default bandwidth rule factor `k` (the conventions table's `bandwidth rule` row).
+pub(crate) const DEFAULT_BANDWIDTH_RULE: Option<f64> = Some(1.0);
+/// The default kernel: RBF, its `γ` replaced by the default bandwidth rule at fit time.
+pub(crate) const DEFAULT_KERNEL: Kernel = Kernel::Rbf { gamma: 1.0 };
+/// The default solver: [`Solver::Auto`] at the conventions' tolerance 1e-8.
+pub(crate) const DEFAULT_SOLVER: Solver = Solver::Auto { tol: 1e-8 };
+
 impl Default for KsvdParams {
     fn default() -> Self {
         KsvdParams(KsvdValidParams {
-            kernel: Kernel::Rbf { gamma: 1.0 },
-            rank: 10,
-            solver: Solver::Auto { tol: 1e-8 },
+            kernel: DEFAULT_KERNEL,
+            bandwidth_rule: DEFAULT_BANDWIDTH_RULE,
+            rank: DEFAULT_RANK,
+            solver: DEFAULT_SOLVER,
             center: false,
-            compat: Compat::Pca,
+            compat: None,
             seed: 0,
             landmark_indices: None,
             memory_budget: None,
@@ -303,39 +348,95 @@ impl Default for KsvdParams {
     }
 }
 
+/// `kernel` with its bandwidth replaced by `gamma` (kernels without one are returned as they are).
+pub(crate) fn with_bandwidth(kernel: Kernel, gamma: f64) -> Kernel {
+    match kernel {
+        Kernel::Rbf { .. } => Kernel::Rbf { gamma },
+        Kernel::Laplacian { .. } => Kernel::Laplacian { gamma },
+        Kernel::Sne { .. } => Kernel::Sne { gamma },
+        other => other,
+    }
+}
+
+/// The kernel a fit uses: `kernel`, with the bandwidth rule `γ = k sqrt(M γ_x)` over `data`
+/// (`ksvd_kernels::graph::bandwidth_rule`) when `rule = Some(k)` and the kernel has a bandwidth.
+pub(crate) fn resolve_bandwidth(kernel: Kernel, rule: Option<f64>, data: &Samples) -> Result<Kernel> {
+    let (Some(k), Some(_)) = (rule, kernel.gamma()) else {
+        return Ok(kernel);
+    };
+    let gamma = bandwidth_rule(data, k);
+    if !(gamma.is_finite() && gamma > 0.0) {
+        return Err(KsvdError::InvalidParameter {
+            name: "bandwidth_rule",
+            reason: format!(
+                "the rule gamma = k sqrt(M gamma_x) gives {gamma} on these samples (k = {k}; are all their \
+                 entries equal?): give the kernel a bandwidth"
+            ),
+        });
+    }
+    Ok(with_bandwidth(kernel, gamma))
+}
+
+/// Checks a bandwidth rule factor: positive and finite.
+pub(crate) fn check_bandwidth_rule(rule: Option<f64>) -> Result<()> {
+    match rule {
+        Some(k) if !(k.is_finite() && k > 0.0) => Err(KsvdError::InvalidParameter {
+            name: "bandwidth_rule",
+            reason: format!("the factor k = {k} must be positive and finite"),
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl KsvdParams {
-    /// Sets the kernel.
+    /// Sets the kernel. A kernel with a bandwidth (`γ`) given here is used as given: this turns
+    /// the bandwidth rule off (call [`KsvdParams::bandwidth_rule`] after it to turn it back on).
     pub fn kernel(mut self, kernel: Kernel) -> Self {
         self.0.kernel = kernel;
+        self.0.bandwidth_rule = None;
         self
     }
-    /// Sets the rank `r` (number of directions).
+    /// The paper's bandwidth rule: at fit time the kernel's bandwidth becomes
+    /// `γ = k sqrt(M γ_x)`, `γ_x` the variance of all entries of the row samples X (of the data
+    /// matrix for [`Fit::fit`]) and `M` their number of features
+    /// (`ksvd_kernels::graph::bandwidth_rule`). `Some(k)` turns it on (the default, `k = 1`),
+    /// `None` off. Kernels without a bandwidth ignore it. The fitted model reports the `γ` used.
+    pub fn bandwidth_rule(mut self, k: Option<f64>) -> Self {
+        self.0.bandwidth_rule = k;
+        self
+    }
+    /// Sets the rank `r` (number of directions; default 2).
     pub fn rank(mut self, rank: usize) -> Self {
         self.0.rank = rank;
         self
     }
     /// Sets the memory budget: `G` is stored (products become GEMMs) when it fits, and the
-    /// `Auto` solver takes a dense SVD only within it. Default: [`MemoryBudget::auto`].
+    /// `Auto` solver takes a dense SVD only within it. Default: [`MemoryBudget::auto`]. A
+    /// run-time setting of the machine that fits: it changes how a fit is computed, and is not
+    /// saved with a model.
     pub fn memory_budget(mut self, budget: MemoryBudget) -> Self {
-        self.0.memory_budget = Some(budget.as_bytes());
+        self.0.memory_budget = Some(budget);
         self
     }
-    /// Sets the solver.
+    /// Sets the solver (default [`Solver::Auto`] at tolerance 1e-8).
     pub fn solver(mut self, solver: Solver) -> Self {
         self.0.solver = solver;
         self
     }
-    /// Centres `G` on both sides (`H_n G H_m`, section 2.2).
+    /// Centres `G` on both sides (`H_n G H_m`, section 2.2; default off).
     pub fn center(mut self, center: bool) -> Self {
         self.0.center = center;
         self
     }
-    /// Compatibility alternative (a0, a1, a2) used when fitting on a non-square data matrix.
-    pub fn compat(mut self, compat: Compat) -> Self {
+    /// The compatibility alternative (a0, a1, a2; Algorithm 1) of [`Fit::fit`] on a data
+    /// matrix `A` (`N × M`): with `Some(c)`, the row samples are the rows of `A` and the column
+    /// samples its columns, made comparable by `c`; with `None` (the default), `Z = X` = the
+    /// rows of `A`. `fit_samples` takes both sets and ignores it.
+    pub fn compat(mut self, compat: Option<Compat>) -> Self {
         self.0.compat = compat;
         self
     }
-    /// Seed of every random choice (sampling, random projections, starting vectors).
+    /// Seed of every random choice (sampling, random projections, starting vectors; default 0).
     pub fn seed(mut self, seed: u64) -> Self {
         self.0.seed = seed;
         self
@@ -374,6 +475,7 @@ impl ParamGuard for KsvdParams {
 
     fn check_ref(&self) -> Result<&KsvdValidParams> {
         self.0.kernel.validate()?;
+        check_bandwidth_rule(self.0.bandwidth_rule)?;
         if self.0.rank == 0 {
             return Err(KsvdError::InvalidParameter {
                 name: "rank",
@@ -407,11 +509,14 @@ impl ParamGuard for KsvdParams {
 
 /// A fitted KSVD model: the top-`r` singular triplets of `G_ij = k(x_i, z_j)`.
 ///
-/// `B_φ = U` (`n × r`) and `B_ψ = V` (`m × r`) parameterise the learned directions
-/// `W_φ = Γ_φ* B_φ`, `W_ψ = Γ_ψ* B_ψ` (Proposition 3.4). The projected scores of new data are
-/// `[⟨φ(x), w^ψ_l⟩]_l = Σ_j k(x, z_j) B_ψ[j, l]` and `[⟨ψ(z), w^φ_l⟩]_l = Σ_i k(x_i, z) B_φ[i, l]`
-/// (up to the constant `1/sqrt(nm)` of Proposition 2.2, omitted); at the training points these
-/// are `U diag(s)` and `V diag(s)`.
+/// `B_φ = U` (`n × r`, [`Ksvd::u`]) and `B_ψ = V` (`m × r`, [`Ksvd::v`]) parameterise the learned
+/// directions `W_φ = Γ_φ* B_φ`, `W_ψ = Γ_ψ* B_ψ` (Proposition 3.4). New samples are projected
+/// by [`Ksvd::project_rows`] / [`Ksvd::project_cols`] under one of three [`Scaling`]s, and by
+/// the named conventions built on them: [`Ksvd::transform`] (`U S^½` at the training rows),
+/// [`Ksvd::extend_rows`] (eq. 10, `U`), and `Scaling::Full` for the projection scores of
+/// Proposition 2.2 (`[⟨φ(x), w^ψ_l⟩]_l = k(x, Z) V`, `U S` at the training rows; the constant
+/// `1/sqrt(nm)` omitted). A Nyström fit projects through its landmarks, as its
+/// [`crate::KsvdModel`] does.
 #[derive(Debug, Clone)]
 pub struct Ksvd {
     params: KsvdValidParams,
@@ -422,21 +527,21 @@ pub struct Ksvd {
 }
 
 impl Ksvd {
-    /// Default parameters (RBF, γ = 1, rank 10, the `Auto` solver at tolerance 1e-8, no
-    /// centring, a1 compatibility).
+    /// Default parameters (see [`KsvdParams`]: rank 2, RBF with the bandwidth rule, the `Auto`
+    /// solver at tolerance 1e-8, no centring, no compatibility, seed 0).
     pub fn params() -> KsvdParams {
         KsvdParams::default()
     }
 
-    /// `B_φ`: left singular vectors, `n × r`.
-    pub fn b_phi(&self) -> ArrayView2<'_, f64> {
+    /// `U` (`B_φ`): left singular vectors, `n × r`.
+    pub fn u(&self) -> ArrayView2<'_, f64> {
         self.svd.u.view()
     }
-    /// `B_ψ`: right singular vectors, `m × r`.
-    pub fn b_psi(&self) -> ArrayView2<'_, f64> {
+    /// `V` (`B_ψ`): right singular vectors, `m × r`.
+    pub fn v(&self) -> ArrayView2<'_, f64> {
         self.svd.v.view()
     }
-    /// Singular values `λ_1 ≥ … ≥ λ_r` (approximate for the Nyström solver).
+    /// Singular values `s_1 ≥ … ≥ s_r` (approximate for the Nyström solver).
     pub fn singular_values(&self) -> ArrayView1<'_, f64> {
         self.svd.s.view()
     }
@@ -448,44 +553,88 @@ impl Ksvd {
     pub fn kernel_matrix(&self) -> &KernelMatrix {
         &self.g
     }
-    /// The hyper-parameters.
+    /// The hyper-parameters, with the kernel the fit used (its bandwidth chosen by the rule when
+    /// the rule was on).
     pub fn params_used(&self) -> &KsvdValidParams {
         &self.params
+    }
+    /// The bandwidth `γ` the fit used (`None` for kernels without one).
+    pub fn bandwidth(&self) -> Option<f64> {
+        self.params.kernel.gamma()
     }
     /// The Nyström details when that solver was used.
     pub fn nystrom(&self) -> Option<&AsymmetricNystrom> {
         self.nystrom.as_ref()
     }
-    /// The compatibility map of a model fitted on a data matrix.
-    pub(crate) fn compat_map(&self) -> Option<crate::fitted::CompatMap> {
-        self.compat.as_ref().map(|cs| crate::fitted::CompatMap {
+    /// The compatibility map of a model fitted on a data matrix with a compatibility.
+    pub(crate) fn compat_map(&self) -> Option<CompatMap> {
+        self.compat.as_ref().map(|cs| CompatMap {
             side: cs.side,
             c: cs.c.clone(),
         })
     }
 
-    /// Projected scores of new row samples: `k(x', Z) B_ψ` (`new × r`).
-    pub fn transform_x(&self, new_x: &Samples) -> Result<Array2<f64>> {
-        let cols: Vec<usize> = (0..self.g.ncols()).collect();
-        let k = self.g.cross_rows(new_x, &cols)?;
-        Ok(dense::matmul(k.view(), self.svd.v.view())?)
+    /// Projections of new row samples `x'` (`new × r`): `k̃(x', Z) V S^-p` for the
+    /// [`Scaling`] `p` (`U S^{1-p}` at the training rows; see [`crate::KsvdModel::project_rows`]).
+    /// `Scaling::Full` is `k(x', Z) V`, the projection scores of Proposition 2.2. A Nyström fit
+    /// projects through its landmarks (eq. 11).
+    pub fn project_rows(&self, new_x: &Samples, scaling: Scaling) -> Result<Array2<f64>> {
+        self.with_projector(|p| p.rows(new_x, scaling))
     }
-    /// Projected scores of new column samples: `k(X, z')ᵀ B_φ` (`new × r`).
-    pub fn transform_z(&self, new_z: &Samples) -> Result<Array2<f64>> {
-        let rows: Vec<usize> = (0..self.g.nrows()).collect();
-        let k = self.g.cross_cols(&rows, new_z)?;
-        Ok(dense::matmul(k.t(), self.svd.u.view())?)
+
+    /// Projections of new column samples `z'` (`new × r`): `k̃(X, z')ᵀ U S^-p` (`V S^{1-p}` at the
+    /// training columns).
+    pub fn project_cols(&self, new_z: &Samples, scaling: Scaling) -> Result<Array2<f64>> {
+        self.with_projector(|p| p.cols(new_z, scaling))
     }
-    /// Projected scores of new rows of a data matrix with the training number of columns: maps
-    /// them with the fitted compatibility matrix first (models fitted with [`Fit`]).
-    pub fn transform_rows(&self, new_rows: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        let mapped = match &self.compat {
-            Some(cs) => compat::map_new_rows(new_rows, cs)?,
-            None => new_rows.to_owned(),
-        };
-        self.transform_x(&Samples::dense(mapped)?)
+
+    crate::projection::data_projections!();
+
+    crate::projection::named_projections!();
+
+    fn compat_parts(&self) -> (CompatSide, Option<&Array2<f64>>) {
+        match &self.compat {
+            Some(cs) => (cs.side, cs.c.as_ref()),
+            None => (CompatSide::None, None),
+        }
+    }
+
+    /// Runs `f` on the projector of this fit: all of Z and X with `V`, `U`, or the Nyström
+    /// landmarks with their extension coefficients.
+    fn with_projector<T>(&self, f: impl FnOnce(&Projector<'_>) -> Result<T>) -> Result<T> {
+        let s = self.svd.s.view();
+        let (u, v) = (self.svd.u.view(), self.svd.v.view());
+        match &self.nystrom {
+            None => {
+                let all_cols: Vec<usize> = (0..self.g.ncols()).collect();
+                let all_rows: Vec<usize> = (0..self.g.nrows()).collect();
+                f(&Projector {
+                    g: Some(&self.g),
+                    row_ext: &all_cols,
+                    col_ext: &all_rows,
+                    s,
+                    u,
+                    v,
+                    landmark_coef: None,
+                })
+            }
+            Some(ny) => {
+                let (rc, cc) = (ny.row_extension_coefficients(), ny.col_extension_coefficients());
+                f(&Projector {
+                    g: Some(&self.g),
+                    row_ext: &ny.cols,
+                    col_ext: &ny.rows,
+                    s,
+                    u,
+                    v,
+                    landmark_coef: Some((rc.view(), cc.view())),
+                })
+            }
+        }
     }
 }
+
+crate::projection::linfa_transformer!(Ksvd);
 
 impl KsvdValidParams {
     /// Fits KSVD on row samples `x` (n) and column samples `z` (m) of equal dimension.
@@ -494,16 +643,22 @@ impl KsvdValidParams {
         self.fit_matrix(g, None)
     }
 
-    /// The kernel matrix these parameters fit (centred when [`KsvdParams::center`] is set).
+    /// The kernel matrix these parameters fit (centred when [`KsvdParams::center`] is set), with
+    /// the kernel [`KsvdValidParams::kernel_for`] the row samples `x`.
     ///
     /// The materialisation policy lives here: `G` is stored when it fits the memory budget and
     /// the solver makes repeated passes over it (the products become GEMMs); the Nyström solver
     /// reads only the landmark blocks (plus, for SNE, one pass for the exact normalisers), so it
     /// never stores `G`: storing would cost a full pass and `8 N M` bytes for nothing.
     pub fn kernel_matrix(&self, x: Samples, z: Samples) -> Result<KernelMatrix> {
+        let kernel = self.kernel_for(&x)?;
+        self.kernel_matrix_of(kernel, x, z)
+    }
+
+    fn kernel_matrix_of(&self, kernel: Kernel, x: Samples, z: Samples) -> Result<KernelMatrix> {
         let mut g = match self.solver {
-            Solver::Nystrom { .. } => KernelMatrix::matrix_free(x, z, self.kernel)?,
-            _ => KernelMatrix::with_budget(x, z, self.kernel, self.memory_budget())?,
+            Solver::Nystrom { .. } => KernelMatrix::matrix_free(x, z, kernel)?,
+            _ => KernelMatrix::with_budget(x, z, kernel, self.memory_budget())?,
         };
         if self.center {
             g = g.centered()?;
@@ -511,7 +666,7 @@ impl KsvdValidParams {
         Ok(g)
     }
 
-    /// Fits KSVD on an already built kernel matrix.
+    /// Fits KSVD on an already built kernel matrix (its kernel is the one the model records).
     pub fn fit_kernel_matrix(&self, g: KernelMatrix) -> Result<Ksvd> {
         self.fit_matrix(g, None)
     }
@@ -533,8 +688,13 @@ impl KsvdValidParams {
         progress: &mut ProgressFn<'_>,
     ) -> Result<Ksvd> {
         let (svd, nystrom) = self.solve(&g, progress)?;
+        // The record of the fit names the kernel it used (the bandwidth the rule chose).
+        let params = KsvdValidParams {
+            kernel: *g.kernel(),
+            ..self.clone()
+        };
         Ok(Ksvd {
-            params: self.clone(),
+            params,
             g,
             svd,
             nystrom,
@@ -543,10 +703,11 @@ impl KsvdValidParams {
     }
 
     /// The top-`rank` SVD of `g` by the configured solver (and the Nyström fit, for that
-    /// solver), borrowing `g`: [`Ksvd`] stores it, `Kpca` keeps its own.
-    pub(crate) fn solve(
+    /// solver), borrowing `g`: [`Ksvd`] stores its kernel matrix, `fit_precomputed` solves a
+    /// dense one.
+    pub(crate) fn solve<G: MatrixBlocks + LandmarkWeights + ?Sized>(
         &self,
-        g: &KernelMatrix,
+        g: &G,
         progress: &mut ProgressFn<'_>,
     ) -> Result<(SvdResult, Option<AsymmetricNystrom>)> {
         let (n, m) = (g.nrows(), g.ncols());
@@ -584,9 +745,11 @@ impl KsvdValidParams {
     }
 }
 
-/// Fits on a data matrix `A` (records, `N × M`): row samples are its rows, column samples its
-/// columns, made dimension-compatible with the configured compatibility alternative when
-/// `N ≠ M` (Algorithm 1). Targets are ignored.
+/// Fits on a data matrix `A` (records, `N × M`; targets are ignored). Without a compatibility
+/// ([`KsvdParams::compat`] `None`, the default) the row and column samples are both the rows of
+/// `A` (`Z = X`). With one, the row samples are the rows of `A` and the column samples its
+/// columns, made dimension-compatible by it when `N ≠ M` (Algorithm 1). The bandwidth rule runs
+/// over `A`.
 impl<T> Fit<Array2<f64>, T, KsvdError> for KsvdValidParams {
     type Object = Ksvd;
 
@@ -599,18 +762,22 @@ impl<T> Fit<Array2<f64>, T, KsvdError> for KsvdValidParams {
                 dim: a.ncols(),
             }));
         }
-        let compat_kind = match self.compat {
+        let Some(compat) = self.compat else {
+            // `Samples::dense` rejects non-finite data with a typed error.
+            let x = Samples::dense(a.to_owned())?;
+            let g = self.kernel_matrix(x.clone(), x)?;
+            return self.fit_matrix(g, None);
+        };
+        let compat_kind = match compat {
             Compat::Random { .. } => Compat::Random { seed: self.seed },
             c => c,
         };
         let cs = compat::compatible_samples(a.view(), compat_kind)?;
-        let g = self.kernel_matrix(cs.x.clone(), cs.z.clone())?;
+        let kernel = match self.bandwidth_rule {
+            Some(_) => self.kernel_for(&Samples::dense(a.to_owned())?)?,
+            None => self.kernel,
+        };
+        let g = self.kernel_matrix_of(kernel, cs.x.clone(), cs.z.clone())?;
         self.fit_matrix(g, Some(cs))
     }
-}
-
-/// Concatenated `[U diag(s), V diag(s)]`-style embeddings are task code; this helper returns
-/// `U diag(s)` (the training-row scores).
-pub fn scores(svd: &SvdResult) -> Array2<f64> {
-    &svd.u * &Array1::from(svd.s.to_vec())
 }

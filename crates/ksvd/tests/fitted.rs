@@ -3,12 +3,17 @@
 //! survives a save/load round trip bit for bit, and rejects corrupt files with typed errors.
 // Test helpers unwrap: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
-use ksvd::{InnerSolver, Ksvd, KsvdError, KsvdModel, LanczosParams, Sampling, Solver};
+use ksvd::{
+    InnerSolver, Ksvd, KsvdError, KsvdModel, LanczosParams, MemoryBudget, Sampling, Solver, MODEL_FORMAT,
+    MODEL_FORMAT_VERSION,
+};
+use ksvd_datasets::envelope::{self, EnvelopeError};
 use ksvd_kernels::{Kernel, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_linalg::CsrMatrix;
 use linfa::prelude::*;
 use ndarray::{Array1, Array2, Axis};
+use serde_json::value::RawValue;
 
 const N: usize = 40;
 const M: usize = 30;
@@ -85,12 +90,12 @@ fn training_samples_reproduce_u_and_v_for_every_kernel_and_solver() {
                 let model = f.to_model().unwrap();
                 let u = model.extend_rows(&Samples::dense(x.clone()).unwrap()).unwrap();
                 let v = model.extend_cols(&Samples::dense(z.clone()).unwrap()).unwrap();
-                let (eu, ev) = (rel(&u, &f.b_phi().to_owned()), rel(&v, &f.b_psi().to_owned()));
+                let (eu, ev) = (rel(&u, &f.u().to_owned()), rel(&v, &f.v().to_owned()));
                 assert!(
                     eu < 1e-10 && ev < 1e-10,
                     "{kernel} {name} center={center}: {eu:e} {ev:e}"
                 );
-                assert_eq!(model.u(), f.b_phi());
+                assert_eq!(model.u(), f.u());
                 assert_eq!(model.singular_values(), f.singular_values());
             }
         }
@@ -138,7 +143,7 @@ fn new_row_projections_match_a_direct_dense_computation() {
             let got = model.extend_rows(&Samples::dense(new.clone()).unwrap()).unwrap();
             let k = direct_rows(kernel, center, &x, &z, &new);
             let inv_s = f.singular_values().mapv(|s| 1.0 / s);
-            let want = k.dot(&f.b_psi()) * &inv_s;
+            let want = k.dot(&f.v()) * &inv_s;
             let tol = f64::EPSILON * ((N * M) as f64).sqrt() * 1e3;
             assert!(
                 rel(&got, &want) < tol,
@@ -163,7 +168,7 @@ fn new_column_projections_match_a_direct_dense_computation() {
                 .unwrap()
         });
         let inv_s = f.singular_values().mapv(|s| 1.0 / s);
-        let want = k.dot(&f.b_phi()) * &inv_s;
+        let want = k.dot(&f.u()) * &inv_s;
         let tol = f64::EPSILON * ((N * M) as f64).sqrt() * 1e3;
         assert!(rel(&got, &want) < tol, "{kernel}: {:e}", rel(&got, &want));
     }
@@ -240,7 +245,7 @@ fn sparse_models_round_trip() {
         let u = back
             .extend_rows(&Samples::sparse(CsrMatrix::from_dense(xs.view()).unwrap()).unwrap())
             .unwrap();
-        assert!(rel(&u, &f.b_phi().to_owned()) < 1e-10, "{kernel}");
+        assert!(rel(&u, &f.u().to_owned()) < 1e-10, "{kernel}");
     }
 }
 
@@ -251,14 +256,15 @@ fn data_matrix_models_map_new_rows_with_the_compatibility_matrix() {
     let f = Ksvd::params()
         .kernel(Kernel::Rbf { gamma: 4.0 })
         .rank(R)
+        .compat(Some(ksvd::Compat::Pca))
         .solver(Solver::Exact)
         .fit(&DatasetBase::from(a.clone()))
         .unwrap();
     let back = KsvdModel::from_bytes(&f.to_model().unwrap().to_bytes().unwrap()).unwrap();
     let u = back.extend_data_rows(a.view()).unwrap();
-    assert!(rel(&u, &f.b_phi().to_owned()) < 1e-10);
+    assert!(rel(&u, &f.u().to_owned()) < 1e-10);
     let v = back.extend_data_cols(a.t()).unwrap();
-    assert!(rel(&v, &f.b_psi().to_owned()) < 1e-10);
+    assert!(rel(&v, &f.v().to_owned()) < 1e-10);
 }
 
 #[test]
@@ -302,7 +308,7 @@ fn user_landmarks_are_used_and_checked() {
     let model = sub.to_model().unwrap();
     assert_eq!(model.stored_samples().unwrap().0.len(), 5);
     let u = model.extend_rows(&Samples::dense(x.clone()).unwrap()).unwrap();
-    assert!(rel(&u, &sub.b_phi().to_owned()) < 1e-10);
+    assert!(rel(&u, &sub.u().to_owned()) < 1e-10);
     // Bad lists: repeated, out of range, too few.
     let err = params(vec![1, 2, 2, 5], cj.clone()).check().unwrap_err();
     assert!(err.to_string().contains("index 2 is repeated"), "{err}");
@@ -315,54 +321,164 @@ fn user_landmarks_are_used_and_checked() {
     assert!(params(vec![1, 2], cj).check().is_err());
 }
 
-fn model_json() -> String {
+fn model_bytes() -> Vec<u8> {
     let (x, z, _) = sets(9);
-    let m = fit(Kernel::Rbf { gamma: 2.0 }, Solver::Exact, false, &x, &z)
+    fit(Kernel::Rbf { gamma: 2.0 }, Solver::Exact, false, &x, &z)
+        .to_model()
+        .unwrap()
+        .to_bytes()
+        .unwrap()
+}
+
+/// The payload of a model document, as text.
+fn payload(bytes: &[u8]) -> String {
+    let text = std::str::from_utf8(bytes).unwrap();
+    let i = text.find("\"payload\":").unwrap() + "\"payload\":".len();
+    text[i..text.len() - 1].to_string()
+}
+
+/// A model document around an edited payload, with a valid checksum: what an incompatible
+/// writer could produce, so that the payload's own invariants are what the loader checks.
+fn reseal(payload: &str) -> Vec<u8> {
+    let raw = RawValue::from_string(payload.to_string()).unwrap();
+    envelope::seal(MODEL_FORMAT, MODEL_FORMAT_VERSION, "test", &raw).unwrap()
+}
+
+/// One changed digit of one coefficient, a truncated file, an unknown version, another format
+/// and bytes that are no document at all are refused with typed errors naming the problem.
+#[test]
+fn tampered_and_foreign_model_files_are_refused() {
+    let bytes = model_bytes();
+    let text = String::from_utf8(bytes.clone()).unwrap();
+    // One digit of one entry of V (the coefficients of every projection).
+    let i = text.find("\"v\":{").unwrap();
+    let j = i + text[i..].find("\"data\":[").unwrap() + "\"data\":[".len();
+    let k = j + text[j..].find(|c: char| c.is_ascii_digit() && c != '0').unwrap();
+    let digit = text.as_bytes()[k];
+    let mut changed = bytes.clone();
+    changed[k] = if digit == b'9' { b'8' } else { digit + 1 };
+    let err = KsvdModel::from_bytes(&changed).unwrap_err();
+    assert!(
+        matches!(err, KsvdError::ModelFile(EnvelopeError::Checksum { .. })),
+        "{err}"
+    );
+    assert!(err.to_string().contains("changed or truncated"), "{err}");
+    // Truncated anywhere.
+    for len in [0, 10, bytes.len() / 2, bytes.len() - 1] {
+        let err = KsvdModel::from_bytes(&bytes[..len]).unwrap_err();
+        assert!(
+            matches!(err, KsvdError::ModelFile(EnvelopeError::NotADocument { .. })),
+            "{len}: {err}"
+        );
+    }
+    // A version this build does not read (the previous one, and a future one).
+    for v in [1, 3] {
+        let other = text.replacen(
+            &format!("\"format_version\":{MODEL_FORMAT_VERSION}"),
+            &format!("\"format_version\":{v}"),
+            1,
+        );
+        let err = KsvdModel::from_bytes(other.as_bytes()).unwrap_err();
+        assert!(
+            matches!(err, KsvdError::ModelFile(EnvelopeError::Version { found, supported: 2, .. }) if found == v),
+            "{err}"
+        );
+    }
+    // Another format, and no envelope at all.
+    let other = envelope::seal("ksvd-partial", 2, "test", &vec![1.0]).unwrap();
+    let err = KsvdModel::from_bytes(&other).unwrap_err();
+    assert!(
+        matches!(err, KsvdError::ModelFile(EnvelopeError::Format { .. })),
+        "{err}"
+    );
+    for junk in [&b"{\"a\": 1}"[..], b"\x00\x01", payload(&bytes).as_bytes()] {
+        let err = KsvdModel::from_bytes(junk).unwrap_err();
+        assert!(
+            matches!(err, KsvdError::ModelFile(EnvelopeError::NotADocument { .. })),
+            "{err}"
+        );
+    }
+}
+
+/// Saving is atomic and loading gives the same model; a file changed on disk is refused.
+#[test]
+fn models_save_and_load_through_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("model.json");
+    let (x, z, new) = sets(12);
+    let model = fit(Kernel::Sne { gamma: 1.5 }, Solver::Exact, true, &x, &z)
         .to_model()
         .unwrap();
-    String::from_utf8(m.to_bytes().unwrap()).unwrap()
+    model.save(&path).unwrap();
+    let back = KsvdModel::load(&path).unwrap();
+    let s = Samples::dense(new).unwrap();
+    assert_eq!(back.transform(&s).unwrap(), model.transform(&s).unwrap());
+    // Only the model file is left in the directory (no temporary file).
+    assert_eq!(std::fs::read_dir(dir.path()).unwrap().count(), 1);
+    let mut bytes = std::fs::read(&path).unwrap();
+    let n = bytes.len();
+    bytes.truncate(n - 20);
+    std::fs::write(&path, &bytes).unwrap();
+    assert!(matches!(KsvdModel::load(&path), Err(KsvdError::ModelFile(_))));
+    assert!(matches!(
+        KsvdModel::load(&dir.path().join("missing.json")),
+        Err(KsvdError::ModelIo { .. })
+    ));
+}
+
+/// The memory budget is a setting of the fitting machine: it is not written into a model, and
+/// the same fit under two budgets gives the same file.
+#[test]
+fn the_memory_budget_is_not_part_of_a_model() {
+    let (x, z, _) = sets(13);
+    let file = |budget: u64| {
+        Ksvd::params()
+            .kernel(Kernel::Rbf { gamma: 2.0 })
+            .rank(R)
+            .solver(Solver::Exact)
+            .memory_budget(MemoryBudget::bytes(budget).unwrap())
+            .check()
+            .unwrap()
+            .fit_samples(Samples::dense(x.clone()).unwrap(), Samples::dense(z.clone()).unwrap())
+            .unwrap()
+            .to_model()
+            .unwrap()
+            .to_bytes()
+            .unwrap()
+    };
+    let (small, large) = (file(1 << 20), file(1 << 30));
+    assert_eq!(small, large);
+    let text = String::from_utf8(small).unwrap();
+    assert!(!text.contains("budget"), "{text}");
+    let back = KsvdModel::from_bytes(text.as_bytes()).unwrap();
+    assert_eq!(back.params().memory_budget(), MemoryBudget::auto());
 }
 
 #[test]
-fn corrupt_model_files_give_typed_errors() {
-    let json = model_json();
-    // Unknown version.
-    let v2 = json.replacen("\"format_version\":1", "\"format_version\":2", 1);
-    assert!(matches!(
-        KsvdModel::from_bytes(v2.as_bytes()),
-        Err(KsvdError::ModelVersion { found: 2, supported: 1 })
-    ));
-    // Truncated.
-    let cut = &json.as_bytes()[..json.len() / 2];
-    assert!(matches!(
-        KsvdModel::from_bytes(cut),
-        Err(KsvdError::CorruptModel { .. })
-    ));
-    // Not a model at all.
-    assert!(matches!(
-        KsvdModel::from_bytes(b"{\"a\": 1}"),
-        Err(KsvdError::CorruptModel { .. })
-    ));
-    assert!(matches!(
-        KsvdModel::from_bytes(b"\x00\x01"),
-        Err(KsvdError::CorruptModel { .. })
-    ));
+fn corrupt_payloads_give_typed_errors() {
+    let json = payload(&model_bytes());
+    assert!(KsvdModel::from_bytes(&reseal(&json)).is_ok());
     // A NaN (written as null by JSON writers) in the singular values.
     let i = json.find("\"s\":{").unwrap();
     let j = i + json[i..].find("\"data\":[").unwrap() + 8;
     let nan = format!("{}null{}", &json[..j], &json[j + json[j..].find(',').unwrap()..]);
     assert!(matches!(
-        KsvdModel::from_bytes(nan.as_bytes()),
-        Err(KsvdError::CorruptModel { .. })
+        KsvdModel::from_bytes(&reseal(&nan)),
+        Err(KsvdError::ModelFile(EnvelopeError::Payload { .. }) | KsvdError::CorruptModel { .. })
     ));
     // A wrong shape: the rank no longer matches.
     let bad = json.replacen("\"rank\":3", "\"rank\":2", 1);
-    let err = KsvdModel::from_bytes(bad.as_bytes()).unwrap_err();
+    let err = KsvdModel::from_bytes(&reseal(&bad)).unwrap_err();
     assert!(err.to_string().contains("3 singular values for rank 2"), "{err}");
     // A bad kernel parameter.
     let bad = json.replacen("\"gamma\":2.0", "\"gamma\":-2.0", 1);
-    let err = KsvdModel::from_bytes(bad.as_bytes()).unwrap_err();
+    let err = KsvdModel::from_bytes(&reseal(&bad)).unwrap_err();
+    assert!(matches!(err, KsvdError::CorruptModel { .. }), "{err}");
     assert!(err.to_string().contains("gamma"), "{err}");
+    // A KSVD model relabelled as KPCA is not symmetric.
+    let bad = json.replacen("\"estimator\":\"ksvd\"", "\"estimator\":\"kpca\"", 1);
+    let err = KsvdModel::from_bytes(&reseal(&bad)).unwrap_err();
+    assert!(err.to_string().contains("KPCA model is symmetric"), "{err}");
 }
 
 #[test]
@@ -370,11 +486,11 @@ fn corrupt_landmarks_in_a_model_file_are_rejected() {
     let (x, z, _) = sets(10);
     let ny = solvers().remove(2).1;
     let m = fit(Kernel::Rbf { gamma: 2.0 }, ny, false, &x, &z).to_model().unwrap();
-    let json = String::from_utf8(m.to_bytes().unwrap()).unwrap();
+    let json = payload(&m.to_bytes().unwrap());
     let i = json.find("\"row_landmarks\":[").unwrap() + "\"row_landmarks\":[".len();
     let end = i + json[i..].find(',').unwrap();
     let bad = format!("{}999{}", &json[..i], &json[end..]);
-    let err = KsvdModel::from_bytes(bad.as_bytes()).unwrap_err();
+    let err = KsvdModel::from_bytes(&reseal(&bad)).unwrap_err();
     assert!(err.to_string().contains("row_landmarks index 999"), "{err}");
 }
 
@@ -433,13 +549,13 @@ fn saved_kernel_statistics_are_checked_and_optional() {
     let model = fit(Kernel::Sne { gamma: 1.5 }, Solver::Exact, true, &x, &z)
         .to_model()
         .unwrap();
-    let json = String::from_utf8(model.to_bytes().unwrap()).unwrap();
+    let json = payload(&model.to_bytes().unwrap());
     let i = json.find("\"kernel_stats\":").unwrap();
     let end = i + json[i..].find(",\"precomputed\"").unwrap();
     // Without the statistics the loader recomputes them from the samples: same transforms up
     // to the summation order of the passes over G.
     let without = format!("{}\"kernel_stats\":null{}", &json[..i], &json[end..]);
-    let back = KsvdModel::from_bytes(without.as_bytes()).unwrap();
+    let back = KsvdModel::from_bytes(&reseal(&without)).unwrap();
     let s = Samples::dense(new).unwrap();
     let (a, b) = (model.extend_rows(&s).unwrap(), back.extend_rows(&s).unwrap());
     assert!(rel(&a, &b) < f64::EPSILON * 1e3, "{:e}", rel(&a, &b));
@@ -448,11 +564,11 @@ fn saved_kernel_statistics_are_checked_and_optional() {
     let k = stats.find("\"col_means\":[").unwrap() + 13;
     let comma = k + stats[k..].find(',').unwrap();
     let short = format!("{}{}{}", &json[..i + k], &stats[comma + 1..], &json[end..]);
-    let err = KsvdModel::from_bytes(short.as_bytes()).unwrap_err();
+    let err = KsvdModel::from_bytes(&reseal(&short)).unwrap_err();
     assert!(matches!(err, KsvdError::CorruptModel { .. }), "{err}");
     assert!(err.to_string().contains("centring means"), "{err}");
     // Normalisers for a kernel that has none.
     let rbf = json.replacen("\"Sne\"", "\"Rbf\"", 1);
-    let err = KsvdModel::from_bytes(rbf.as_bytes()).unwrap_err();
+    let err = KsvdModel::from_bytes(&reseal(&rbf)).unwrap_err();
     assert!(err.to_string().contains("only SNE"), "{err}");
 }

@@ -1,6 +1,6 @@
 //! The KSVD model: all solvers give the same CCE solution; projections; typed errors.
 #![allow(clippy::unwrap_used)] // Tests panic on failure by design.
-use ksvd::{InnerSolver, Ksvd, KsvdError, LanczosParams, RsvdParams, Sampling, Solver};
+use ksvd::{InnerSolver, Ksvd, KsvdError, LanczosParams, RsvdParams, Sampling, Scaling, Solver};
 use ksvd_kernels::{Compat, Kernel, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use linfa::prelude::*;
@@ -59,20 +59,22 @@ fn solvers_agree_on_the_cce_solution() {
                 (other.singular_values()[i] - exact.singular_values()[i]).abs() < 1e-10 * exact.singular_values()[0]
             );
         }
-        assert!(1.0 - min_abs_cos(&exact.b_phi().to_owned(), &other.b_phi().to_owned()) < 1e-9);
-        assert!(1.0 - min_abs_cos(&exact.b_psi().to_owned(), &other.b_psi().to_owned()) < 1e-9);
+        assert!(1.0 - min_abs_cos(&exact.u().to_owned(), &other.u().to_owned()) < 1e-9);
+        assert!(1.0 - min_abs_cos(&exact.v().to_owned(), &other.v().to_owned()) < 1e-9);
     }
     // CCE in the dual (Proposition 3.3): G^T G B_psi = G^T B_phi Λ and G G^T B_phi = G B_psi Λ.
     let g = ksvd_linalg::materialize(exact.kernel_matrix()).unwrap();
     let lam = exact.singular_values().to_owned();
-    let lhs = g.t().dot(&g).dot(&exact.b_psi());
-    let rhs = g.t().dot(&exact.b_phi()) * &lam;
+    let lhs = g.t().dot(&g).dot(&exact.v());
+    let rhs = g.t().dot(&exact.u()) * &lam;
     assert!((&lhs - &rhs).iter().all(|d| d.abs() < 1e-12));
-    let lhs = g.dot(&g.t()).dot(&exact.b_phi());
-    let rhs = g.dot(&exact.b_psi()) * &lam;
+    let lhs = g.dot(&g.t()).dot(&exact.u());
+    let rhs = g.dot(&exact.v()) * &lam;
     assert!((&lhs - &rhs).iter().all(|d| d.abs() < 1e-12));
 }
 
+/// At the training samples the three scalings give `U S^{1-p}` and `V S^{1-p}`; `Full` is the
+/// projection scores `k(x, Z) V` of Proposition 2.2, and the named methods are its shorthands.
 #[test]
 fn projections_of_training_points_are_scaled_singular_vectors() {
     let (x, z) = data();
@@ -86,17 +88,37 @@ fn projections_of_training_points_are_scaled_singular_vectors() {
             .unwrap()
             .fit_samples(x.clone(), z.clone())
             .unwrap();
-        let sx = m.transform_x(&x).unwrap();
-        let sz = m.transform_z(&z).unwrap();
         let s = m.singular_values().to_owned();
-        assert!(
-            (&sx - &(&m.b_phi() * &s)).iter().all(|d| d.abs() < 1e-12),
-            "center={center}"
+        let eps = f64::EPSILON * (8.0 * 50.0f64).sqrt();
+        for (scaling, w) in [
+            (Scaling::Full, s.clone()),
+            (Scaling::Sqrt, s.mapv(f64::sqrt)),
+            (Scaling::Unit, s.mapv(|_| 1.0)),
+        ] {
+            let sx = m.project_rows(&x, scaling).unwrap();
+            let sz = m.project_cols(&z, scaling).unwrap();
+            // The error of row i is about eps s_1 w_i / s_i, largest at the last triplet.
+            let tol = 1e2 * eps * s[0] * w[2] / s[2];
+            assert!(
+                (&sx - &(&m.u() * &w)).iter().all(|d| d.abs() < tol),
+                "center={center} {scaling:?}"
+            );
+            assert!(
+                (&sz - &(&m.v() * &w)).iter().all(|d| d.abs() < tol),
+                "center={center} {scaling:?}"
+            );
+        }
+        assert_eq!(m.transform(&x).unwrap(), m.project_rows(&x, Scaling::Sqrt).unwrap());
+        assert_eq!(
+            m.transform_cols(&z).unwrap(),
+            m.project_cols(&z, Scaling::Sqrt).unwrap()
         );
-        assert!(
-            (&sz - &(&m.b_psi() * &s)).iter().all(|d| d.abs() < 1e-12),
-            "center={center}"
-        );
+        assert_eq!(m.extend_rows(&x).unwrap(), m.project_rows(&x, Scaling::Unit).unwrap());
+        assert_eq!(m.extend_cols(&z).unwrap(), m.project_cols(&z, Scaling::Unit).unwrap());
+        // Full is the product with V itself: k(x, Z) V.
+        let g = ksvd_linalg::materialize(m.kernel_matrix()).unwrap();
+        let full = m.project_rows(&x, Scaling::Full).unwrap();
+        assert!((&full - &g.dot(&m.v())).iter().all(|d| d.abs() < 1e2 * eps * s[0]));
     }
 }
 
@@ -107,15 +129,79 @@ fn linfa_fit_on_data_matrix_with_each_compatibility() {
         let m = Ksvd::params()
             .kernel(Kernel::Rbf { gamma: 3.0 })
             .rank(3)
-            .compat(c)
+            .compat(Some(c))
             .solver(Solver::Exact)
             .fit(&DatasetBase::from(a.clone()))
             .unwrap();
-        assert_eq!((m.b_phi().dim(), m.b_psi().dim()), ((30, 3), (8, 3)));
-        let t = m.transform_rows(a.view()).unwrap();
+        assert_eq!((m.u().dim(), m.v().dim()), ((30, 3), (8, 3)));
+        let t = m.project_data_rows(a.view(), Scaling::Full).unwrap();
         let s = m.singular_values().to_owned();
-        assert!((&t - &(&m.b_phi() * &s)).iter().all(|d| d.abs() < 1e-10), "{c:?}");
+        assert!((&t - &(&m.u() * &s)).iter().all(|d| d.abs() < 1e-10), "{c:?}");
+        // linfa's transformer maps the records the same way: U S^½.
+        let t = Transformer::transform(&m, &a).unwrap();
+        assert!(
+            (&t - &(&m.u() * &s.mapv(f64::sqrt))).iter().all(|d| d.abs() < 1e-10),
+            "{c:?}"
+        );
     }
+    // Without a compatibility (the default), Z = X: the rows of A on both sides, and with an
+    // RBF kernel G is symmetric, so U = V up to the solver.
+    let m = Ksvd::params()
+        .kernel(Kernel::Rbf { gamma: 3.0 })
+        .rank(3)
+        .solver(Solver::Exact)
+        .fit(&DatasetBase::from(a.clone()))
+        .unwrap();
+    assert_eq!((m.u().dim(), m.v().dim()), ((30, 3), (30, 3)));
+    assert!((&m.u() - &m.v()).iter().all(|d| d.abs() < 1e-10));
+}
+
+/// The bandwidth rule: on by default (`γ = sqrt(M γ_x)` over X, reported by the fit), off once
+/// a kernel with its own bandwidth is given, back on when asked after it.
+#[test]
+fn the_bandwidth_rule_chooses_gamma_unless_a_kernel_is_given() {
+    let (x, z) = data();
+    let rule = ksvd::bandwidth_rule(&x, 1.0);
+    let fit = |p: ksvd::KsvdParams| {
+        p.rank(2)
+            .solver(Solver::Exact)
+            .check()
+            .unwrap()
+            .fit_samples(x.clone(), z.clone())
+            .unwrap()
+    };
+    let default = fit(Ksvd::params());
+    assert_eq!(default.bandwidth(), Some(rule));
+    assert_eq!(default.params_used().kernel(), &Kernel::Rbf { gamma: rule });
+    let given = fit(Ksvd::params().kernel(Kernel::Sne { gamma: 0.7 }));
+    assert_eq!(given.bandwidth(), Some(0.7));
+    let again = fit(Ksvd::params()
+        .kernel(Kernel::Sne { gamma: 0.7 })
+        .bandwidth_rule(Some(2.0)));
+    assert_eq!(again.bandwidth(), Some(2.0 * rule));
+    // The same fit as the explicit γ, bit for bit.
+    let explicit = fit(Ksvd::params().kernel(Kernel::Sne { gamma: 2.0 * rule }));
+    assert_eq!(again.singular_values(), explicit.singular_values());
+    // Kernels without a bandwidth ignore it; a bad factor and constant data are typed errors.
+    assert_eq!(
+        fit(Ksvd::params().kernel(Kernel::Linear).bandwidth_rule(Some(1.0))).bandwidth(),
+        None
+    );
+    assert!(matches!(
+        Ksvd::params().bandwidth_rule(Some(-1.0)).check(),
+        Err(KsvdError::InvalidParameter {
+            name: "bandwidth_rule",
+            ..
+        })
+    ));
+    let flat = Samples::dense(Array2::ones((6, 2))).unwrap();
+    assert!(matches!(
+        Ksvd::params().check().unwrap().fit_samples(flat.clone(), flat),
+        Err(KsvdError::InvalidParameter {
+            name: "bandwidth_rule",
+            ..
+        })
+    ));
 }
 
 #[test]
