@@ -249,20 +249,23 @@ impl PrimalStats {
         })
     }
 
+    /// The shift, once rows have been seen (what a solve needs).
+    fn solvable_shift(&self) -> Result<&Array1<f64>> {
+        match &self.shift {
+            Some(s) if self.count > 0 => Ok(s),
+            _ => Err(LssvmError::EmptyInput {
+                what: "training set",
+                rows: 0,
+                cols: self.dim(),
+            }),
+        }
+    }
+
     /// The primal LS-SVM with regularisation `γ` on these rows: weights `W` (`d × c`) and biases
     /// (see the module docs). An error without rows or when the system is not positive definite.
     pub fn solve(&self, gamma: f64) -> Result<PrimalSolution> {
         check_gamma(gamma)?;
-        let shift = match &self.shift {
-            Some(s) if self.count > 0 => s,
-            _ => {
-                return Err(LssvmError::EmptyInput {
-                    what: "training set",
-                    rows: 0,
-                    cols: self.dim(),
-                })
-            }
-        };
+        let shift = self.solvable_shift()?;
         let nf = self.count as f64;
         let mu = &self.sum / nf;
         let tbar = &self.tsum / nf;
@@ -300,16 +303,7 @@ impl PrimalStats {
     /// columns scaled by `1/σ`.
     pub fn solve_standardized(&self, gamma: f64) -> Result<PrimalSolution> {
         check_gamma(gamma)?;
-        let shift = match &self.shift {
-            Some(s) if self.count > 0 => s,
-            _ => {
-                return Err(LssvmError::EmptyInput {
-                    what: "training set",
-                    rows: 0,
-                    cols: self.dim(),
-                })
-            }
-        };
+        let shift = self.solvable_shift()?;
         let sd = self.feature_std();
         let top = sd.iter().copied().fold(0.0, f64::max);
         let keep: Vec<usize> = (0..self.dim())
