@@ -47,7 +47,7 @@ impl<E: PartialModel> Trained<E> {
         &self.classifier
     }
 
-    /// Normalised embeddings of every row of `source` (`rows × r`, [`Embedding::embed`]).
+    /// Normalised embeddings of every row of `source` (`rows × r`, [`crate::Embedding::embed`]).
     pub fn embed_file(&self, source: &LibsvmSource) -> Result<Array2<f64>> {
         let mut parts = Vec::new();
         for_each_chunk(source, self.chunk_rows, Some(self.model.n_features()), |c| {
