@@ -55,6 +55,26 @@ enum Command {
         /// The TOML config (keys of the table1 spec's [params], plus datasets, methods, seed).
         file: PathBuf,
     },
+    /// One measurement of the scaling spec in its own process (run by the scaling runner): prints
+    /// its outcome as TOML.
+    #[command(hide = true)]
+    ScalingChild {
+        /// streaming-nystrom, dense or rsvd.
+        #[arg(long)]
+        method: String,
+        /// Training LIBSVM file.
+        #[arg(long)]
+        train: PathBuf,
+        /// Test LIBSVM file.
+        #[arg(long)]
+        test: PathBuf,
+        /// Threads.
+        #[arg(long)]
+        threads: Option<usize>,
+        /// The measurement's parameters as TOML.
+        #[arg(long)]
+        params: String,
+    },
 }
 
 fn list() -> Result<()> {
@@ -86,6 +106,13 @@ fn run(cli: Cli) -> Result<bool> {
     match cli.command {
         Command::List => list().map(|()| true),
         Command::Table1Config { file } => experiments::graph_config(&file).map(|()| true),
+        Command::ScalingChild {
+            method,
+            train,
+            test,
+            threads,
+            params,
+        } => experiments::scaling_child(&method, &train, &test, threads, &params).map(|()| true),
         Command::Reproduce {
             only,
             quick,

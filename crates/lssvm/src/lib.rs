@@ -92,7 +92,8 @@
 //! [`ValidLssvmParams`] -> `fit_*`. [`PrimalStats`] is the one-pass form of the primal solver:
 //! the sufficient statistics `n, Σ f, Σ f fᵀ, Σ t, Σ f tᵀ`, mergeable across chunks and
 //! partitions and subtractable across cross-validation folds (graph-tasks' cross-validation and
-//! the streaming classifier use it).
+//! the streaming classifier use it); [`PrimalStats::solve_standardized`] solves it on
+//! standardised features (ridge regression invariant to the scale of every feature column).
 
 mod error;
 mod kernel;

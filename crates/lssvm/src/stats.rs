@@ -249,20 +249,23 @@ impl PrimalStats {
         })
     }
 
+    /// The shift, once rows have been seen (what a solve needs).
+    fn solvable_shift(&self) -> Result<&Array1<f64>> {
+        match &self.shift {
+            Some(s) if self.count > 0 => Ok(s),
+            _ => Err(LssvmError::EmptyInput {
+                what: "training set",
+                rows: 0,
+                cols: self.dim(),
+            }),
+        }
+    }
+
     /// The primal LS-SVM with regularisation `γ` on these rows: weights `W` (`d × c`) and biases
     /// (see the module docs). An error without rows or when the system is not positive definite.
     pub fn solve(&self, gamma: f64) -> Result<PrimalSolution> {
         check_gamma(gamma)?;
-        let shift = match &self.shift {
-            Some(s) if self.count > 0 => s,
-            _ => {
-                return Err(LssvmError::EmptyInput {
-                    what: "training set",
-                    rows: 0,
-                    cols: self.dim(),
-                })
-            }
-        };
+        let shift = self.solvable_shift()?;
         let nf = self.count as f64;
         let mu = &self.sum / nf;
         let tbar = &self.tsum / nf;
@@ -275,6 +278,58 @@ impl PrimalStats {
         rhs.scaled_add(-nf, &mu_col.dot(&tbar.view().insert_axis(Axis(0))));
         let weights = cholesky_solve(a.view(), rhs.view())?;
         let bias = &tbar - &weights.t().dot(&(&mu + shift));
+        Ok(PrimalSolution { weights, bias })
+    }
+
+    /// Population standard deviations of the features, `σ_a = sqrt(max(0, Σ g_a² / n − μ_a²))`
+    /// (`μ = Σ g / n`; the shift cancels); zeros without rows.
+    pub fn feature_std(&self) -> Array1<f64> {
+        if self.count == 0 {
+            return Array1::zeros(self.dim());
+        }
+        let nf = self.count as f64;
+        Array1::from_iter((0..self.dim()).map(|a| {
+            let mean = self.sum[a] / nf;
+            (self.gram[[a, a]] / nf - mean * mean).max(0.0).sqrt()
+        }))
+    }
+
+    /// The primal LS-SVM with regularisation `γ` on **standardised** features
+    /// `z_a = (f_a − f̄_a) / σ_a` ([`PrimalStats::feature_std`]), i.e. ridge regression
+    /// `min (1/n) Σ_i ‖t_i − Wᵀ z_i − b‖² + λ ‖W‖²` with `λ = 1 / (n γ)`: the solution does not
+    /// change when a feature column is scaled. Columns with `σ_a ≤ 10³ ε max σ` (constant up to
+    /// rounding) get weight 0. Weights and biases are returned for the original features
+    /// (`f ↦ Wᵀ f + b`). The system is [`PrimalStats::solve`]'s, on the statistics of the kept
+    /// columns scaled by `1/σ`.
+    pub fn solve_standardized(&self, gamma: f64) -> Result<PrimalSolution> {
+        check_gamma(gamma)?;
+        let shift = self.solvable_shift()?;
+        let sd = self.feature_std();
+        let top = sd.iter().copied().fold(0.0, f64::max);
+        let keep: Vec<usize> = (0..self.dim())
+            .filter(|&a| sd[a] > 0.0 && sd[a] > 1e3 * f64::EPSILON * top)
+            .collect();
+        let mut weights = Array2::zeros((self.dim(), self.n_targets()));
+        if !keep.is_empty() {
+            let k = keep.len();
+            let scaled = PrimalStats {
+                count: self.count,
+                shift: Some(Array1::from_iter(keep.iter().map(|&a| shift[a] / sd[a]))),
+                sum: Array1::from_iter(keep.iter().map(|&a| self.sum[a] / sd[a])),
+                gram: Array2::from_shape_fn((k, k), |(p, q)| {
+                    self.gram[[keep[p], keep[q]]] / (sd[keep[p]] * sd[keep[q]])
+                }),
+                tsum: self.tsum.clone(),
+                cross: Array2::from_shape_fn((k, self.n_targets()), |(p, c)| self.cross[[keep[p], c]] / sd[keep[p]]),
+            };
+            let sol = scaled.solve(gamma)?;
+            for (p, &a) in keep.iter().enumerate() {
+                weights.row_mut(a).assign(&(&sol.weights.row(p) / sd[a]));
+            }
+        }
+        let nf = self.count as f64;
+        let mean = &self.sum / nf + shift;
+        let bias = &self.tsum / nf - weights.t().dot(&mean);
         Ok(PrimalSolution { weights, bias })
     }
 }
@@ -328,6 +383,57 @@ mod tests {
         let got = all.solve(gamma).unwrap();
         // Unshifted sums at offset 50 lose about 50² relative digits more than the centred solve.
         assert!(close(&got.weights, &head.weights, 2500.0 * tol));
+    }
+
+    /// Standardised solve = the in-memory primal solver on explicitly standardised columns (an
+    /// independent route: centring and scaling of the data, not of the statistics), mapped back;
+    /// scaling a column leaves the decision function unchanged; a constant column gets weight 0.
+    #[test]
+    fn standardized_solve_equals_the_primal_solve_on_standardized_columns() {
+        let mut rng = rng_from_seed(9);
+        let (n, d, c) = (3000, 5, 2);
+        let mut f = gaussian_matrix(&mut rng, n, d);
+        for (a, mut col) in f.axis_iter_mut(Axis(1)).enumerate() {
+            col *= 10f64.powi(a as i32 - 2);
+            col += 1e3 * a as f64;
+        }
+        f.column_mut(4).fill(7.0); // constant
+        let t = gaussian_matrix(&mut rng, n, c);
+        let gamma = 0.05;
+        let mut st = PrimalStats::shifted_by_first_rows(d, c);
+        for lo in (0..n).step_by(700) {
+            let hi = (lo + 700).min(n);
+            st.add(f.slice(s![lo..hi, ..]), t.slice(s![lo..hi, ..])).unwrap();
+        }
+        let got = st.solve_standardized(gamma).unwrap();
+        // Reference: standardise the kept columns in memory and solve.
+        let mean = f.mean_axis(Axis(0)).unwrap();
+        let sd = f.std_axis(Axis(0), 0.0);
+        let z = Array2::from_shape_fn((n, 4), |(i, a)| (f[[i, a]] - mean[a]) / sd[a]);
+        let want = solve_primal(z.view(), t.view(), gamma).unwrap();
+        let tol = 1e3 * f64::EPSILON * (n * d) as f64;
+        for a in 0..4 {
+            let scaled = (&got.weights.row(a) * sd[a]).to_owned().insert_axis(Axis(0));
+            assert!(
+                close(&scaled, &want.weights.slice(s![a..a + 1, ..]).to_owned(), tol),
+                "column {a}"
+            );
+        }
+        assert!(got.weights.row(4).iter().all(|&w| w == 0.0), "constant column");
+        let scores = f.dot(&got.weights) + &got.bias;
+        let reference = z.dot(&want.weights) + &want.bias;
+        assert!(close(&scores, &reference, tol));
+        // Scaling a column by 1e-3 changes nothing but its weight.
+        let mut g = f.clone();
+        g.column_mut(1).mapv_inplace(|v| v * 1e-3);
+        let mut other = PrimalStats::shifted_by_first_rows(d, c);
+        other.add(g.view(), t.view()).unwrap();
+        let other = other.solve_standardized(gamma).unwrap();
+        assert!(close(&(g.dot(&other.weights) + &other.bias), &scores, tol));
+        assert!(matches!(
+            PrimalStats::new(d, c).solve_standardized(gamma),
+            Err(LssvmError::EmptyInput { .. })
+        ));
     }
 
     #[test]

@@ -1,7 +1,8 @@
 """The out-of-core asymmetric Nystrom KSVD on a local Dask cluster, against the single-process fit.
 
-Generates seeded LIBSVM data (``ksvd-stream``'s synthetic generator, planted nonlinear signal)
-split into ``--files`` files, or takes ``--data TRAIN... --test TEST...``; starts a
+Generates seeded sparse LIBSVM data (scikit-learn's ``make_classification``, each entry kept with
+probability ``--nnz / --features``, written by ``dump_svmlight_file``) split into ``--files``
+files, or takes ``--data TRAIN... --test TEST...``; starts a
 ``dask.distributed.LocalCluster`` of ``--workers`` worker processes (one thread each); runs
 ``ksvd.dask.fit`` on it and ``ksvd.dask.fit_local`` (one process) on the same files; prints both
 fits, the wall time and peak RSS per worker, the bytes of each pass's state, and as its last line
@@ -24,16 +25,39 @@ from collections import Counter
 
 import numpy as np
 
-from ksvd import _ksvd
 from ksvd import dask as kd
 
 
 def _peak_rss_bytes() -> float:
-    """This process's own peak RSS (``VmHWM``), not ``ru_maxrss``: a worker process spawned by
-    the driver inherits the driver's high-water mark in ``ru_maxrss`` (Linux keeps it across
-    fork + exec), which made workers look as large as the driver. NaN where ``/proc`` is absent."""
-    peak = _ksvd.peak_rss_bytes()
-    return float("nan") if peak is None else float(peak)
+    """This process's own peak RSS (``VmHWM`` of ``/proc/self/status``), not ``ru_maxrss``: a
+    worker process spawned by the driver inherits the driver's high-water mark in ``ru_maxrss``
+    (Linux keeps it across fork + exec), which made workers look as large as the driver. NaN
+    where ``/proc`` is absent."""
+    try:
+        with open("/proc/self/status") as f:
+            for line in f:
+                if line.startswith("VmHWM:"):
+                    return float(line.split()[1]) * 1024.0
+    except OSError:
+        pass
+    return float("nan")
+
+
+def _write_data(directory: str, rows: int, test_rows: int, features: int, nnz: int, seed: int) -> tuple:
+    """Seeded sparse training and test files (see the module docs); returns their paths."""
+    import scipy.sparse as sp
+    from sklearn.datasets import dump_svmlight_file, make_classification
+
+    x, y = make_classification(
+        n_samples=rows + test_rows, n_features=features, n_informative=max(2, features // 10), n_redundant=0, random_state=seed
+    )
+    x = sp.csr_matrix(x * (np.random.default_rng(seed).random(x.shape) < nnz / features))
+    y = np.where(y > 0, 1.0, -1.0)
+    out = []
+    for name, rs in (("train.svm", slice(0, rows)), ("test.svm", slice(rows, None))):
+        out.append(os.path.join(directory, name))
+        dump_svmlight_file(x[rs], y[rs], out[-1], zero_based=False)
+    return tuple(out)
 
 
 def main() -> None:
@@ -43,7 +67,7 @@ def main() -> None:
     ap.add_argument("--test-rows", type=int, default=5_000)
     ap.add_argument("--files", type=int, default=8, help="training files to split the generated data into")
     ap.add_argument("--features", type=int, default=500)
-    ap.add_argument("--nnz", type=int, default=16, help="stored entries per generated row")
+    ap.add_argument("--nnz", type=int, default=16, help="expected stored entries per generated row")
     ap.add_argument("--data", nargs="+", help="training LIBSVM files (plain or .bz2) instead of generated data")
     ap.add_argument("--test", nargs="+", help="test LIBSVM files (with --data)")
     ap.add_argument("--rank", type=int, default=10)
@@ -61,12 +85,9 @@ def main() -> None:
                 ap.error("--data needs --test")
             train, test = args.data, args.test
         else:
-            whole = os.path.join(tmp, "train.svm")
-            _ksvd.write_synthetic(whole, args.rows, features=args.features, nnz_per_row=args.nnz, part="train", seed=args.seed)
+            whole, t = _write_data(tmp, args.rows, args.test_rows, args.features, args.nnz, args.seed)
             train = kd.split_file(whole, args.files, tmp, prefix="train")
             os.unlink(whole)
-            t = os.path.join(tmp, "test.svm")
-            _ksvd.write_synthetic(t, args.test_rows, features=args.features, nnz_per_row=args.nnz, part="test", seed=args.seed)
             test = kd.split_file(t, max(1, min(args.files, 4)), tmp, prefix="test")
         opts = dict(rank=args.rank, landmarks=args.landmarks, chunk_rows=args.chunk_rows, seed=args.seed)
         n_features = None if args.data else args.features

@@ -1,28 +1,29 @@
 """The paper's large-scale spec (``experiments/large-scale.toml``) run through Dask.
 
-For every dataset of the spec whose files are present (the stand-ins under ``data/``; the
-paper's AmazonCat-13K, Avazu and Criteo when put under ``data/external/`` as the spec and
-``ksvd_streaming::paper_datasets`` say), runs :func:`ksvd.dask.fit` on a
-``LocalCluster`` of ``--workers`` processes with the spec's ``[params]`` (``components`` = rank,
-``landmarks`` = n = m, RBF with the median heuristic or a fixed bandwidth, compatibility a2,
-``ridge``, ``chunk_rows``) and the spec's seeds, and writes rows in the tidy schema of
-``results/large-scale.csv`` to ``--out`` (atomically: temp file + ``os.replace``).
+For every dataset of the spec whose files are present (the stand-ins committed under ``data/``;
+the paper's AmazonCat-13K, Avazu and Criteo when put under ``data/external/`` where the spec's
+``[[params.datasets]]`` say), runs :func:`ksvd.dask.fit` on a ``LocalCluster`` of ``--workers``
+processes with the spec's ``[params]`` (``components`` = rank, ``landmarks`` = n = m, RBF with the
+median heuristic or a fixed bandwidth, compatibility a2, ``ridge``, ``chunk_rows``) and the
+spec's seeds, and writes rows in the tidy schema of ``results/large-scale.csv`` to ``--out``
+(atomically: temp file + ``os.replace``).
 
-Differences from the single-machine runner (documented in the rows' notes):
+The passes are those of the single-machine runner (``cargo xtask reproduce --only large-scale``,
+i.e. ``ksvd-stream``): the landmark rows are the bottom-n key sketch of the training rows'
+global ids, so they are the runner's whatever ``--parts`` and ``--workers``, and the AUROCs agree
+with the runner's up to the rounding of sums regrouped by the partitioning. As in the runner:
 
-* the landmark rows come from the key sketch (``hash(seed, file, row)``, independent of the
-  partitioning), not the single-machine path's reservoir: AUROCs differ statistically (a
-  different uniform sample of landmark rows), not by rounding;
-* each training file is split into ``--parts`` consecutive files (the unit of work), and the
-  sketch's keys depend on that split, so ``--parts`` (not ``--workers``) fixes the landmarks;
-* ``kpca`` rows come from ``ksvd.dask.fit(..., method="kpca")``: the single-machine KPCA's
-  solve (symmetric Nystrom on the landmark rows) on the sketch's landmark rows, trained and
-  scored by the same distributed passes;
+* each training file is split into ``--parts`` consecutive files (the unit of work);
 * a set with more features than rows (``M > N``, the Reuters stand-in) maps the rows (a2 on
-  ``x_i``): pass 2 gathers the sparse ``X[:, J]`` instead of summing ``P``, as in one process;
+  ``x_i``): pass 2 gathers the sparse ``X[:, J]`` instead of summing ``P``;
 * a dataset without a test file (w8a; Criteo) gets the runner's seeded train/test split (the
   same held-out rows: ``RowSelection::SplitTest`` through ``_ksvd.split_test_rows``), done on
-  the driver while splitting the file into parts (a real cluster would split per partition).
+  the driver while splitting the file into parts (a real cluster would split per partition);
+* ``M`` of a stand-in is the largest feature index of its files (the registry's value for the
+  four stand-ins), that of a paper dataset the spec's ``n_features``.
+
+The committed stand-in files are read directly (``data/<id>/``, checked against the sha256 of
+``data/MANIFEST.toml``).
 
 Usage: ``python large_scale_dask.py [--spec experiments/large-scale.toml] [--workers 2]
 [--parts 8] [--datasets a9a,...] [--quick] [--out results/large-scale-dask.csv]``
@@ -67,6 +68,90 @@ def split_parts(path: str, parts: int, out_dir: str, prefix: str) -> list:
         while chunk := src.read(1 << 20):
             dst.write(chunk)
     return kd.split_file(plain, parts, out_dir, prefix=prefix)
+
+
+# The committed stand-ins (data/<id>/SOURCE.md): training file and test file (None: the runner's
+# seeded split of the training file).
+STAND_IN_FILES = {
+    "a9a": ("a9a.bz2", "a9a.t.bz2"),
+    "w8a": ("w8a.bz2", None),
+    "ijcnn1": ("ijcnn1.trn.bz2", "ijcnn1.tst.bz2"),
+    "reuters_lasvm": ("reuters.trn.bz2", "reuters.tst.bz2"),
+}
+
+
+def data_dir(given=None) -> str:
+    """The committed data folder: ``given``, ``$KSVD_DATA_DIR``, or the repository's ``data/``."""
+    return given or os.environ.get("KSVD_DATA_DIR") or os.path.join(repo_root(), "data")
+
+
+def max_feature_index(paths) -> int:
+    """The largest (1-based) feature index in LIBSVM files (plain or ``.bz2``)."""
+    top = 0
+    for path in paths:
+        with _open(path) as f:
+            for line in f:
+                body = line.split(b"#", 1)[0].split()
+                if len(body) > 1:
+                    top = max(top, max(int(tok.split(b":", 1)[0]) for tok in body[1:]))
+    return top
+
+
+def stand_in_inputs(names, directory=None) -> dict:
+    """The committed files of the stand-ins ``names``: per name a dict ``train``, ``test`` (``None``
+    without a test file), ``n_features`` (the largest feature index of the files),
+    ``positive_label`` (``None``: the larger of two labels) and ``missing`` (``None``, or why the
+    files cannot be used). Every file is checked against its sha256 in ``data/MANIFEST.toml``."""
+    import hashlib
+
+    directory = data_dir(directory)
+    manifest_path = os.path.join(directory, "MANIFEST.toml")
+    with open(manifest_path, "rb") as f:
+        sha = {e["path"]: e["sha256"] for e in tomllib.load(f)["file"]}
+    out = {}
+    for name in names:
+        if name not in STAND_IN_FILES:
+            out[name] = {"missing": f"{name} is not a committed LIBSVM stand-in ({sorted(STAND_IN_FILES)})"}
+            continue
+        files = [f"{name}/{f}" for f in STAND_IN_FILES[name] if f is not None]
+        problem = None
+        for rel in files:
+            path = os.path.join(directory, rel)
+            if rel not in sha or not os.path.isfile(path):
+                problem = f"missing {rel}: not in {manifest_path}"
+                break
+            with open(path, "rb") as f:
+                if hashlib.sha256(f.read()).hexdigest() != sha[rel]:
+                    problem = f"{rel} does not match its sha256 in {manifest_path}"
+                    break
+        paths = [os.path.join(directory, rel) for rel in files]
+        out[name] = {
+            "train": paths[0],
+            "test": paths[1] if len(paths) > 1 else None,
+            "n_features": None if problem else max_feature_index(paths),
+            "positive_label": None,
+            "missing": problem,
+        }
+    return out
+
+
+def paper_inputs(datasets, directory=None) -> dict:
+    """The user datasets of the spec's ``[[params.datasets]]`` (paths relative to the data folder),
+    in the form of :func:`stand_in_inputs`; ``missing`` names the first absent file and where to
+    get it, as the runner's ``missing-data`` rows do."""
+    directory = data_dir(directory)
+    out = {}
+    for d in datasets:
+        rels = [d["train_path"]] + ([d["test_path"]] if d.get("test_path") else [])
+        absent = [r for r in rels if not os.path.isfile(os.path.join(directory, r))]
+        out[d["name"]] = {
+            "train": os.path.join(directory, rels[0]),
+            "test": os.path.join(directory, rels[1]) if len(rels) > 1 else None,
+            "n_features": d.get("n_features"),
+            "positive_label": d.get("positive_label"),
+            "missing": f"missing {absent[0]}: {d.get('origin', '')}" if absent else None,
+        }
+    return out
 
 
 def seeded_split(path: str, test_fraction: float, seed: int, out_dir: str) -> tuple:
@@ -127,7 +212,7 @@ def method_note(method: str, res, args, partitions: int, rank: int, ridge: float
     nn, mm = plan.shape
     parts = [
         f"Dask: {args.workers} workers, {partitions} partitions; r = {model.rank} (requested {rank})",
-        f"n = {len(plan.row_landmarks)} landmark rows (key sketch)",
+        f"n = {len(model.row_landmarks)} landmark rows (key sketch)",
     ]
     if method == "ksvd":
         side = "columns mapped (N > M)" if nn > mm else "rows mapped (M > N)" if mm > nn else "square (C = I)"
@@ -163,6 +248,7 @@ def main(argv=None) -> int:
             raise SystemExit(f"error: datasets {unknown} are not in the spec ({datasets})")
         datasets = wanted
     # Defaults of xtask's LargeScaleConfig (experiments/large_scale/runner.rs) for keys the spec leaves out.
+    user_datasets = params.get("datasets", [])
     stand_ins = params.get("stand_ins", ["a9a", "w8a", "ijcnn1", "reuters_lasvm"])
     methods = [m for m in params.get("methods", ["kpca", "ksvd"]) if any(m == x["id"] for x in spec["methods"])]
     landmarks = int(params.get("landmarks", 1000))
@@ -174,7 +260,8 @@ def main(argv=None) -> int:
     seeds = [int(s) for s in spec.get("seeds", [0])]
     paper = {(p["dataset"], p["method"], p["metric"]): float(p["value"]) for p in spec.get("paper", [])}
 
-    inputs = {d["name"]: d for d in _ksvd.large_scale_inputs([s for s in stand_ins if s in datasets], args.data_dir)}
+    inputs = stand_in_inputs([s for s in stand_ins if s in datasets], args.data_dir)
+    inputs.update(paper_inputs([d for d in user_datasets if d["name"] in datasets], args.data_dir))
     from dask.distributed import Client, LocalCluster
 
     rows = []

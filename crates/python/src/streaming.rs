@@ -1,13 +1,14 @@
-//! Bindings of the out-of-core passes' partial states (`ksvd_streaming::partial`): the building
-//! blocks `ksvd.dask` schedules. Each state is a frozen Python object with a functional `merge`
-//! (returns a new state), pickled through its versioned serde bytes
-//! ([`ksvd_streaming::PartialState::to_bytes`]); a wrong kind or version or corrupt bytes raise
-//! `ValueError` naming the problem. Every pass runs with the GIL released.
+//! Bindings of the out-of-core passes' partial states (`ksvd_streaming`: scan, landmarks,
+//! train, score): the building blocks `ksvd.dask` schedules. Each state is a frozen Python object
+//! with a functional `merge` (returns a new state), pickled through its document in the
+//! workspace's envelope ([`ksvd_streaming::PartialState::to_bytes`]: format
+//! `ksvd-streaming-<kind>`, versioned and checksummed); another format or version or corrupt
+//! bytes raise `ValueError` naming the problem. Every pass runs with the GIL released.
 use ksvd_linalg::CsrMatrix;
 use ksvd_streaming::{
-    Bandwidth, ColumnsPartial, Embedding, FittedKpca, FittedKsvd, LandmarkPlan, LibsvmSource, PartRows, PartialModel,
-    PartialState, RowSelection, ScanPartial, ScorePartial, StreamingError, StreamingParams, SyntheticPart,
-    SyntheticSpec, TrainPartial, TrainedKpca, TrainedKsvd, ValidStreamingParams,
+    Bandwidth, Embedding, FittedKpca, FittedKsvd, LandmarkPlan, LandmarksPartial, LibsvmSource, Method, PartRows,
+    PartialModel, PartialState, RowSelection, ScanPartial, ScorePartial, StreamingError, StreamingParams, TrainPartial,
+    TrainedKpca, TrainedKsvd, ValidStreamingParams,
 };
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -52,13 +53,13 @@ macro_rules! state_class {
 
         #[pymethods]
         impl $py {
-            /// The versioned serde form (one JSON document).
+            /// The state as one document of the workspace's envelope (versioned, checksummed JSON).
             fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
                 let bytes = py.detach(|| self.inner.to_bytes()).map_err(value_error)?;
                 Ok(PyBytes::new(py, &bytes))
             }
 
-            /// Reads `to_bytes`' output, checking format, kind, version and invariants.
+            /// Reads `to_bytes`' output, checking format, version, checksum and invariants.
             #[staticmethod]
             fn from_bytes(py: Python<'_>, bytes: &[u8]) -> PyResult<Self> {
                 let inner = py.detach(|| <$rust>::from_bytes(bytes)).map_err(value_error)?;
@@ -131,16 +132,15 @@ impl PyStreamParams {
     }
 }
 
-/// An in-memory partition from Python, the tuple `(part, first_row, x, y)`: part number `part`,
-/// the dense block `x` (`rows x features`, e.g. a row chunk of a `dask.array`), its labels `y`
-/// and the global row id `first_row` of its first row (the rows of the parts before it).
+/// An in-memory part from Python, the tuple `(part, x, y)`: part number `part` (its position in
+/// the list of parts: its rows follow those of the parts before it), the dense block `x`
+/// (`rows x features`, e.g. a row chunk of a `dask.array`) and its labels `y`.
 #[derive(FromPyObject)]
-struct BlockArg<'py>(usize, usize, PyReadonlyArray2<'py, f64>, PyReadonlyArray1<'py, f64>);
+struct BlockArg<'py>(usize, PyReadonlyArray2<'py, f64>, PyReadonlyArray1<'py, f64>);
 
 /// A [`BlockArg`] converted at the edge.
 struct Block {
     part: usize,
-    first_row: usize,
     x: CsrMatrix,
     labels: Vec<f64>,
 }
@@ -149,9 +149,8 @@ impl BlockArg<'_> {
     fn convert(&self) -> PyResult<Block> {
         Ok(Block {
             part: self.0,
-            first_row: self.1,
-            x: CsrMatrix::from_dense(self.2.as_array()).map_err(value_error)?,
-            labels: self.3.as_array().to_vec(),
+            x: CsrMatrix::from_dense(self.1.as_array()).map_err(value_error)?,
+            labels: self.2.as_array().to_vec(),
         })
     }
 }
@@ -161,8 +160,16 @@ impl Block {
         PartRows::Memory {
             x: &self.x,
             labels: &self.labels,
-            first_row: self.first_row,
         }
+    }
+}
+
+/// `"ksvd"` or `"kpca"`.
+fn parse_method(method: &str) -> PyResult<Method> {
+    match method {
+        "ksvd" => Ok(Method::Ksvd),
+        "kpca" => Ok(Method::Kpca),
+        other => Err(value_error(format!("method {other:?}: expected 'ksvd' or 'kpca'"))),
     }
 }
 
@@ -174,7 +181,7 @@ state_class!(
     PyScanPartial,
     ScanPartial,
     "ScanPartial",
-    "Pass 1: counts, labels, column norms and the bottom-n key sketch of landmark rows.",
+    "Pass 1: row counts of every part, labels and column norms.",
     merge,
     {
         /// Scans training file number `file` (its position in the global list) at `path`.
@@ -192,9 +199,8 @@ state_class!(
             let inner = run(py, || ScanPartial::scan_file(&params.params, file, &src))?;
             Ok(PyScanPartial { inner })
         }
-        /// Scans an in-memory part of the training data, `block = (part, first_row, x, y)`:
-        /// the dense rows `x` (`rows x features`) of part number `part` with labels `y`, the
-        /// first with the global row id `first_row` (the rows of the parts before it).
+        /// Scans an in-memory part of the training data, `block = (part, x, y)`: the dense rows
+        /// `x` (`rows x features`) of part number `part` with labels `y`.
         #[staticmethod]
         fn scan_block(py: Python<'_>, params: &PyStreamParams, block: BlockArg<'_>) -> PyResult<Self> {
             let b = block.convert()?;
@@ -218,49 +224,52 @@ state_class!(
     PyLandmarkPlan,
     LandmarkPlan,
     "LandmarkPlan",
-    "The driver's plan after pass 1: row offsets, landmark rows and columns, the projection.",
+    "The driver's plan after pass 1 for one method: part offsets, N, M, and for KSVD the landmark columns and the projection.",
     {
-        /// The plan from the merged scan of every training file.
+        /// The plan of `method` (`"ksvd"` or `"kpca"`) from the merged scan of every training part.
         #[new]
-        fn new(py: Python<'_>, scan: &PyScanPartial, params: &PyStreamParams) -> PyResult<Self> {
-            let inner = run(py, || LandmarkPlan::new(&scan.inner, &params.params))?;
+        #[pyo3(signature = (scan, params, method="ksvd"))]
+        fn new(py: Python<'_>, scan: &PyScanPartial, params: &PyStreamParams, method: &str) -> PyResult<Self> {
+            let method = parse_method(method)?;
+            let inner = run(py, || LandmarkPlan::new(&scan.inner, &params.params, method))?;
             Ok(PyLandmarkPlan { inner })
         }
-        /// Pass 2 over training file `file`: its partial landmark columns `P_f`.
+        /// Pass 2 over training file `file`: its landmark rows (key sketch) and, for KSVD, its
+        /// partial landmark columns.
         #[pyo3(signature = (file, path, zero_based=false))]
-        fn columns_file(
+        fn landmarks_file(
             &self,
             py: Python<'_>,
             file: usize,
             path: &str,
             zero_based: bool,
-        ) -> PyResult<PyColumnsPartial> {
+        ) -> PyResult<PyLandmarksPartial> {
             let src = source(path, None, zero_based);
-            let inner = run(py, || ColumnsPartial::from_file(&self.inner, file, &src))?;
-            Ok(PyColumnsPartial { inner })
+            let inner = run(py, || LandmarksPartial::from_file(&self.inner, file, &src))?;
+            Ok(PyLandmarksPartial { inner })
         }
         /// Pass 2 over an in-memory training block (as `ScanPartial.scan_block`).
-        fn columns_block(&self, py: Python<'_>, block: BlockArg<'_>) -> PyResult<PyColumnsPartial> {
+        fn landmarks_block(&self, py: Python<'_>, block: BlockArg<'_>) -> PyResult<PyLandmarksPartial> {
             let b = block.convert()?;
-            let inner = run(py, || ColumnsPartial::from_part(&self.inner, b.part, b.rows()))?;
-            Ok(PyColumnsPartial { inner })
+            let inner = run(py, || LandmarksPartial::from_part(&self.inner, b.part, b.rows()))?;
+            Ok(PyLandmarksPartial { inner })
         }
-        /// The KSVD landmark solve on the merged columns of every training file.
-        fn solve(&self, py: Python<'_>, columns: &PyColumnsPartial) -> PyResult<PyFittedKsvd> {
-            let inner = run(py, || self.inner.solve(&columns.inner))?;
+        /// The KSVD landmark solve on the merged pass-2 state of every training part.
+        fn solve(&self, py: Python<'_>, landmarks: &PyLandmarksPartial) -> PyResult<PyFittedKsvd> {
+            let inner = run(py, || self.inner.solve_ksvd(&landmarks.inner))?;
             Ok(PyFittedKsvd { inner })
         }
-        /// The KPCA landmark solve (symmetric Nystrom on the landmark rows; needs no pass 2).
-        fn solve_kpca(&self, py: Python<'_>) -> PyResult<PyFittedKpca> {
-            let inner = run(py, || self.inner.solve_kpca())?;
+        /// The KPCA landmark solve (symmetric Nystrom on the landmark rows of the merged pass-2 state).
+        fn solve_kpca(&self, py: Python<'_>, landmarks: &PyLandmarksPartial) -> PyResult<PyFittedKpca> {
+            let inner = run(py, || self.inner.solve_kpca(&landmarks.inner))?;
             Ok(PyFittedKpca { inner })
         }
-        /// Global ids of the landmark rows (increasing).
+        /// `"ksvd"` or `"kpca"`.
         #[getter]
-        fn row_landmarks(&self) -> Vec<usize> {
-            self.inner.row_landmarks().to_vec()
+        fn method(&self) -> &'static str {
+            self.inner.method().as_str()
         }
-        /// Landmark columns.
+        /// Landmark columns (KSVD; empty for KPCA).
         #[getter]
         fn col_landmarks(&self) -> Vec<usize> {
             self.inner.col_landmarks().to_vec()
@@ -274,12 +283,22 @@ state_class!(
 );
 
 state_class!(
-    PyColumnsPartial,
-    ColumnsPartial,
-    "ColumnsPartial",
-    "Pass 2: partial landmark columns P (M x m), merged by addition; rows mapped (M > N): the rows of X[:, J], merged by concatenation.",
+    PyLandmarksPartial,
+    LandmarksPartial,
+    "LandmarksPartial",
+    "Pass 2: the landmark rows (bottom-n key sketch, keyed by global row id) and, for KSVD, the partial landmark columns P (M x m, merged by addition; rows mapped, M > N: the rows of X[:, J], merged by concatenation).",
     merge,
     {
+        /// Global ids of the landmark rows kept so far (increasing).
+        #[getter]
+        fn row_landmarks(&self) -> Vec<usize> {
+            self.inner.row_landmarks()
+        }
+        /// Whether the state holds landmark columns (KSVD; not KPCA).
+        #[getter]
+        fn has_columns(&self) -> bool {
+            self.inner.has_columns()
+        }
         /// Stored entries of the gathered `X[:, J]` (rows mapped; 0 otherwise).
         #[getter]
         fn gathered_nnz(&self) -> usize {
@@ -306,6 +325,11 @@ macro_rules! model_class {
             #[getter]
             fn gamma(&self) -> f64 {
                 self.inner.model().bandwidth()
+            }
+            /// Global ids of the landmark rows (increasing).
+            #[getter]
+            fn row_landmarks(&self) -> Vec<usize> {
+                self.inner.model().landmark_rows().to_vec()
             }
         });
     };
@@ -481,115 +505,6 @@ state_class!(
     }
 );
 
-/// Writes `rows` seeded synthetic LIBSVM rows with a planted nonlinear signal to `path`
-/// (`ksvd_streaming::write_synthetic`; `part` is `"train"` or `"test"`, drawn from the same
-/// distribution with disjoint row streams). Returns `(rows, positives)`.
-#[pyfunction]
-#[pyo3(signature = (path, rows, *, features, nnz_per_row, part, seed))]
-fn write_synthetic(
-    py: Python<'_>,
-    path: &str,
-    rows: usize,
-    features: usize,
-    nnz_per_row: usize,
-    part: &str,
-    seed: u64,
-) -> PyResult<(usize, usize)> {
-    let part = match part {
-        "train" => SyntheticPart::Train,
-        "test" => SyntheticPart::Test,
-        other => {
-            return Err(value_error(format!(
-                "unknown part {other:?} (expected 'train' or 'test')"
-            )))
-        }
-    };
-    let spec = SyntheticSpec {
-        features,
-        nnz_per_row,
-        seed,
-        ..SyntheticSpec::default()
-    };
-    let path = std::path::PathBuf::from(path);
-    let s = run(py, || ksvd_streaming::write_synthetic(&path, &spec, part, rows))?;
-    Ok((s.rows, s.positives))
-}
-
-/// The input files of the large-scale spec, resolved as the experiment runner (`xtask`'s
-/// `large-scale`) does: the registry stand-ins `stand_ins` under the committed `data/` folder
-/// (`data_dir`, default: found as `DataRoot::committed` finds it; checksum-verified), then the
-/// paper's datasets (`ksvd_streaming::paper_datasets`, relative to that folder). One dict per dataset: `name`,
-/// `train` and `test` paths (`test` is `None` when the set has no test file: the Rust path then
-/// splits the training file), `n_features`, `positive_label`, and `missing` (`None`, or the note
-/// of a `missing-data` row saying where to get the file).
-#[pyfunction]
-#[pyo3(signature = (stand_ins, data_dir=None))]
-fn large_scale_inputs<'py>(
-    py: Python<'py>,
-    stand_ins: Vec<String>,
-    data_dir: Option<std::path::PathBuf>,
-) -> PyResult<Vec<Bound<'py, pyo3::types::PyDict>>> {
-    use ksvd_datasets::{sparse_spec, DataRoot, DatasetError, DatasetName};
-    use pyo3::types::PyDict;
-    let root = match data_dir {
-        Some(d) => DataRoot::committed_at(d),
-        None => DataRoot::committed(),
-    }
-    .map_err(value_error)?;
-    let mut out = Vec::new();
-    let entry = |name: &str,
-                 train: Option<std::path::PathBuf>,
-                 test: Option<std::path::PathBuf>,
-                 n_features: Option<usize>,
-                 positive: Option<f64>,
-                 missing: Option<String>|
-     -> PyResult<Bound<'py, PyDict>> {
-        let d = PyDict::new(py);
-        d.set_item("name", name)?;
-        d.set_item("train", train)?;
-        d.set_item("test", test)?;
-        d.set_item("n_features", n_features)?;
-        d.set_item("positive_label", positive)?;
-        d.set_item("missing", missing)?;
-        Ok(d)
-    };
-    for name in &stand_ins {
-        let ds: DatasetName = name.parse().map_err(value_error)?;
-        let spec = sparse_spec(ds)
-            .filter(|s| s.ffm.is_none())
-            .ok_or_else(|| value_error(format!("{name} is not a LIBSVM dataset of the registry")))?;
-        let (train, test, missing) = match root.file(ds, spec.train) {
-            Ok(p) => match root.file(ds, spec.test) {
-                Ok(t) => (Some(p), Some(t), None),
-                Err(DatasetError::MissingFile { .. }) => (Some(p), None, None),
-                Err(e) => return Err(value_error(e)),
-            },
-            Err(e @ DatasetError::MissingFile { .. }) => (None, None, Some(e.to_string())),
-            Err(e) => return Err(value_error(e)),
-        };
-        out.push(entry(name, train, test, Some(spec.n_features), None, missing)?);
-    }
-    for d in ksvd_streaming::paper_datasets() {
-        let at = |p: &std::path::Path| root.dir().join(p);
-        let train = at(&d.train_path);
-        let test = d.test_path.as_deref().map(at);
-        // The note names the path relative to the data folder, as the Rust runner's rows do.
-        let missing = std::iter::once(&d.train_path)
-            .chain(d.test_path.as_ref())
-            .find(|p| !at(p).is_file())
-            .map(|p| format!("missing {}: {}", p.display(), d.origin));
-        out.push(entry(
-            &d.name,
-            Some(train),
-            test,
-            d.n_features,
-            d.positive_label,
-            missing,
-        )?);
-    }
-    Ok(out)
-}
-
 /// The test side of the runner's seeded train/test split of a file of `rows` rows
 /// (`ksvd_streaming::RowSelection::SplitTest`): `mask[t]` is true when file row `t` is held out.
 #[pyfunction]
@@ -604,30 +519,18 @@ fn split_test_rows<'py>(
     Ok((0..rows).map(|t| sel.keeps(t)).collect::<Vec<bool>>().into_pyarray(py))
 }
 
-/// Peak resident set size (`VmHWM`) of this process in bytes (`ksvd_streaming::peak_rss_bytes`);
-/// `None` where `/proc` is not available. Unlike `resource.getrusage(...).ru_maxrss`, it does not
-/// include the peak of the process that started this one (Linux carries that across fork + exec,
-/// so a Dask worker spawned by a large driver would report the driver's size).
-#[pyfunction]
-fn peak_rss_bytes() -> Option<u64> {
-    ksvd_streaming::peak_rss_bytes()
-}
-
 /// Registers the classes in the native module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamParams>()?;
     m.add_class::<PyScanPartial>()?;
     m.add_class::<PyLandmarkPlan>()?;
-    m.add_class::<PyColumnsPartial>()?;
+    m.add_class::<PyLandmarksPartial>()?;
     m.add_class::<PyFittedKsvd>()?;
     m.add_class::<PyTrainPartial>()?;
     m.add_class::<PyTrainedKsvd>()?;
     m.add_class::<PyFittedKpca>()?;
     m.add_class::<PyTrainedKpca>()?;
     m.add_class::<PyScorePartial>()?;
-    m.add_function(wrap_pyfunction!(write_synthetic, m)?)?;
-    m.add_function(wrap_pyfunction!(large_scale_inputs, m)?)?;
     m.add_function(wrap_pyfunction!(split_test_rows, m)?)?;
-    m.add_function(wrap_pyfunction!(peak_rss_bytes, m)?)?;
     Ok(())
 }

@@ -75,3 +75,31 @@ def svd_tolerances(G, s_full, r, solver_tol=0.0):
 @pytest.fixture
 def rng():
     return np.random.default_rng(20240723)
+
+
+def write_svmlight_pair(directory, rows, test_rows, *, features, density, seed):
+    """Seeded sparse LIBSVM files of one classification problem: ``rows`` training and
+    ``test_rows`` test rows of scikit-learn's ``make_classification`` (``features`` columns, a
+    tenth of them informative), each entry kept with probability ``density``, labels ``+-1``,
+    written 1-based by ``sklearn.datasets.dump_svmlight_file``. Returns the two paths."""
+    import os
+
+    import scipy.sparse as sp
+    from sklearn.datasets import dump_svmlight_file, make_classification
+
+    x, y = make_classification(
+        n_samples=rows + test_rows,
+        n_features=features,
+        n_informative=max(2, features // 10),
+        n_redundant=0,
+        random_state=seed,
+    )
+    keep = np.random.default_rng(seed).random(x.shape) < density
+    x = sp.csr_matrix(x * keep)
+    y = np.where(y > 0, 1.0, -1.0)
+    paths = []
+    for name, rs in (("train.svm", slice(0, rows)), ("test.svm", slice(rows, rows + test_rows))):
+        path = os.path.join(str(directory), name)
+        dump_svmlight_file(x[rs], y[rs], path, zero_based=False)
+        paths.append(path)
+    return tuple(paths)

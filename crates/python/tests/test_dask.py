@@ -1,6 +1,6 @@
 """ksvd.dask: the distributed out-of-core fit (KSVD with either side mapped, and KPCA) equals the
-single-process one for any partitioning and merge order, survives a killed worker, and fails
-cleanly on a malformed line.
+single-process one for any partitioning and merge order and for any cut of the training rows
+into files, survives a killed worker, and fails cleanly on a malformed line.
 
 Tolerances (see ksvd/dask.py): sums regrouped differently change by at most N eps relative;
 quantities behind the landmark SVD (singular values, embeddings, scores) are compared at
@@ -19,6 +19,7 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 
+from conftest import write_svmlight_pair  # noqa: E402
 from ksvd import _ksvd  # noqa: E402
 from ksvd import dask as kd  # noqa: E402
 
@@ -26,20 +27,17 @@ EPS = np.finfo(float).eps
 OPTS = dict(rank=6, landmarks=60, chunk_rows=300, seed=3, n_features=80)
 
 
-def synthetic_files(d, rows, test_rows, *, features, nnz, seed, parts, test_parts):
-    """Seeded synthetic training and test rows in ``d``, split into ``parts`` and ``test_parts`` files."""
-    out = []
-    for part, n, k in (("train", rows, parts), ("test", test_rows, test_parts)):
-        whole = os.path.join(str(d), f"{part}.svm")
-        _ksvd.write_synthetic(whole, n, features=features, nnz_per_row=nnz, part=part, seed=seed)
-        out.append(kd.split_file(whole, k, str(d), prefix=part))
-    return tuple(out)
+def synthetic_files(d, rows, test_rows, *, features, density, seed, parts, test_parts):
+    """Seeded training and test rows in ``d`` (conftest's ``write_svmlight_pair``), split into
+    ``parts`` and ``test_parts`` files."""
+    whole = write_svmlight_pair(d, rows, test_rows, features=features, density=density, seed=seed)
+    return tuple(kd.split_file(w, k, str(d), prefix=tag) for w, k, tag in zip(whole, (parts, test_parts), ("train", "test")))
 
 
 @pytest.fixture(scope="module")
 def data(tmp_path_factory):
     d = tmp_path_factory.mktemp("dask-data")
-    return synthetic_files(d, 3000, 800, features=80, nnz=8, seed=1, parts=7, test_parts=3)
+    return synthetic_files(d, 3000, 800, features=80, density=0.1, seed=1, parts=7, test_parts=3)
 
 
 @pytest.fixture(scope="module")
@@ -53,7 +51,7 @@ def assert_same(fit, emb, ref, ref_emb):
     s, s_ref = fit.model.singular_values(), ref.model.singular_values()
     assert s.shape == s_ref.shape
     assert np.max(np.abs(s - s_ref)) <= np.sqrt(EPS) * s_ref[0]
-    assert fit.plan.row_landmarks == ref.plan.row_landmarks
+    assert fit.model.row_landmarks == ref.model.row_landmarks
     assert emb.shape == ref_emb.shape
     assert np.max(np.abs(emb - ref_emb)) <= np.sqrt(EPS) * np.max(np.abs(ref_emb))
     assert abs(fit.auroc - ref.auroc) <= 1e-9
@@ -64,7 +62,26 @@ def test_partition_count_and_order_do_not_matter(data, single, npartitions, orde
     train, test = data
     fit = kd.fit(train, test, npartitions=npartitions, order_seed=order_seed, scheduler="threads", **OPTS)
     assert_same(fit, fit.embeddings.compute(scheduler="threads"), *single)
+    assert fit.landmarks.has_columns and len(fit.model.row_landmarks) == 60
     assert 0.5 < fit.auroc <= 1.0  # the planted signal is found
+
+
+@pytest.mark.parametrize("method,spectrum", [("ksvd", "singular_values"), ("kpca", "eigenvalues")])
+def test_the_same_rows_cut_into_other_files_give_the_same_fit(tmp_path, method, spectrum):
+    # The landmark keys are global row ids: the training rows as one file (what `ksvd-stream run`
+    # reads) and cut into 2 or 5 files give the same landmark rows and the same fit to rounding.
+    train, test = write_svmlight_pair(tmp_path, 1500, 400, features=40, density=0.2, seed=4)
+    opts = dict(method=method, rank=5, landmarks=50, chunk_rows=200, seed=2, n_features=40)
+    one = kd.fit_local([train], [test], **opts)
+    s_one = getattr(one.model, spectrum)()
+    for parts in (2, 5):
+        cut = kd.split_file(train, parts, str(tmp_path), prefix=f"cut{parts}")
+        fit = kd.fit(cut, [test], npartitions=parts, order_seed=parts, scheduler="threads", **opts)
+        assert fit.model.row_landmarks == one.model.row_landmarks
+        assert len(fit.model.row_landmarks) == 50 and fit.scan.rows == 1500
+        s = getattr(fit.model, spectrum)()
+        assert np.max(np.abs(s - s_one)) <= 8 * 1500 * EPS * s_one[0]
+        assert abs(fit.auroc - one.auroc) <= 1e-9
 
 
 @pytest.fixture(scope="module")
@@ -82,12 +99,12 @@ def test_kpca_partition_count_and_order_do_not_matter(data, single_kpca, npartit
     ref, ref_emb = single_kpca
     fit = kd.fit(train, test, method="kpca", npartitions=npartitions, order_seed=order_seed, scheduler="threads", **OPTS)
     np.testing.assert_array_equal(fit.model.eigenvalues(), ref.model.eigenvalues())
-    assert fit.plan.row_landmarks == ref.plan.row_landmarks
+    assert fit.model.row_landmarks == ref.model.row_landmarks
     emb = fit.embeddings.compute(scheduler="threads")
     assert emb.shape == ref_emb.shape == (800, fit.model.rank)
     assert np.max(np.abs(emb - ref_emb)) <= np.sqrt(EPS) * np.max(np.abs(ref_emb))
     assert abs(fit.auroc - ref.auroc) <= 1e-9 and 0.5 < fit.auroc <= 1.0
-    assert "columns" not in fit.state_bytes
+    assert not fit.landmarks.has_columns, "KPCA's pass 2 carries the landmark rows only"
 
 
 def test_kpca_states_pickle_and_are_not_ksvd_states(data):
@@ -95,7 +112,7 @@ def test_kpca_states_pickle_and_are_not_ksvd_states(data):
     fit = kd.fit_local(train, test, method="kpca", **OPTS)
     back = pickle.loads(pickle.dumps(fit.model))
     np.testing.assert_array_equal(back.weights(), fit.model.weights())
-    with pytest.raises(ValueError, match='"trained-kpca" state'):
+    with pytest.raises(ValueError, match='"ksvd-streaming-trained-kpca"'):
         _ksvd.TrainedKsvd.from_bytes(fit.model.to_bytes())
     with pytest.raises(ValueError, match="method 'pca'"):
         kd.fit(train, test, method="pca", **OPTS)
@@ -105,7 +122,7 @@ def test_kpca_states_pickle_and_are_not_ksvd_states(data):
 def test_more_features_than_rows_maps_the_rows(tmp_path, method):
     # M > N: KSVD maps the rows (pass 2 gathers the sparse X[:, J], merged exactly); the fit
     # equals the single-process one for every partitioning.
-    train, test = synthetic_files(tmp_path, 400, 200, features=600, nnz=12, seed=2, parts=5, test_parts=2)
+    train, test = synthetic_files(tmp_path, 400, 200, features=600, density=0.02, seed=2, parts=5, test_parts=2)
     opts = dict(method=method, rank=6, landmarks=50, chunk_rows=90, seed=1, n_features=600)
     ref = kd.fit_local(train, test, **opts)
     spectrum = "singular_values" if method == "ksvd" else "eigenvalues"
@@ -138,13 +155,18 @@ def test_states_pickle_and_bad_bytes_raise(data):
     scan = _ksvd.ScanPartial.scan_file(params, 0, train[0], 80)
     back = pickle.loads(pickle.dumps(scan))
     assert back.to_bytes() == scan.to_bytes()
-    assert pickle.loads(pickle.dumps(params)) is not None
+    # The plan records every parameter: unpickled parameters give the same plan, other ones not.
+    plan = _ksvd.LandmarkPlan(scan, params).to_bytes()
+    assert _ksvd.LandmarkPlan(scan, pickle.loads(pickle.dumps(params))).to_bytes() == plan
+    assert _ksvd.LandmarkPlan(scan, _ksvd.StreamParams(6, 60, 60, None, 1.0, 300, 4)).to_bytes() != plan
     raw = scan.to_bytes()
-    with pytest.raises(ValueError, match="version 2"):
-        _ksvd.ScanPartial.from_bytes(raw.replace(b'"format_version":1', b'"format_version":2'))
-    with pytest.raises(ValueError, match="corrupt"):
+    with pytest.raises(ValueError, match="version 3 is not supported"):
+        _ksvd.ScanPartial.from_bytes(raw.replace(b'"format_version":2', b'"format_version":3'))
+    with pytest.raises(ValueError, match="truncated"):
         _ksvd.ScanPartial.from_bytes(raw[: len(raw) // 2])
-    with pytest.raises(ValueError, match='"scan" state'):
+    with pytest.raises(ValueError, match="corrupt"):
+        _ksvd.ScanPartial.from_bytes(raw.replace(b'"nnz":', b'"nnz":1', 1))
+    with pytest.raises(ValueError, match='"ksvd-streaming-scan"'):
         _ksvd.ScorePartial.from_bytes(raw)
 
 

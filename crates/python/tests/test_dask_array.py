@@ -64,7 +64,7 @@ def test_array_chunks_equal_libsvm_file(dense, from_file, chunks, method, spectr
     test = (da.from_array(xt, chunks=(-(-xt.shape[0] // chunks), 12)), da.from_array(yt, chunks=-(-xt.shape[0] // chunks)))
     fit = kd.fit(train, test, method=method, **OPTS)
     assert train[0].numblocks[0] == chunks
-    assert fit.plan.row_landmarks == ref.plan.row_landmarks
+    assert fit.model.row_landmarks == ref.model.row_landmarks
     assert fit.scan.rows == x.shape[0] and fit.scores.rows == xt.shape[0]
     s, s_ref = getattr(fit.model, spectrum)(), getattr(ref.model, spectrum)()
     assert s.shape == s_ref.shape and np.all(np.diff(s) <= 0)

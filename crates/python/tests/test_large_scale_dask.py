@@ -47,12 +47,12 @@ def test_reuters_stand_in_maps_the_rows_and_matches_one_process(tmp_path):
     import numpy as np
 
     import ksvd.dask as kd
-    from ksvd import _ksvd
 
-    (inp,) = [d for d in _ksvd.large_scale_inputs(["reuters_lasvm"]) if d["name"] == "reuters_lasvm"]
+    ex = _example()
+    inp = ex.stand_in_inputs(["reuters_lasvm"])["reuters_lasvm"]
     if inp["missing"] is not None:
         pytest.skip(inp["missing"])
-    ex = _example()
+    assert inp["n_features"] == 8315, "the largest feature index is the registry's M"
     train = ex.split_parts(inp["train"], 4, str(tmp_path), "train")
     test = ex.split_parts(inp["test"], 2, str(tmp_path), "test")
     opts = dict(rank=10, landmarks=100, chunk_rows=2000, seed=0, n_features=inp["n_features"])
@@ -63,4 +63,5 @@ def test_reuters_stand_in_maps_the_rows_and_matches_one_process(tmp_path):
         s, s_ref = getattr(dist.model, spectrum)(), getattr(one.model, spectrum)()
         assert np.max(np.abs(s - s_ref)) <= np.sqrt(np.finfo(float).eps) * s_ref[0]
         assert abs(dist.auroc - one.auroc) <= 1e-9 and 0.5 < dist.auroc <= 1.0
-        assert ("columns" in dist.state_bytes) == (method == "ksvd")
+        assert dist.model.row_landmarks == one.model.row_landmarks and len(one.model.row_landmarks) == 100
+        assert dist.landmarks.has_columns == (method == "ksvd")

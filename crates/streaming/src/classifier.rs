@@ -1,13 +1,14 @@
 //! The downstream linear classifier, trained in one streaming pass, and AUROC.
 //!
 //! **Choice.** Ridge regression on `±1` targets with standardised features and an unpenalised
-//! intercept (the primal LS-SVM), from accumulated sufficient statistics: the count, `Σ f`,
-//! `Σ f fᵀ`, `Σ y`, `Σ f y` (an `(r + 1)²` state). It is exact, needs one pass and no learning
-//! rate, and its result depends on the chunking only through floating-point rounding; logistic regression by SGD would need
-//! several passes and step-size tuning, and AUROC only depends on the ranking of the scores.
-//! Because the features are standardised, the classifier is invariant to any per-column
-//! scaling of the embeddings (the Nyström column normalisation in particular).
-use ksvd_linalg::dense;
+//! intercept (the primal LS-SVM), from accumulated sufficient statistics
+//! ([`ksvd_lssvm::PrimalStats`]: the count, `Σ f`, `Σ f fᵀ`, `Σ y`, `Σ f y`, an `(r + 1)²`
+//! state) solved by [`ksvd_lssvm::PrimalStats::solve_standardized`]. It is exact, needs one pass
+//! and no learning rate, and its result depends on the chunking only through floating-point
+//! rounding; logistic regression by SGD would need several passes and step-size tuning, and
+//! AUROC only depends on the ranking of the scores. Because the features are standardised, the
+//! classifier is invariant to any per-column scaling of the embeddings (the Nyström column
+//! normalisation in particular).
 use ksvd_lssvm::{LssvmError, PrimalStats};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
@@ -15,8 +16,8 @@ use crate::error::{Result, StreamingError};
 
 /// Sufficient statistics of a ridge regression, accumulated chunk by chunk: the count, `Σ g`,
 /// `Σ g gᵀ`, `Σ y`, `Σ g y` of the shifted features `g = f − shift`, held as
-/// [`ksvd_lssvm::PrimalStats`] (their one owner, with one target column); this type adds the
-/// standardised ridge solve and the classifier's error terms.
+/// [`ksvd_lssvm::PrimalStats`] (their one owner, with one target column, which also solves the
+/// standardised ridge problem); this type adds the classifier's form and error terms.
 ///
 /// Features are shifted by the column means of the first chunk before accumulating, which keeps
 /// `Σ f fᵀ − n μ μᵀ` accurate when the means are large compared with the spreads.
@@ -26,8 +27,8 @@ pub struct RidgeAccumulator {
     stats: PrimalStats,
 }
 
-/// The serialised form of [`RidgeAccumulator`] (the partial-state format of `crate::partial`,
-/// version 1): the statistics with the single target column as scalars.
+/// The serialised form of [`RidgeAccumulator`] (inside the partial states, see
+/// [`crate::PartialState`]): the statistics with the single target column as scalars.
 #[derive(serde::Serialize, serde::Deserialize)]
 struct RidgeState {
     dim: usize,
@@ -154,61 +155,28 @@ impl RidgeAccumulator {
         })
     }
 
-    /// Solves `min_w,b (1/n) Σ (y_i − w·g_i − b)² + λ ‖w‖²` on standardised features
-    /// `g = (f − μ)/σ` (columns with `σ = 0` get weight 0) and returns the decision function in
-    /// the original feature space.
+    /// Solves `min_w,b (1/n) Σ (y_i − w·z_i − b)² + λ ‖w‖²` on standardised features
+    /// `z = (f − μ)/σ` (columns with `σ ≈ 0` get weight 0; `λ > 0`) by
+    /// [`PrimalStats::solve_standardized`] with `γ = 1/(n λ)`, and returns the decision function
+    /// in the original feature space.
     pub fn solve(&self, lambda: f64) -> Result<LinearClassifier> {
-        if !(lambda.is_finite() && lambda >= 0.0) {
-            return Err(StreamingError::invalid(
-                "ridge",
-                lambda,
-                "must be non-negative and finite",
-            ));
+        if !(lambda.is_finite() && lambda > 0.0) {
+            return Err(StreamingError::invalid("ridge", lambda, "must be positive and finite"));
         }
-        let n = self.stats.count() as f64;
-        let d = self.stats.dim();
-        let Some(shift) = self.stats.shift().filter(|_| self.stats.count() > 0) else {
+        if self.stats.count() == 0 {
             return Err(StreamingError::invalid(
                 "rows",
                 0,
                 "the classifier saw no training rows",
             ));
-        };
-        let mean = self.stats.sum() / n;
-        let ybar = self.stats.target_sum()[0] / n;
-        let sfy = self.stats.cross().column(0);
-        let mut cov = self.stats.gram() / n;
-        for a in 0..d {
-            for b in 0..d {
-                cov[[a, b]] -= mean[a] * mean[b];
-            }
         }
-        let sd = Array1::from_iter((0..d).map(|a| cov[[a, a]].max(0.0).sqrt()));
-        let top = sd.iter().copied().fold(0.0, f64::max);
-        let keep: Vec<usize> = (0..d)
-            .filter(|&a| sd[a] > 1e3 * f64::EPSILON * top && sd[a] > 0.0)
-            .collect();
-        let mut weights = Array1::zeros(d);
-        if !keep.is_empty() {
-            let k = keep.len();
-            let mut a = Array2::zeros((k, k));
-            let mut c = Array2::zeros((k, 1));
-            for (p, &i) in keep.iter().enumerate() {
-                for (q, &j) in keep.iter().enumerate() {
-                    a[[p, q]] = cov[[i, j]] / (sd[i] * sd[j]);
-                }
-                a[[p, p]] += lambda;
-                c[[p, 0]] = (sfy[i] / n - mean[i] * ybar) / sd[i];
-            }
-            let w = match dense::cholesky_solve(a.view(), c.view()) {
-                Ok(w) => w,
-                Err(_) => dense::pinv(a.view(), 1e-12)?.dot(&c),
-            };
-            for (p, &i) in keep.iter().enumerate() {
-                weights[i] = w[[p, 0]] / sd[i];
-            }
-        }
-        let bias = ybar - weights.dot(&(&mean + shift));
+        let gamma = 1.0 / (self.stats.count() as f64 * lambda);
+        let sol = self
+            .stats
+            .solve_standardized(gamma)
+            .map_err(|e| StreamingError::invalid("ridge", lambda, e.to_string()))?;
+        let weights = sol.weights.column(0).to_owned();
+        let bias = sol.bias[0];
         if !bias.is_finite() || weights.iter().any(|w| !w.is_finite()) {
             return Err(StreamingError::NonFinite {
                 what: "classifier weights",
@@ -216,47 +184,6 @@ impl RidgeAccumulator {
         }
         Ok(LinearClassifier { weights, bias })
     }
-}
-
-/// The same ridge classifier computed in memory by an independent route (two-pass standardisation
-/// and the pseudo-inverse of the augmented least-squares system `[G 1; √(nλ) I 0]`), the
-/// reference of the streaming one.
-pub fn fit_ridge_in_memory(features: ArrayView2<'_, f64>, y: &[f64], lambda: f64) -> Result<LinearClassifier> {
-    let (n, d) = features.dim();
-    if n == 0 || y.len() != n {
-        return Err(StreamingError::invalid(
-            "features",
-            format!("{n} rows, {} targets", y.len()),
-            "need matching, non-empty",
-        ));
-    }
-    let mean = features.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(d));
-    let centered = &features - &mean;
-    let sd = centered.map_axis(Axis(0), |c| (c.dot(&c) / n as f64).sqrt());
-    let top = sd.iter().copied().fold(0.0, f64::max);
-    let keep: Vec<usize> = (0..d)
-        .filter(|&a| sd[a] > 1e3 * f64::EPSILON * top && sd[a] > 0.0)
-        .collect();
-    let k = keep.len();
-    let mut design = Array2::zeros((n + k, k + 1));
-    let mut rhs = Array2::zeros((n + k, 1));
-    for i in 0..n {
-        for (p, &a) in keep.iter().enumerate() {
-            design[[i, p]] = centered[[i, a]] / sd[a];
-        }
-        design[[i, k]] = 1.0;
-        rhs[[i, 0]] = y[i];
-    }
-    for p in 0..k {
-        design[[n + p, p]] = (n as f64 * lambda).sqrt();
-    }
-    let sol = dense::pinv(design.view(), 1e-13)?.dot(&rhs);
-    let mut weights = Array1::zeros(d);
-    for (p, &a) in keep.iter().enumerate() {
-        weights[a] = sol[[p, 0]] / sd[a];
-    }
-    let bias = sol[[k, 0]] - weights.dot(&mean);
-    Ok(LinearClassifier { weights, bias })
 }
 
 /// The area under the ROC curve of `scores` for the classes `positive`, ties counted one half:

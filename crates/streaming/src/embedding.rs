@@ -39,18 +39,16 @@ impl ColumnNormalization {
     }
 }
 
-/// Accumulates [`ColumnNormalization`] over chunks. Rows carry their (global) index so that
+/// Accumulates [`ColumnNormalization`] over chunks. Rows carry their global row id so that
 /// accumulators of disjoint row sets merge ([`NormAccumulator::merge`]) to the same signs as one
 /// pass in row order: the sign of a column is that of its largest-magnitude entry, the one of
-/// the smallest row index among ties.
+/// the smallest row id among ties.
 #[derive(Debug, Clone, serde::Serialize, serde::Deserialize)]
 pub(crate) struct NormAccumulator {
     sumsq: Array1<f64>,
     best: Array1<f64>,
-    /// Row index of `best` (`usize::MAX` while the column is all zeros).
+    /// Row id of `best` (`usize::MAX` while the column is all zeros).
     best_row: Vec<usize>,
-    /// Rows added by [`NormAccumulator::add`] (the next implicit row index).
-    seen: usize,
 }
 
 impl NormAccumulator {
@@ -59,16 +57,10 @@ impl NormAccumulator {
             sumsq: Array1::zeros(rank),
             best: Array1::zeros(rank),
             best_row: vec![usize::MAX; rank],
-            seen: 0,
         }
     }
 
-    /// Adds the next rows in row order.
-    pub(crate) fn add(&mut self, e: ArrayView2<'_, f64>) {
-        self.add_from(e, self.seen);
-    }
-
-    /// Adds rows whose first one has index `first`.
+    /// Adds rows whose first one has the global row id `first`.
     pub(crate) fn add_from(&mut self, e: ArrayView2<'_, f64>, first: usize) {
         for (a, row) in e.outer_iter().enumerate() {
             for (k, &x) in row.iter().enumerate() {
@@ -76,7 +68,6 @@ impl NormAccumulator {
                 self.offer(k, x, first + a);
             }
         }
-        self.seen = self.seen.max(first + e.nrows());
     }
 
     fn offer(&mut self, k: usize, x: f64, row: usize) {
@@ -107,7 +98,6 @@ impl NormAccumulator {
                 self.offer(k, other.best[k], other.best_row[k]);
             }
         }
-        self.seen = self.seen.max(other.seen);
         Ok(())
     }
 
@@ -130,7 +120,7 @@ pub trait Embedding: Sync {
     fn embed_raw(&self, x: &CsrMatrix) -> Result<Array2<f64>>;
     /// The column normalisation over the training rows, once computed.
     fn normalization(&self) -> Option<&ColumnNormalization>;
-    /// Stores the column normalisation (computed by [`crate::train_pass`] or [`crate::normalize`]).
+    /// Stores the column normalisation (computed by the training pass, [`crate::Fitted::finish`]).
     fn set_normalization(&mut self, normalization: ColumnNormalization);
     /// Normalised embeddings (`rows × r`): unit-norm columns over the training rows, equal to the
     /// in-memory Nyström vectors at the training rows and their out-of-sample extension elsewhere.
@@ -152,7 +142,7 @@ pub(crate) fn blocked_embed<W, F>(
     fill: F,
 ) -> Result<Array2<f64>>
 where
-    F: Fn(std::ops::Range<usize>, ArrayViewMut2<'_, f64>, &mut W) + Sync + Send,
+    F: Fn(std::ops::Range<usize>, ArrayViewMut2<'_, f64>, &mut W) -> Result<()> + Sync + Send,
 {
     let n = x.nrows();
     let (m, r) = w.dim();
@@ -167,7 +157,7 @@ where
                 let hi = lo + ob.nrows();
                 let mut gb = g.slice_mut(s![..hi - lo, ..]);
                 gb.fill(0.0);
-                fill(lo..hi, gb.view_mut(), ws);
+                fill(lo..hi, gb.view_mut(), ws)?;
                 dense::gemm_into_seq(ob.view_mut(), gb.view(), w)?;
                 Ok(())
             },
@@ -183,8 +173,8 @@ mod tests {
     fn normalization_matches_first_largest_entry() {
         let e = ndarray::array![[1.0, -2.0], [-3.0, 2.0], [3.0, 0.0]];
         let mut acc = NormAccumulator::new(2);
-        acc.add(e.slice(s![..1, ..]));
-        acc.add(e.slice(s![1.., ..]));
+        acc.add_from(e.slice(s![..1, ..]), 0);
+        acc.add_from(e.slice(s![1.., ..]), 1);
         let n = acc.finish();
         // Column 0: first entry of magnitude 3 is -3 -> sign -1; column 1: first |2| is -2.
         assert_eq!(n.signs, ndarray::array![-1.0, -1.0]);

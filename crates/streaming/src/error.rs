@@ -64,7 +64,8 @@ pub enum StreamingError {
         /// Largest singular value / eigenvalue found.
         largest: f64,
     },
-    /// A later pass saw a different number of rows than the first one (the file changed).
+    /// A later pass saw a different number of rows than the first one (the file changed, or a
+    /// part was given another part's number).
     #[error("{path} changed between passes: the first pass saw {expected} rows, a later one at least {got}")]
     SourceChanged {
         /// The file.
@@ -76,7 +77,7 @@ pub enum StreamingError {
     },
     /// An embedding was requested before the column normalisation was computed.
     #[error(
-        "the model has no column normalisation yet: run a training pass (`train_pass`) or `set_normalization` first"
+        "the model has no column normalisation yet: train it first (`Fitted::train`, or pass 3 and `Fitted::finish`)"
     )]
     NotNormalized,
     /// A chunk has a different number of columns than the fitted model.
@@ -93,26 +94,17 @@ pub enum StreamingError {
         /// What became non-finite.
         what: &'static str,
     },
-    /// I/O on a file failed.
-    #[error("I/O error on {path}: {source}")]
-    Io {
-        /// The file.
-        path: PathBuf,
-        /// The underlying error.
-        #[source]
-        source: std::io::Error,
-    },
     /// The reader thread stopped unexpectedly.
     #[error("the chunk reader thread of {path} stopped unexpectedly")]
     ReaderThread {
         /// The file.
         path: PathBuf,
     },
-    /// A partial state of the distributed passes is corrupt, of another kind or version, or does
-    /// not fit the states it is merged with.
+    /// A partial state of the passes is corrupt, of another kind or version, or does not fit the
+    /// states it is merged with.
     #[error("partial state ({kind}): {reason}")]
     PartialState {
-        /// The kind of state (`"scan"`, `"columns"`, ...).
+        /// The kind of state (`"scan"`, `"landmarks"`, ...).
         kind: &'static str,
         /// What is wrong.
         reason: String,
@@ -137,13 +129,6 @@ impl StreamingError {
             name,
             value: value.to_string(),
             reason: reason.into(),
-        }
-    }
-
-    pub(crate) fn io(path: impl Into<PathBuf>, source: std::io::Error) -> Self {
-        StreamingError::Io {
-            path: path.into(),
-            source,
         }
     }
 }

@@ -1,19 +1,20 @@
 //! The KPCA baseline: the symmetric Nyström method (Williams & Seeger) on the RBF kernel between
-//! samples, `K_il = exp(-‖x_i − x_l‖²/γ²)`, out of core.
+//! samples, `K_il = exp(-‖x_i − x_l‖²/γ²)`, out of core: the fitted model and the driver's
+//! landmark solve ([`crate::LandmarkPlan::solve_kpca`]; [`crate::fit_kpca`] runs the passes in
+//! one process).
+use ksvd_kernels::Kernel;
 use ksvd_linalg::CsrMatrix;
 use ndarray::{s, Array1, Array2, ArrayViewMut2};
 use serde::{Deserialize, Serialize};
 
 use crate::embedding::{blocked_embed, ColumnNormalization, Embedding};
 use crate::error::{Result, StreamingError};
-use crate::params::{Bandwidth, ValidStreamingParams};
-use crate::progress::ProgressFn;
-use crate::scan::{scan, ScanSummary};
-use crate::source::LibsvmSource;
-use ksvd_kernels::bandwidth::median_positive;
+use crate::kernel::{sq_distances_from_products, values_from_products};
+use crate::params::ValidStreamingParams;
+use crate::scan::ScanSummary;
 use ksvd_nystrom::{eigen_coefficients, landmark_eigen, numerical_rank};
 
-/// KPCA by the symmetric Nyström method, fitted in one streaming pass.
+/// KPCA by the symmetric Nyström method on landmark rows of the training data.
 ///
 /// With landmark rows `L` (`n` of them), `K_LL = Q Λ Qᵀ` (eigenvalues descending), every row is
 /// embedded as `ũ(x) = k(x, x_L) Q_r Λ_r⁻¹ ⊙ f` with `f` the [`ColumnNormalization`]: at the
@@ -33,46 +34,29 @@ pub struct StreamingKpca {
     normalization: Option<ColumnNormalization>,
 }
 
-fn sq_dists(
-    lt: &CsrMatrix,
-    l_sq: &Array1<f64>,
-    x: &CsrMatrix,
-    rows: std::ops::Range<usize>,
-    mut out: ArrayViewMut2<'_, f64>,
-) {
-    for (a, i) in rows.enumerate() {
-        let (idx, val) = x.row(i);
-        let mut orow = out.row_mut(a);
-        for (&k, &v) in idx.iter().zip(val) {
-            let (ls, ws) = lt.row(k);
-            for (&l, &w) in ls.iter().zip(ws) {
-                orow[l] += v * w;
+/// Writes the inner products `x_i · x_l` of the rows `rows` of `x` with the landmark rows (held
+/// transposed, `lt`: `M × n`) into the zeroed `out` and returns `‖x_i‖²`.
+fn products(lt: &CsrMatrix, x: &CsrMatrix, rows: std::ops::Range<usize>, mut out: ArrayViewMut2<'_, f64>) -> Vec<f64> {
+    rows.enumerate()
+        .map(|(a, i)| {
+            let (idx, val) = x.row(i);
+            let mut orow = out.row_mut(a);
+            for (&k, &v) in idx.iter().zip(val) {
+                let (ls, ws) = lt.row(k);
+                for (&l, &w) in ls.iter().zip(ws) {
+                    orow[l] += v * w;
+                }
             }
-        }
-        let na: f64 = val.iter().map(|v| v * v).sum();
-        for (o, &nb) in orow.iter_mut().zip(l_sq.iter()) {
-            *o = (na + nb - 2.0 * *o).max(0.0);
-        }
-    }
+            val.iter().map(|v| v * v).sum()
+        })
+        .collect()
 }
 
-/// Fits KPCA with the symmetric Nyström method on the training rows of `source` in one pass
-/// (sizes, labels and the landmark rows by reservoir sampling). Memory `O(n (nnz/row + n))`.
-/// Only `params.rank`, `row_landmarks`, `bandwidth`, `chunk_rows`, `seed` and `rows` are used.
-pub fn fit_kpca(
-    source: &LibsvmSource,
-    params: &ValidStreamingParams,
-    progress: &mut ProgressFn<'_>,
-) -> Result<StreamingKpca> {
-    let sc = scan(source, params, progress, "kpca: pass 1/1 (scan, reservoir)")?;
-    solve_kpca(sc.summary, sc.landmark_rows, &sc.landmark_x, params)
-}
-
-/// The landmark solve of KPCA, shared by [`fit_kpca`] and the distributed fit
-/// ([`crate::LandmarkPlan::solve_kpca`]): `γ` (fixed, or the median heuristic on the landmark
-/// pairs), `K_LL` and its top-`r` eigenpairs (`r` capped at the numerical rank) and `Q_r Λ_r⁻¹`,
-/// with `ksvd_nystrom`'s eigendecomposition, rank rule and extension coefficients.
-/// `row_landmarks` are the indices of the rows of `landmark_x` among the training rows.
+/// The landmark solve of KPCA ([`crate::LandmarkPlan::solve_kpca`]): `γ` (fixed, or the median
+/// heuristic on the pairs of distinct landmark rows), `K_LL` and its top-`r` eigenpairs (`r`
+/// capped at the numerical rank) and `Q_r Λ_r⁻¹`, with `ksvd_nystrom`'s eigendecomposition, rank
+/// rule and extension coefficients. `row_landmarks` are the global row ids of the rows of
+/// `landmark_x`.
 pub(crate) fn solve_kpca(
     summary: ScanSummary,
     row_landmarks: Vec<usize>,
@@ -91,28 +75,18 @@ pub(crate) fn solve_kpca(
         ));
     }
     let landmarks_t = landmark_x.transpose();
-    let landmark_sq = Array1::from(landmark_x.row_sq_norms());
-    let mut d2 = Array2::<f64>::zeros((n, n));
-    sq_dists(&landmarks_t, &landmark_sq, landmark_x, 0..n, d2.view_mut());
-    let gamma = match params.bandwidth {
-        Bandwidth::Fixed(g) => g,
-        Bandwidth::Median(c) => {
-            let pairs: Vec<f64> = (0..n)
+    let mut k = Array2::<f64>::zeros((n, n));
+    let landmark_sq = products(&landmarks_t, landmark_x, 0..n, k.view_mut());
+    let gamma = params.bandwidth.gamma(|| {
+        sq_distances_from_products(k.view(), &landmark_sq, &landmark_sq).map(|d2| {
+            (0..n)
                 .flat_map(|i| (i + 1..n).map(move |l| (i, l)))
                 .map(|(i, l)| d2[[i, l]])
-                .collect();
-            c * median_positive(pairs).unwrap_or(0.0).sqrt()
-        }
-    };
-    if !(gamma.is_finite() && gamma > 0.0) {
-        return Err(StreamingError::invalid(
-            "bandwidth",
-            gamma,
-            "the median heuristic gave a zero bandwidth (fewer than two distinct landmark rows); set a fixed bandwidth",
-        ));
-    }
-    let g2 = gamma * gamma;
-    let k = d2.mapv(|d| (-d / g2).exp());
+                .collect::<Vec<f64>>()
+        })
+    })?;
+    values_from_products(&Kernel::Rbf { gamma }, k.view_mut(), &landmark_sq, &landmark_sq)?;
+    let landmark_sq = Array1::from(landmark_sq);
     let (w, q) = landmark_eigen(k.view())?;
     let r = params.rank.min(numerical_rank(&w.to_vec(), n));
     if r == 0 {
@@ -141,7 +115,7 @@ impl StreamingKpca {
     pub fn summary(&self) -> &ScanSummary {
         &self.summary
     }
-    /// Landmark rows (indices among the training rows, increasing).
+    /// Landmark rows (global row ids, increasing).
     pub fn row_landmarks(&self) -> &[usize] {
         &self.row_landmarks
     }
@@ -171,14 +145,15 @@ impl Embedding for StreamingKpca {
                 got: x.ncols(),
             });
         }
-        let g2 = self.gamma * self.gamma;
+        let kernel = Kernel::Rbf { gamma: self.gamma };
+        let l_sq = self.landmark_sq.as_slice().unwrap_or(&[]);
         blocked_embed(
             x,
             self.right.view(),
             || (),
             |rows, mut out, _| {
-                sq_dists(&self.landmarks_t, &self.landmark_sq, x, rows, out.view_mut());
-                out.mapv_inplace(|d| (-d / g2).exp());
+                let x_sq = products(&self.landmarks_t, x, rows, out.view_mut());
+                values_from_products(&kernel, out, &x_sq, l_sq)
             },
         )
     }

@@ -1,7 +1,10 @@
 //! KSVD by the asymmetric Nyström method, out of core (paper §4, eqs. 10–11; compatibility a2
-//! of Algorithm 1 with a very sparse random projection).
+//! of Algorithm 1 with a very sparse random projection): the fitted model and the driver's
+//! landmark solve. The passes that feed it are [`crate::ScanPartial`] and
+//! [`crate::LandmarksPartial`]; [`crate::fit_ksvd`] runs them in one process.
 use std::cmp::Ordering;
 
+use ksvd_kernels::Kernel;
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
 use ksvd_linalg::CsrMatrix;
 use ksvd_solvers::{dense_svd, SvdResult};
@@ -11,12 +14,10 @@ use serde::{Deserialize, Serialize};
 
 use crate::embedding::{blocked_embed, ColumnNormalization, Embedding};
 use crate::error::{Result, StreamingError};
-use crate::params::{Bandwidth, ColLandmarks, ValidStreamingParams};
-use crate::progress::{report, ProgressFn};
+use crate::kernel::{sq_distances_from_products, values_from_products};
+use crate::params::{ColLandmarks, ValidStreamingParams};
 use crate::projection::{ProjectionWorkspace, SparseProjection};
-use crate::scan::{scan, ScanSummary};
-use crate::source::{for_each_chunk, LibsvmSource};
-use ksvd_kernels::bandwidth::median_positive;
+use crate::scan::ScanSummary;
 use ksvd_nystrom::{landmark_scales, numerical_rank, row_coefficients, scale_block};
 
 /// Which side of the data matrix `X ∈ R^{N×M}` the compatibility matrix maps (Algorithm 1).
@@ -43,15 +44,17 @@ impl std::fmt::Display for CompatSide {
     }
 }
 
-/// The asymmetric Nyström KSVD of a LIBSVM training file, fitted in two streaming passes.
+/// The asymmetric Nyström KSVD of LIBSVM training data: the landmark solve of
+/// [`crate::LandmarkPlan::solve_ksvd`] (after passes 1 and 2).
 ///
 /// With `a(x)` the row sample (`x`, or `C_xᵀ x` when rows are mapped) and `b_j` the landmark
 /// column samples (`C_zᵀ X[:, j]`, or `X[:, j]`), every row is embedded as
 /// `ũ(x) = k(a(x), b_J) D_c V S⁻¹ ⊙ f`, `k(a, b) = exp(-‖a − b‖²/γ²)`, where
 /// `D_r G[I, J] D_c = U S Vᵀ` is the rank-`r` SVD of the landmark block (`D_r = √(N/n)`,
 /// `D_c = √(M/m)`, as in `ksvd_nystrom`) and `f` the [`ColumnNormalization`].
-/// The inner products `a(x) · b_j` are `xᵀ P[:, j]` with `P = R_ᵀ X[:, J] ∈ R^{M×m}` held in
-/// memory (see the crate docs for the shapes).
+/// The inner products `a(x) · b_j` are `xᵀ P[:, j]` with `P ∈ R^{M×m}` held in memory (see the
+/// crate docs for the shapes); kernel values come from them and the squared norms through
+/// `ksvd_kernels::Kernel::Rbf`.
 #[derive(Debug, Clone, Serialize, Deserialize)]
 pub struct StreamingKsvd {
     side: CompatSide,
@@ -70,29 +73,30 @@ pub struct StreamingKsvd {
     normalization: Option<ColumnNormalization>,
 }
 
-/// Columns of `P` per cache slab in [`Geometry::sq_dists`].
+/// Columns of `P` per cache slab in [`Geometry::products`].
 const SLAB: usize = 32;
 
-/// Squared distances `‖a(x_i) − b_j‖²` of rows `lo..hi` of `x` into `out`.
+/// The inner products `a(x_i) · b_j = x_iᵀ P[:, j]` and the squared norms `‖a(x_i)‖²` of rows of
+/// a chunk.
 struct Geometry<'a> {
     side: CompatSide,
     projection: Option<&'a SparseProjection>,
     p: &'a Array2<f64>,
-    b_sq: &'a Array1<f64>,
 }
 
 impl Geometry<'_> {
-    fn sq_dists(
+    /// Writes `x_iᵀ P` for the rows `rows` of `x` into the zeroed `out` and returns `‖a(x_i)‖²`.
+    fn products(
         &self,
         x: &CsrMatrix,
         rows: std::ops::Range<usize>,
         mut out: ArrayViewMut2<'_, f64>,
         ws: &mut ProjectionWorkspace,
-    ) {
+    ) -> Vec<f64> {
         let m = self.p.ncols();
-        // Inner products x_iᵀ P, over column slabs of P so that the slab of every feature row
-        // stays in cache across the rows of the block. Every entry sums over the row's nonzeros
-        // in the same order whatever the slab, so the result does not depend on SLAB.
+        // Over column slabs of P so that the slab of every feature row stays in cache across the
+        // rows of the block. Every entry sums over the row's nonzeros in the same order whatever
+        // the slab, so the result does not depend on SLAB.
         match (self.p.as_slice(), out.as_slice_mut()) {
             (Some(p), Some(o)) => {
                 for c0 in (0..m).step_by(SLAB) {
@@ -118,99 +122,15 @@ impl Geometry<'_> {
                 }
             }
         }
-        for (a, i) in rows.enumerate() {
+        rows.map(|i| {
             let (idx, val) = x.row(i);
-            let mut orow = out.row_mut(a);
-            let na = match (self.side, self.projection) {
+            match (self.side, self.projection) {
                 (CompatSide::Rows, Some(pr)) => pr.project_sq_norm(idx, val, ws),
                 _ => val.iter().map(|v| v * v).sum(),
-            };
-            for (o, &nb) in orow.iter_mut().zip(self.b_sq.iter()) {
-                *o = (na + nb - 2.0 * *o).max(0.0);
             }
-        }
+        })
+        .collect()
     }
-}
-
-/// Fits KSVD with the asymmetric Nyström method on the training rows of `source`, in two
-/// passes: (1) sizes, labels, column norms and the landmark rows (reservoir); (2) the landmark
-/// columns through the sparse projection, `P = C_zᵀ X[:, J]` accumulated row by row (columns
-/// mapped) or `X[:, J]` collected and multiplied by `C_x` (rows mapped). Then the `n × m`
-/// landmark block is built and decomposed. Memory: `O(M m + n (nnz/row + m) + chunk)`, plus
-/// `O(nnz(X[:, J]) + N)` when rows are mapped.
-pub fn fit_ksvd(
-    source: &LibsvmSource,
-    params: &ValidStreamingParams,
-    progress: &mut ProgressFn<'_>,
-) -> Result<StreamingKsvd> {
-    let sc = scan(source, params, progress, "ksvd: pass 1/2 (scan, reservoir)")?;
-    let (nn, mm) = (sc.summary.rows, sc.summary.features);
-    let cols = choose_cols(params, mm)?;
-    let m = cols.len();
-    let side = CompatSide::of(nn, mm);
-    let projection = make_projection(side, nn, mm, params)?;
-    let acc = ColumnAccumulator::new(&cols, mm);
-    let mut p = Array2::<f64>::zeros((mm, m));
-    let stage = "ksvd: pass 2/2 (landmark columns)";
-    let changed = |got: usize| StreamingError::SourceChanged {
-        path: source.path.clone(),
-        expected: nn,
-        got,
-    };
-    match side {
-        CompatSide::Cols | CompatSide::Square => {
-            let mut buf = (Vec::new(), Vec::new());
-            for_each_chunk(source, params.chunk_rows, Some(mm), |c| {
-                let end = c.first + c.x.nrows();
-                if end > nn {
-                    return Err(changed(end));
-                }
-                for a in 0..c.x.nrows() {
-                    let (idx, val) = c.x.row(a);
-                    acc.add_row(&mut p, projection.as_ref(), c.first + a, idx, val, &mut buf);
-                }
-                report(progress, stage, end, nn);
-                Ok(())
-            })?;
-        }
-        CompatSide::Rows => {
-            let mut indptr = vec![0usize];
-            let (mut ind, mut dat) = (Vec::new(), Vec::new());
-            for_each_chunk(source, params.chunk_rows, Some(mm), |c| {
-                let end = c.first + c.x.nrows();
-                if end > nn {
-                    return Err(changed(end));
-                }
-                for a in 0..c.x.nrows() {
-                    let (idx, val) = c.x.row(a);
-                    acc.gather_row(idx, val, &mut ind, &mut dat);
-                    indptr.push(ind.len());
-                }
-                report(progress, stage, end, nn);
-                Ok(())
-            })?;
-            if indptr.len() != nn + 1 {
-                return Err(changed(indptr.len() - 1));
-            }
-            let xj = CsrMatrix::try_new(nn, m, indptr, ind, dat)?;
-            if let Some(pr) = &projection {
-                project_gathered(pr, &xj, &mut p);
-            }
-        }
-    }
-    solve_landmarks(
-        LandmarkInputs {
-            side,
-            summary: sc.summary,
-            projection,
-            row_landmarks: sc.landmark_rows,
-            landmark_x: &sc.landmark_x,
-            col_landmarks: cols,
-            p,
-            col_sq_norms: &sc.col_sq_norms,
-        },
-        params,
-    )
 }
 
 impl CompatSide {
@@ -372,31 +292,22 @@ pub(crate) fn solve_landmarks(inputs: LandmarkInputs<'_>, params: &ValidStreamin
         CompatSide::Cols | CompatSide::Square => p.axis_iter(Axis(1)).map(|c| c.dot(&c)).collect(),
         CompatSide::Rows => cols.iter().map(|&j| col_sq_norms[j]).collect(),
     };
-    // The landmark block.
+    // The landmark block: inner products, γ from their distances, then the kernel values.
     let n = row_landmarks.len();
     let geo = Geometry {
         side,
         projection: projection.as_ref(),
         p: &p,
-        b_sq: &b_sq,
     };
-    let mut d2 = Array2::<f64>::zeros((n, m));
-    geo.sq_dists(landmark_x, 0..n, d2.view_mut(), &mut ProjectionWorkspace::default());
-    let gamma = match params.bandwidth {
-        Bandwidth::Fixed(g) => g,
-        Bandwidth::Median(c) => c * median_positive(d2.iter().copied()).unwrap_or(0.0).sqrt(),
-    };
-    if !(gamma.is_finite() && gamma > 0.0) {
-        return Err(StreamingError::invalid(
-            "bandwidth",
-            gamma,
-            "the median heuristic gave a zero bandwidth (landmark rows and columns coincide); set a fixed bandwidth",
-        ));
-    }
-    let g2 = gamma * gamma;
+    let mut block = Array2::<f64>::zeros((n, m));
+    let a_sq = geo.products(landmark_x, 0..n, block.view_mut(), &mut ProjectionWorkspace::default());
+    let b_sq_slice = b_sq.as_slice().unwrap_or(&[]);
+    let gamma = params.bandwidth.gamma(|| {
+        sq_distances_from_products(block.view(), &a_sq, b_sq_slice).map(|d| d.into_iter().collect::<Vec<f64>>())
+    })?;
+    values_from_products(&Kernel::Rbf { gamma }, block.view_mut(), &a_sq, b_sq_slice)?;
     let row_scale = landmark_scales(nn, &row_landmarks, None)?;
     let col_scale = landmark_scales(mm, &cols, None)?;
-    let mut block = d2.mapv(|d| (-d / g2).exp());
     scale_block(&mut block, row_scale.view(), col_scale.view())?;
     let r_max = params.rank.min(n).min(m);
     let sub = dense_svd(block.view(), r_max)?;
@@ -486,16 +397,16 @@ impl Embedding for StreamingKsvd {
             side: self.side,
             projection: self.projection.as_ref(),
             p: &self.p,
-            b_sq: &self.b_sq,
         };
-        let g2 = self.gamma * self.gamma;
+        let kernel = Kernel::Rbf { gamma: self.gamma };
+        let b_sq = self.b_sq.as_slice().unwrap_or(&[]);
         blocked_embed(
             x,
             self.right.view(),
             ProjectionWorkspace::default,
             |rows, mut out, ws| {
-                geo.sq_dists(x, rows, out.view_mut(), ws);
-                out.mapv_inplace(|d| (-d / g2).exp());
+                let a_sq = geo.products(x, rows, out.view_mut(), ws);
+                values_from_products(&kernel, out, &a_sq, b_sq)
             },
         )
     }

@@ -26,9 +26,11 @@
 //! (`D_r = √(N/n)`, `D_c = √(M/m)`) and extends to every row by eq. 11,
 //! `ũ_s(x) ∝ Σ_{j∈J} k(x, z'_j) (D_c V)_{js} / λ_s`, normalised to unit norm over the training
 //! rows (the convention of `ksvd_nystrom`). These `r` numbers per row are the KSVD features fed
-//! to the classifier (the left singular vectors: one per sample).
+//! to the classifier (the left singular vectors: one per sample). Kernel values are evaluated
+//! through `ksvd_kernels::Kernel` from inner products and squared norms, and the bandwidth by
+//! [`Bandwidth::gamma`] (`ksvd_kernels::bandwidth`'s median).
 //!
-//! ## Shapes and memory of the streaming path
+//! ## Shapes and memory
 //!
 //! | object | shape | memory |
 //! |---|---|---|
@@ -45,156 +47,127 @@
 //! except the test scores kept for AUROC (9 bytes per test row) and, when rows are mapped
 //! (`M > N`), the sparse `X[:, J]` and one `N`-vector per thread.
 //!
-//! Passes over the training file ([`fit_ksvd`], then [`train_pass`]):
-//! 1. sizes, labels, squared column norms, and `n` landmark rows by reservoir sampling
-//!    ([`Reservoir`], seeded, uniform, one pass);
-//! 2. `P`: columns mapped: for every row `i` that has a landmark feature `j ∈ J`,
-//!    `P[:, j] += X[i, j] · C_z[i, :]` (`C_z[i, :]` generated from the seed); rows mapped:
-//!    `X[:, J]` is collected and `P = C_x X[:, J]` computed row by row of `C_x`;
-//!    then the landmark block, `γ` (a fixed value or the median heuristic on the landmark pairs),
-//!    and its SVD;
-//! 3. embeddings of every training row, chunk by chunk, into the classifier's accumulators and
-//!    the column norms; one more pass embeds and scores the test rows.
+//! ## One implementation of the passes
 //!
-//! KPCA ([`fit_kpca`]) is the symmetric Nyström method on `K_il = k(x_i, x_l)` between samples
-//! with the same kind of reservoir landmarks; it needs one pass before training.
+//! The training data is a list of *parts* (LIBSVM files, or in-memory blocks of rows:
+//! [`PartRows`]); the global row id of row `t` of part `f` is `t` plus the rows of the parts
+//! before it. Every pass maps each part to a small state and merges the states of disjoint sets
+//! of parts; the driver does the small solves in between:
 //!
-//! The classifier ([`RidgeAccumulator`]) is ridge regression on `±1` targets with standardised
-//! features (the primal LS-SVM), from accumulated `(r + 1)²` sufficient statistics: exact, one
-//! pass, no learning rate, independent of the chunking up to rounding. AUROC ([`auroc`]) counts ties as one half.
+//! | pass | per part | merge | driver |
+//! |---|---|---|---|
+//! | 1 | [`ScanPartial`]: rows, labels, `‖X[:, j]‖²` | add | [`LandmarkPlan::new`]: offsets, `N`, `M`, `J`, the projection |
+//! | 2 | [`LandmarksPartial`]: bottom-`n` key sketch of landmark rows; KSVD: `P_f = Σ_{i ∈ f} C_z[i, :]ᵀ X[i, J]` (rows mapped: the rows of `X[:, J]`) | keep the `n` smallest keys; add (rows mapped: concatenate) | [`LandmarkPlan::solve_ksvd`], [`LandmarkPlan::solve_kpca`] → [`Fitted`] |
+//! | 3 | [`TrainPartial`]: column norms + `(r + 1)²` ridge statistics | add | [`Fitted::finish`] → [`Trained`] |
+//! | 4 | [`ScorePartial`]: test scores sorted per class | merge sorted lists | [`ScorePartial::auroc`] |
 //!
-//! **Determinism.** All randomness comes from the seed (reservoir, landmark columns, projection
-//! rows, split). Chunks are processed in file order; inside a chunk rows are split into fixed
-//! blocks of 256 evaluated in parallel (rayon) with sequential kernels, and reductions are
-//! summed in block order, so results do not depend on the number of threads. The fitted model does
-//! not depend on the chunk size either; embeddings and the classifier only through rounding.
+//! **In one process** ([`fit_ksvd`], [`fit_kpca`], [`Fitted::train`], [`Trained::score`],
+//! [`run_pipeline`], the `ksvd-stream` binary) the training files are the parts of one
+//! partition, merged in file order. A distributed engine runs the same states: Spark
+//! (`mapPartitions` + `treeAggregate`), Dask (`map_partitions` + a tree reduction; the Python
+//! package's `ksvd.dask` does it), Ray. Every state serialises to one document of the
+//! workspace's envelope ([`PartialState::to_bytes`]: `ksvd_datasets::envelope`, formats
+//! `"ksvd-streaming-<kind>"`, version [`PARTIAL_FORMAT_VERSION`]).
+//!
+//! **Landmark rows.** The row with global id `g` gets the key `hash(seed, g)`; the landmark rows
+//! are the `n` smallest keys ([`RowLandmarks::Sketch`]): an exact uniform sample without
+//! replacement that depends only on the seed and the concatenated rows, so the same rows are
+//! chosen in one process and on a cluster, for any split of the data into files, blocks or
+//! partitions. The landmark columns are a seeded uniform draw of `J` ([`ColLandmarks`]).
+//!
+//! **Determinism and partitioning.** All randomness comes from the seed (landmark keys, landmark
+//! columns, projection rows, split). Inside a part, chunks are processed in file order and rows
+//! are embedded in fixed blocks of 256 in parallel (rayon) with sequential kernels, reductions
+//! summed in block order, so results do not depend on the number of threads. What does depend
+//! on the partitioning and on the chunk size is the grouping of floating-point sums: the landmark
+//! rows and columns, counts, labels, the gathered `X[:, J]`, the column-norm signs and the sorted
+//! score lists are exact; `P`, `‖X[:, j]‖²`, the ridge statistics and the column norms are sums
+//! of `N` terms that a different grouping changes by at most `N ε Σ|terms|` (`ε = 2⁻⁵²`); what
+//! lies behind the landmark SVD (singular values, embeddings, scores) moves by that perturbation
+//! over the spectral gap. The tests bound the sums by `8 N ε` relative and the rest by `√ε`
+//! relative. With a fixed partitioning and merge tree the results are bit for bit reproducible.
+//!
+//! **The classifier** ([`RidgeAccumulator`]) is ridge regression on `±1` targets with
+//! standardised features (the primal LS-SVM of `ksvd_lssvm::PrimalStats`, its one owner), from
+//! accumulated `(r + 1)²` sufficient statistics: exact, one pass, no learning rate. AUROC
+//! ([`auroc`]) is `ksvd_metrics`' (ties count one half).
+//!
+//! **Bandwidth.** The paper does not state `γ`. The default is the median heuristic on the
+//! landmark pairs ([`Bandwidth::Median`]); with it, the a2 kernel `exp(2 x·z'_j/γ²)` is close to
+//! its linear regime (on a9a, with all 123 columns as landmarks, KSVD's AUROC equals that of
+//! ridge on the raw features), and smaller factors (`c < 1`) make it nonlinear.
 //!
 //! ## Example
 //!
 //! ```
-//! use ksvd_streaming::{
-//!     run_pipeline, write_synthetic, LibsvmSource, Method, PipelineParams, StreamingParams, SyntheticPart,
-//!     SyntheticSpec,
-//! };
+//! use std::fmt::Write as _;
+//! use ksvd_streaming::{run_pipeline, LibsvmSource, Method, PipelineParams, StreamingParams};
 //!
+//! // 3000 training and 1000 test rows over 24 features, two ones per row (one of the first 4,
+//! // one of the last 20); the label is +1 when the first one is 0 or 1.
 //! let dir = std::env::temp_dir().join(format!("ksvd-streaming-doc-{}", std::process::id()));
-//! let spec = SyntheticSpec { features: 200, nnz_per_row: 8, ..SyntheticSpec::default() };
-//! write_synthetic(&dir.join("train.svm"), &spec, SyntheticPart::Train, 3000)?;
-//! write_synthetic(&dir.join("test.svm"), &spec, SyntheticPart::Test, 1000)?;
+//! std::fs::create_dir_all(&dir)?;
+//! let write = |name: &str, rows: std::ops::Range<usize>| -> std::io::Result<LibsvmSource> {
+//!     let mut text = String::new();
+//!     for i in rows {
+//!         let (a, b) = ((i * 7 + 3) % 4, 4 + (i * 13 + 5) % 20);
+//!         let _ = writeln!(text, "{} {}:1 {}:1", if a < 2 { "+1" } else { "-1" }, a + 1, b + 1);
+//!     }
+//!     std::fs::write(dir.join(name), text)?;
+//!     Ok(LibsvmSource::new(dir.join(name)).n_features(24))
+//! };
+//! let (train, test) = (write("train.svm", 0..3000)?, write("test.svm", 3000..4000)?);
 //!
 //! let params = PipelineParams { model: StreamingParams::new(10, 100).chunk_rows(500), ridge: 1e-3, positive_label: None };
-//! let train = LibsvmSource::new(dir.join("train.svm")).n_features(200);
-//! let test = LibsvmSource::new(dir.join("test.svm"));
-//! let out = run_pipeline(Method::Ksvd, &train, &test, &params, &mut |_| {})?;
-//! assert_eq!((out.train_rows, out.test_rows, out.features), (3000, 1000, 200));
-//! assert!(out.rank <= 10 && (0.0..=1.0).contains(&out.auroc));
+//! let out = run_pipeline(Method::Ksvd, &[train], &[test], &params, &mut |_| {})?;
+//! assert_eq!((out.train_rows, out.test_rows, out.features, out.row_landmarks.len()), (3000, 1000, 24, 100));
+//! assert!(out.rank <= 10);
+//! assert!(out.auroc > 0.9, "the first feature decides the label: AUROC {}", out.auroc);
 //! # std::fs::remove_dir_all(&dir).ok();
-//! # Ok::<(), ksvd_streaming::StreamingError>(())
+//! # Ok::<(), Box<dyn std::error::Error>>(())
 //! ```
 //!
-//! Lower level: [`fit_ksvd`] / [`fit_kpca`] give models implementing [`Embedding`]
-//! (`embed_raw`, `embed` chunk by chunk); [`train_pass`] and [`score_pass`] are the two
-//! classifier passes.
-//!
-//! **Measurements.** [`measure_pipeline`] is one cell of the large-scale table (files + method +
-//! params + seed → AUROC, wall and CPU seconds, peak memory); [`bench_once`] is one point of the
-//! scaling benchmark (what the `ksvd-stream bench` child process runs), with the in-memory dense
-//! and RSVD reference paths and their memory estimate ([`in_memory_estimate`]). [`paper_datasets`]
-//! lists the paper's three large files under `data/external/` ([`UserDataset`]), for the
-//! experiment runner and the Python bindings alike. The loops over datasets, seeds, sizes and
-//! methods, their configs and tidy rows live in the experiment runner, not here:
-//! `cargo xtask reproduce --only large-scale` and `--only scaling`
-//! (`xtask/src/experiments/large_scale/`). [`write_synthetic`] writes seeded LIBSVM files of any
-//! size with a planted signal. The binary `ksvd-stream` (`run`, `generate`, `bench`) runs the
-//! pipeline from the command line.
-//!
-//! **Bandwidth.** The paper does not state `γ`. The default is the median heuristic on the
-//! landmark pairs; with it, the a2 kernel `exp(2 x·z'_j/γ²)` is close to its linear regime (on
-//! a9a, with all 123 columns as landmarks, KSVD's AUROC equals that of ridge on the raw
-//! features), and smaller factors ([`Bandwidth::Median`]`(c)`, `c < 1`) make it nonlinear.
-//!
-//! ## Going past one machine
-//!
-//! Every pass is a *map over row partitions* followed by a *reduction of small accumulators*,
-//! which is exactly what Spark (`mapPartitions` + `treeAggregate`), Dask (`map_partitions` +
-//! `reduction`/tree reduce) or Ray (tasks + a tree of `ray.get`) execute:
-//!
-//! 1. **Scan + reservoir.** Each partition returns its counts, column norms and a reservoir of
-//!    `n` rows *with keys*: give every row a key `u = hash(seed, global row id)` and keep the `n`
-//!    smallest keys per partition; merging two partitions keeps the `n` smallest of their union
-//!    (a bottom-`n` sketch). This is an exact uniform sample, independent of the partitioning —
-//!    unlike Algorithm R, whose result depends on the order rows arrive in. Needs a global row id
-//!    (file + offset, or a precomputed index).
-//! 2. **Landmark columns.** Broadcast `J` and the projection *seed* (not the matrix): `C_z[i, :]`
-//!    is a function of `(seed, i)`. Each partition builds its partial `P_part ∈ R^{M×m}`; the
-//!    partials are summed by a tree reduction (`O(M m)` per message, `log(#partitions)` rounds).
-//!    For `M m` too large for one message, reduce `P` in column blocks keyed by `j` (a
-//!    `reduceByKey` on `(j, block)`), which also spreads the memory.
-//! 3. **Landmark solve.** On the driver: the `n × m` block and its SVD (`O(n m r)`, seconds).
-//!    Broadcast `P` (or its column blocks), `‖b_j‖²`, `γ` and `D_c V S⁻¹` (`m × r`).
-//! 4. **Embed + train.** Each partition embeds its rows and returns the `(r + 1)²` ridge
-//!    statistics and the `r` column norms; tree-reduce, solve on the driver. Embeddings can be
-//!    written back next to the data (a map without reduction).
-//! 5. **Score.** Map; AUROC by a distributed sort of `(score, label)` or, to avoid the shuffle,
-//!    a shared histogram of scores per class (binned AUROC, error below the bin width).
-//!
-//! What changes: (a) the reservoir becomes the bottom-`n` key sketch above; (b) floating-point
-//! sums are reproducible only if the reduction tree is fixed (pin the partitioning and use a
-//! deterministic tree, or accumulate in compensated/fixed-point arithmetic); (c) the broadcast
-//! of `P` (`8 M m` bytes) dominates communication, so for `M ≈ 10⁶` prefer storing `P` in
-//! `f32` or sharding it by feature ranges and joining partitions' nonzeros against the shards;
-//! (d) rows mapped (`M > N`) needs `X[:, J]` gathered (a concatenation of each partition's
-//! sparse entries in the landmark columns) instead of collected.
-//! Nothing else in the algebra changes: every quantity above is a sum over rows.
-//!
-//! These passes exist as mergeable, serialisable states over a list of LIBSVM files:
-//! [`ScanPartial`] (the bottom-`n` sketch), [`LandmarkPlan`] and [`ColumnsPartial`] (`P`),
-//! [`FittedKsvd`] and [`TrainPartial`] (the ridge statistics), [`TrainedKsvd`] and
-//! [`ScorePartial`] (AUROC from sorted per-class scores), for KSVD with either side mapped and
-//! for KPCA ([`LandmarkPlan::solve_kpca`], [`FittedKpca`], [`TrainedKpca`]); the Python
-//! package's `ksvd.dask` runs them on Dask.
+//! Where next: [`fit_ksvd`] / [`fit_kpca`] give [`Fitted`] models whose [`Fitted::model`]
+//! implements [`Embedding`] (`embed_raw`, and `embed` once trained); the passes one by one are in
+//! the table above. The loops over datasets, seeds, sizes and methods of the paper's large-scale
+//! table and of the scaling benchmark, their measurements, synthetic files and rows live in the
+//! experiment runner (`xtask/src/experiments/large_scale/`, `cargo xtask reproduce --only
+//! large-scale` and `--only scaling`). The binary `ksvd-stream run` runs the pipeline from the
+//! command line.
 
-mod bench;
 mod classifier;
 mod embedding;
 mod error;
-mod inputs;
+mod kernel;
 mod kpca;
 mod ksvd;
-mod memory;
+mod landmarks;
 mod params;
-mod partial;
 mod pipeline;
 mod progress;
 mod projection;
-mod reservoir;
 mod scan;
+mod score;
 mod seeding;
+mod solve;
 mod source;
-mod synthetic;
+mod state;
+mod train;
 
-pub use bench::{
-    bench_once, in_memory_estimate, in_memory_samples, measure_pipeline, BenchOutcome, BenchParams, CellMeasurement,
-    ScalingMethod,
-};
-pub use classifier::{auroc, fit_ridge_in_memory, LabelRule, LinearClassifier, RidgeAccumulator};
+pub use classifier::{auroc, LabelRule, LinearClassifier, RidgeAccumulator};
 pub use embedding::{ColumnNormalization, Embedding};
 pub use error::{Result, StreamingError};
-pub use inputs::{paper_datasets, UserDataset, LIBSVM_BINARY_PAGE};
-pub use kpca::{fit_kpca, StreamingKpca};
-pub use ksvd::{fit_ksvd, CompatSide, StreamingKsvd};
-pub use memory::{cpu_seconds, current_rss_bytes, peak_rss_bytes, reset_peak_rss};
-pub use params::{Bandwidth, ColLandmarks, RowLandmarks, StreamingParams, ValidStreamingParams};
-pub use partial::{
-    ColumnsPartial, Fitted, FittedKpca, FittedKsvd, LandmarkPlan, PartRows, PartialModel, PartialState, ScanPartial,
-    ScorePartial, TrainPartial, Trained, TrainedKpca, TrainedKsvd, PARTIAL_FORMAT, PARTIAL_FORMAT_VERSION,
-};
-pub use pipeline::{
-    normalize, run_pipeline, score_pass, train_pass, Method, PipelineOutcome, PipelineParams, TrainOutcome,
-};
+pub use kpca::StreamingKpca;
+pub use ksvd::{CompatSide, StreamingKsvd};
+pub use landmarks::LandmarksPartial;
+pub use params::{Bandwidth, ColLandmarks, Method, RowLandmarks, StreamingParams, ValidStreamingParams};
+pub use pipeline::{fit_kpca, fit_ksvd, run_pipeline, PipelineOutcome, PipelineParams};
 pub use progress::{Progress, ProgressFn};
 pub use projection::{ProjectionScaling, SparseProjection};
-pub use reservoir::Reservoir;
-pub use scan::ScanSummary;
+pub use scan::{ScanPartial, ScanSummary};
+pub use score::{ScorePartial, Trained, TrainedKpca, TrainedKsvd};
+pub use seeding::item_rng;
+pub use solve::LandmarkPlan;
 pub use source::{LibsvmSource, RowSelection};
-pub use synthetic::{write_synthetic, SyntheticPart, SyntheticSpec, SyntheticSummary};
+pub use state::{PartRows, PartialState, PARTIAL_FORMAT_VERSION};
+pub use train::{Fitted, FittedKpca, FittedKsvd, PartialModel, TrainPartial};

@@ -1,8 +1,28 @@
-//! Hyper-parameters of the streaming Nyström fits, validated once.
+//! Hyper-parameters of the streaming Nyström fits, validated once, and the one bandwidth rule.
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StreamingError};
 use crate::projection::ProjectionScaling;
+
+/// An embedding method of the large-scale table.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "kebab-case")]
+pub enum Method {
+    /// KPCA: symmetric Nyström on the RBF kernel between samples.
+    Kpca,
+    /// KSVD: asymmetric Nyström on the RBF kernel between rows and (mapped) columns, a2.
+    Ksvd,
+}
+
+impl Method {
+    /// `"kpca"` or `"ksvd"`.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Method::Kpca => "kpca",
+            Method::Ksvd => "ksvd",
+        }
+    }
+}
 
 /// The RBF bandwidth `γ` of `k(x, z) = exp(-‖x − z‖² / γ²)`.
 #[derive(Debug, Clone, Copy, PartialEq, Serialize, Deserialize)]
@@ -17,6 +37,39 @@ pub enum Bandwidth {
     /// dropped, the upper middle value for an even count). Computed from the landmarks only, so
     /// it costs no extra pass.
     Median(f64),
+}
+
+impl Bandwidth {
+    /// The bandwidth `γ` this rule gives for the landmark pairs whose squared distances
+    /// `‖a − b‖²` `sq_distances` computes (called only by the median heuristic): the fixed value,
+    /// or `c · sqrt(median)` with the median of
+    /// [`ksvd_kernels::bandwidth::median_positive`] (exact zeros dropped, the upper middle value
+    /// for an even count). The one place the streaming fits turn distances into `γ`; a typed
+    /// error when no pair is at a positive distance.
+    pub fn gamma<I: IntoIterator<Item = f64>>(&self, sq_distances: impl FnOnce() -> Result<I>) -> Result<f64> {
+        let gamma = match *self {
+            Bandwidth::Fixed(g) => g,
+            Bandwidth::Median(c) => match ksvd_kernels::bandwidth::median_positive(sq_distances()?) {
+                Ok(median) => c * median.sqrt(),
+                Err(_) => {
+                    return Err(StreamingError::invalid(
+                        "bandwidth",
+                        self,
+                        "the median heuristic found no pair of distinct landmarks; set a fixed bandwidth",
+                    ))
+                }
+            },
+        };
+        if gamma.is_finite() && gamma > 0.0 {
+            Ok(gamma)
+        } else {
+            Err(StreamingError::invalid(
+                "bandwidth",
+                gamma,
+                "must be positive and finite",
+            ))
+        }
+    }
 }
 
 impl Default for Bandwidth {
@@ -38,10 +91,12 @@ impl std::fmt::Display for Bandwidth {
 #[derive(Debug, Clone, PartialEq, Eq, Default, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum RowLandmarks {
-    /// Uniformly without replacement by reservoir sampling during the first pass (seeded).
+    /// Uniformly without replacement: the `n` rows with the smallest keys
+    /// `hash(seed, global row id)` (a bottom-`n` sketch, seeded; the same rows for every
+    /// partitioning of the data, see the crate docs).
     #[default]
-    Reservoir,
-    /// These (selected-)row indices, strictly increasing (e.g. to reproduce an in-memory fit).
+    Sketch,
+    /// These global row ids, strictly increasing (e.g. to reproduce an in-memory fit).
     Explicit(Vec<usize>),
 }
 
@@ -57,7 +112,8 @@ pub enum ColLandmarks {
     Explicit(Vec<usize>),
 }
 
-/// Parameters of the streaming fits ([`crate::fit_ksvd`], [`crate::fit_kpca`]): build with
+/// Parameters of the streaming fits ([`crate::fit_ksvd`], [`crate::fit_kpca`] and the passes of
+/// [`crate::LandmarkPlan`]): build with
 /// [`StreamingParams::new`] and the builder methods, validate once with
 /// [`StreamingParams::check`].
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
@@ -78,7 +134,7 @@ pub struct StreamingParams {
     pub projection_scaling: ProjectionScaling,
     /// Rows per chunk (memory per chunk is about `chunk_rows · (nnz per row · 16 + m · 8)` bytes).
     pub chunk_rows: usize,
-    /// Seed of every random choice (reservoir, landmark columns, projection).
+    /// Seed of every random choice (landmark rows, landmark columns, projection).
     pub seed: u64,
     /// How the landmark rows are chosen.
     pub rows: RowLandmarks,
@@ -99,7 +155,7 @@ impl StreamingParams {
             projection_scaling: ProjectionScaling::default(),
             chunk_rows: 10_000,
             seed: 0,
-            rows: RowLandmarks::Reservoir,
+            rows: RowLandmarks::Sketch,
             cols: ColLandmarks::Uniform,
         }
     }
@@ -134,7 +190,7 @@ impl StreamingParams {
         self
     }
 
-    /// Uses explicit landmark rows (strictly increasing selected-row indices).
+    /// Uses explicit landmark rows (strictly increasing global row ids).
     pub fn explicit_rows(mut self, rows: Vec<usize>) -> Self {
         self.row_landmarks = rows.len();
         self.rows = RowLandmarks::Explicit(rows);

@@ -1,127 +1,139 @@
-//! The full out-of-core pipeline: fit, embed + train the classifier, embed + score the test part.
+//! The passes in one process: the training files are the parts of one partition, each pass maps
+//! them one after the other to their states and merges those in file order, as a distributed
+//! engine does with one partition. [`fit_ksvd`] / [`fit_kpca`] (passes 1 and 2 and the landmark
+//! solve), [`Fitted::train`] (pass 3 and the classifier), [`Trained::score`] (pass 4), and
+//! [`run_pipeline`], all of them with timings.
 use std::time::Instant;
 
-use serde::{Deserialize, Serialize};
-
-use crate::classifier::{auroc, LabelRule, LinearClassifier, RidgeAccumulator};
-use crate::embedding::{ColumnNormalization, Embedding, NormAccumulator};
+use crate::classifier::LinearClassifier;
 use crate::error::{Result, StreamingError};
-use crate::kpca::fit_kpca;
-use crate::ksvd::{fit_ksvd, CompatSide};
-use crate::params::{StreamingParams, ValidStreamingParams};
-use crate::progress::{report, ProgressFn};
-use crate::source::{for_each_chunk, LibsvmSource};
+use crate::ksvd::CompatSide;
+use crate::landmarks::LandmarksPartial;
+use crate::params::{Method, StreamingParams, ValidStreamingParams};
+use crate::progress::ProgressFn;
+use crate::scan::ScanPartial;
+use crate::score::{ScorePartial, Trained};
+use crate::solve::LandmarkPlan;
+use crate::source::LibsvmSource;
+use crate::state::PartRows;
+use crate::train::{Fitted, FittedKpca, FittedKsvd, PartialModel, TrainPartial};
 
-/// An embedding method of the large-scale table.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
-#[serde(rename_all = "kebab-case")]
-pub enum Method {
-    /// KPCA: symmetric Nyström on the RBF kernel between samples.
-    Kpca,
-    /// KSVD: asymmetric Nyström on the RBF kernel between rows and (mapped) columns, a2.
-    Ksvd,
+/// Merges the states of the parts in part order (the tree of one partition).
+fn merge_in_order<T>(states: Vec<T>, merge: impl Fn(&mut T, &T) -> Result<()>) -> Result<Option<T>> {
+    let mut it = states.into_iter();
+    let Some(mut acc) = it.next() else {
+        return Ok(None);
+    };
+    for s in it {
+        merge(&mut acc, &s)?;
+    }
+    Ok(Some(acc))
 }
 
-impl Method {
-    /// `"kpca"` or `"ksvd"`.
-    pub fn as_str(self) -> &'static str {
-        match self {
-            Method::Kpca => "kpca",
-            Method::Ksvd => "ksvd",
+fn need_files(what: &'static str, files: &[LibsvmSource]) -> Result<()> {
+    if files.is_empty() {
+        return Err(StreamingError::invalid(what, 0, "need at least one LIBSVM file"));
+    }
+    Ok(())
+}
+
+/// Pass 1 over `train` and the plan of `method`; then pass 2 (the landmark rows and, for KSVD,
+/// columns).
+fn plan_and_landmarks(
+    train: &[LibsvmSource],
+    params: &ValidStreamingParams,
+    method: Method,
+    progress: &mut ProgressFn<'_>,
+) -> Result<(LandmarkPlan, LandmarksPartial)> {
+    need_files("train", train)?;
+    let scans = train
+        .iter()
+        .enumerate()
+        .map(|(f, s)| ScanPartial::scan_reporting(params, f, PartRows::File(s), progress))
+        .collect::<Result<Vec<_>>>()?;
+    let scan = merge_in_order(scans, ScanPartial::merge)?.unwrap_or_default();
+    if let [source] = train {
+        if scan.rows() == 0 {
+            return Err(source.empty_error());
         }
     }
+    let plan = LandmarkPlan::new(&scan, params, method)?;
+    let parts = train
+        .iter()
+        .enumerate()
+        .map(|(f, s)| LandmarksPartial::from_part_reporting(&plan, f, PartRows::File(s), progress))
+        .collect::<Result<Vec<_>>>()?;
+    let landmarks = merge_in_order(parts, LandmarksPartial::merge)?.unwrap_or_else(|| LandmarksPartial::empty(&plan));
+    Ok((plan, landmarks))
 }
 
-/// What a training pass produces.
-#[derive(Debug, Clone)]
-pub struct TrainOutcome {
-    /// Column normalisation of the embeddings over the training rows.
-    pub normalization: ColumnNormalization,
-    /// The classifier, on normalised embeddings ([`Embedding::embed`]).
-    pub classifier: LinearClassifier,
-    /// Training rows seen.
-    pub rows: usize,
-    /// Positive training rows.
-    pub positives: usize,
-}
-
-/// One streaming pass over the training rows: embeds every chunk, accumulates the column norms
-/// and the ridge statistics, and stores the normalisation in the model. The returned classifier
-/// acts on normalised embeddings.
-pub fn train_pass(
-    source: &LibsvmSource,
-    model: &mut dyn Embedding,
-    labels: LabelRule,
-    ridge: f64,
-    chunk_rows: usize,
+/// Fits KSVD with the asymmetric Nyström method on the training files `train` (their rows
+/// concatenated in order): pass 1 (sizes, labels, column norms), pass 2 (the landmark rows by
+/// the key sketch and the landmark columns `P`), the landmark solve. Memory
+/// `O(M m + n (nnz/row + m) + chunk)`, plus `O(nnz(X[:, J]))` when rows are mapped.
+pub fn fit_ksvd(
+    train: &[LibsvmSource],
+    params: &ValidStreamingParams,
     progress: &mut ProgressFn<'_>,
-) -> Result<TrainOutcome> {
-    let r = model.rank();
-    let mut norms = NormAccumulator::new(r);
-    let mut acc = RidgeAccumulator::new(r);
-    let mut positives = 0usize;
-    let m: &dyn Embedding = model;
-    let (rows, _) = for_each_chunk(source, chunk_rows, Some(m.n_features()), |c| {
-        let e = m.embed_raw(&c.x)?;
-        let y: Vec<f64> = c.labels.iter().map(|&l| labels.target(l)).collect();
-        positives += y.iter().filter(|&&t| t > 0.0).count();
-        norms.add(e.view());
-        acc.add(e.view(), &y)?;
-        report(progress, "embed + train", c.first + c.x.nrows(), 0);
-        Ok(())
-    })?;
-    if rows == 0 {
-        return Err(source.empty_error());
-    }
-    let normalization = norms.finish();
-    let classifier = acc.solve(ridge)?.for_scaled_features(&normalization.factors());
-    model.set_normalization(normalization.clone());
-    Ok(TrainOutcome {
-        normalization,
-        classifier,
-        rows,
-        positives,
-    })
+) -> Result<FittedKsvd> {
+    let (plan, landmarks) = plan_and_landmarks(train, params, Method::Ksvd, progress)?;
+    plan.solve_ksvd(&landmarks)
 }
 
-/// One streaming pass that only computes (and stores) the column normalisation.
-pub fn normalize(source: &LibsvmSource, model: &mut dyn Embedding, chunk_rows: usize) -> Result<ColumnNormalization> {
-    let mut norms = NormAccumulator::new(model.rank());
-    let m: &dyn Embedding = model;
-    let (rows, _) = for_each_chunk(source, chunk_rows, Some(m.n_features()), |c| {
-        norms.add(m.embed_raw(&c.x)?.view());
-        Ok(())
-    })?;
-    if rows == 0 {
-        return Err(source.empty_error());
-    }
-    let n = norms.finish();
-    model.set_normalization(n.clone());
-    Ok(n)
-}
-
-/// Scores of the rows of `source` (normalised embeddings through `classifier`) and whether each
-/// row is positive. Keeps 9 bytes per row: the only `O(rows)` state of the pipeline.
-pub fn score_pass(
-    source: &LibsvmSource,
-    model: &dyn Embedding,
-    classifier: &LinearClassifier,
-    labels: LabelRule,
-    chunk_rows: usize,
+/// Fits KPCA with the symmetric Nyström method on the training files `train`: pass 1, pass 2
+/// (the landmark rows only), the solve on the landmark rows. Memory `O(n (nnz/row + n) + chunk)`.
+/// Uses `params.rank`, `row_landmarks`, `rows`, `bandwidth`, `chunk_rows` and `seed`.
+pub fn fit_kpca(
+    train: &[LibsvmSource],
+    params: &ValidStreamingParams,
     progress: &mut ProgressFn<'_>,
-) -> Result<(Vec<f64>, Vec<bool>)> {
-    let (mut scores, mut pos) = (Vec::new(), Vec::new());
-    let (rows, _) = for_each_chunk(source, chunk_rows, Some(model.n_features()), |c| {
-        let e = model.embed(&c.x)?;
-        scores.extend(classifier.decision(e.view()));
-        pos.extend(c.labels.iter().map(|&l| labels.target(l) > 0.0));
-        report(progress, "embed + score", c.first + c.x.nrows(), 0);
-        Ok(())
-    })?;
-    if rows == 0 {
-        return Err(source.empty_error());
+) -> Result<FittedKpca> {
+    let (plan, landmarks) = plan_and_landmarks(train, params, Method::Kpca, progress)?;
+    plan.solve_kpca(&landmarks)
+}
+
+impl<E: PartialModel> Fitted<E> {
+    /// Pass 3 over the training files (the same `train` as the fit) and the classifier solve:
+    /// the column normalisation and the ridge classifier (`ridge` `λ`; the positive class is
+    /// `positive_label`, or the larger of exactly two training labels).
+    pub fn train(
+        &self,
+        train: &[LibsvmSource],
+        ridge: f64,
+        positive_label: Option<f64>,
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<Trained<E>> {
+        need_files("train", train)?;
+        let labels = self.label_rule(positive_label)?;
+        let parts = train
+            .iter()
+            .enumerate()
+            .map(|(f, s)| self.train_reporting(f, PartRows::File(s), labels, progress))
+            .collect::<Result<Vec<_>>>()?;
+        let state = merge_in_order(parts, TrainPartial::merge)?.unwrap_or_else(|| self.empty_train());
+        self.finish(&state, ridge, labels)
     }
-    Ok((scores, pos))
+}
+
+impl<E: PartialModel> Trained<E> {
+    /// Pass 4 over the test files: the classifier's scores, sorted per class
+    /// ([`ScorePartial::auroc`] gives the AUROC). Test files are read with the model's feature
+    /// count.
+    pub fn score(&self, test: &[LibsvmSource], progress: &mut ProgressFn<'_>) -> Result<ScorePartial> {
+        need_files("test", test)?;
+        let parts = test
+            .iter()
+            .enumerate()
+            .map(|(f, s)| {
+                let (state, _) = self.score_reporting(f, PartRows::File(s), false, progress)?;
+                if state.rows() == 0 {
+                    return Err(s.empty_error());
+                }
+                Ok(state)
+            })
+            .collect::<Result<Vec<_>>>()?;
+        Ok(merge_in_order(parts, ScorePartial::merge)?.unwrap_or_default())
+    }
 }
 
 /// Parameters of [`run_pipeline`].
@@ -129,16 +141,10 @@ pub fn score_pass(
 pub struct PipelineParams {
     /// The Nyström fit.
     pub model: StreamingParams,
-    /// Ridge `λ` of the classifier (on standardised features).
+    /// Ridge `λ > 0` of the classifier (on standardised features).
     pub ridge: f64,
     /// The positive label; `None`: the larger of exactly two training labels.
     pub positive_label: Option<f64>,
-}
-
-/// The fitted model of one run (boxed: the two models are large and of different sizes).
-enum Fitted {
-    Ksvd(Box<crate::ksvd::StreamingKsvd>),
-    Kpca(Box<crate::kpca::StreamingKpca>),
 }
 
 /// Everything [`run_pipeline`] measured.
@@ -160,78 +166,84 @@ pub struct PipelineOutcome {
     pub rank: usize,
     /// Bandwidth `γ`.
     pub gamma: f64,
-    /// Landmark rows `n`.
-    pub row_landmarks: usize,
+    /// Landmark rows `n` (global row ids, increasing).
+    pub row_landmarks: Vec<usize>,
     /// Landmark columns `m` (KSVD; 0 for KPCA).
     pub col_landmarks: usize,
     /// Compatibility side (KSVD).
     pub side: Option<CompatSide>,
-    /// Seconds of the fit passes and the landmark solve.
+    /// The classifier on normalised embeddings.
+    pub classifier: LinearClassifier,
+    /// Seconds of passes 1 and 2 and the landmark solve.
     pub fit_seconds: f64,
-    /// Seconds of the embed + train pass.
+    /// Seconds of pass 3 and the classifier solve.
     pub train_seconds: f64,
-    /// Seconds of the embed + score pass and the AUROC.
+    /// Seconds of pass 4 and the AUROC.
     pub score_seconds: f64,
 }
 
-/// Fits `method` on `train`, trains the ridge classifier in a second streaming pass and scores
-/// the `test` rows (read with the training feature count). Passes over the training file: KSVD 3,
-/// KPCA 2 (plus one width scan when the feature count is not given); one over the test file.
+/// Fits `method` on the training files, trains the ridge classifier and scores the test files
+/// (read with the training feature count): passes over the training files 3 (plus one width
+/// scan per file when the feature count is not given), one over the test files.
 pub fn run_pipeline(
     method: Method,
-    train: &LibsvmSource,
-    test: &LibsvmSource,
+    train: &[LibsvmSource],
+    test: &[LibsvmSource],
     params: &PipelineParams,
     progress: &mut ProgressFn<'_>,
 ) -> Result<PipelineOutcome> {
     let valid: ValidStreamingParams = params.model.clone().check()?;
-    let t0 = Instant::now();
-    let mut fitted = match method {
-        Method::Ksvd => Fitted::Ksvd(Box::new(fit_ksvd(train, &valid, progress)?)),
-        Method::Kpca => Fitted::Kpca(Box::new(fit_kpca(train, &valid, progress)?)),
-    };
+    match method {
+        Method::Ksvd => {
+            let t0 = Instant::now();
+            let fitted = fit_ksvd(train, &valid, progress)?;
+            let side = Some(fitted.model().side());
+            let cols = fitted.model().col_landmarks().len();
+            finish_pipeline(method, fitted, t0, (side, cols), train, test, params, progress)
+        }
+        Method::Kpca => {
+            let t0 = Instant::now();
+            let fitted = fit_kpca(train, &valid, progress)?;
+            finish_pipeline(method, fitted, t0, (None, 0), train, test, params, progress)
+        }
+    }
+}
+
+/// Passes 3 and 4 of [`run_pipeline`] for either model.
+#[allow(clippy::too_many_arguments)]
+fn finish_pipeline<E: PartialModel>(
+    method: Method,
+    fitted: Fitted<E>,
+    t0: Instant,
+    (side, col_landmarks): (Option<CompatSide>, usize),
+    train: &[LibsvmSource],
+    test: &[LibsvmSource],
+    params: &PipelineParams,
+    progress: &mut ProgressFn<'_>,
+) -> Result<PipelineOutcome> {
     let fit_seconds = t0.elapsed().as_secs_f64();
-    let (summary, gamma, row_landmarks, col_landmarks, side) = match &fitted {
-        Fitted::Ksvd(k) => (
-            k.summary().clone(),
-            k.gamma(),
-            k.row_landmarks().len(),
-            k.col_landmarks().len(),
-            Some(k.side()),
-        ),
-        Fitted::Kpca(k) => (k.summary().clone(), k.gamma(), k.row_landmarks().len(), 0, None),
-    };
-    let model: &mut dyn Embedding = match &mut fitted {
-        Fitted::Ksvd(k) => k.as_mut(),
-        Fitted::Kpca(k) => k.as_mut(),
-    };
-    let labels = LabelRule::from_counts(&train.path, &summary.label_counts, params.positive_label)?;
     let t1 = Instant::now();
-    let trained = train_pass(train, model, labels, params.ridge, valid.chunk_rows, progress)?;
+    let trained = fitted.train(train, params.ridge, params.positive_label, progress)?;
     let train_seconds = t1.elapsed().as_secs_f64();
     let t2 = Instant::now();
-    let test = test.clone().n_features(summary.features);
-    let (scores, positive) = score_pass(&test, model, &trained.classifier, labels, valid.chunk_rows, progress)?;
-    let auc = auroc(&scores, &positive)?;
+    let scores = trained.score(test, progress)?;
+    let auroc = scores.auroc()?;
     let score_seconds = t2.elapsed().as_secs_f64();
-    if scores.is_empty() {
-        return Err(StreamingError::EmptySource {
-            path: test.path.clone(),
-            selection: String::new(),
-        });
-    }
+    let model = trained.model();
+    let summary = model.scan_summary();
     Ok(PipelineOutcome {
         method,
-        auroc: auc,
+        auroc,
         train_rows: summary.rows,
-        test_rows: scores.len(),
+        test_rows: scores.rows(),
         features: summary.features,
         train_nnz: summary.nnz,
         rank: model.rank(),
-        gamma,
-        row_landmarks,
+        gamma: model.bandwidth(),
+        row_landmarks: model.landmark_rows().to_vec(),
         col_landmarks,
         side,
+        classifier: trained.classifier().clone(),
         fit_seconds,
         train_seconds,
         score_seconds,

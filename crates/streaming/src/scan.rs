@@ -1,18 +1,23 @@
-//! The first pass over a training source: sizes, labels, column norms and the landmark rows.
-use ksvd_linalg::CsrMatrix;
+//! Pass 1: what the training data holds. Per part: its row count, stored entries, labels and
+//! squared column norms `‖X[:, j]‖²` ([`ScanPartial`]); merged by addition. The driver turns the
+//! merged scan into a [`crate::LandmarkPlan`] (the global row offsets of the parts, `N`, `M`, the
+//! landmark columns and the projection).
+use std::collections::BTreeMap;
 
-use crate::error::{Result, StreamingError};
-use crate::params::{RowLandmarks, ValidStreamingParams};
+use ksvd_linalg::CsrMatrix;
+use serde::{Deserialize, Serialize};
+
+use crate::error::Result;
+use crate::params::ValidStreamingParams;
 use crate::progress::{report, ProgressFn};
-use crate::reservoir::Reservoir;
-use crate::seeding::{domain, item_seed};
-use crate::source::{for_each_chunk, LibsvmSource};
+use crate::source::LibsvmSource;
+use crate::state::{merge_files, PartRows, PartialState};
 
 /// Distinct labels recorded by a scan before it stops listing new ones.
 const MAX_LABELS: usize = 1000;
 
-/// What the first pass learned about a training source.
-#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+/// What the first pass learned about the training data.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ScanSummary {
     /// Number of (selected) rows `N`.
     pub rows: usize,
@@ -24,24 +29,10 @@ pub struct ScanSummary {
     pub label_counts: Vec<(f64, usize)>,
 }
 
-/// The scan's result: summary, landmark rows and squared column norms.
-#[derive(Debug, Clone)]
-pub(crate) struct Scan {
-    pub summary: ScanSummary,
-    /// Indices (among the selected rows) of the landmark rows, increasing.
-    pub landmark_rows: Vec<usize>,
-    /// The landmark rows (`n × M`).
-    pub landmark_x: CsrMatrix,
-    /// `‖X[:, j]‖²` for every column.
-    pub col_sq_norms: Vec<f64>,
-}
-
-type SparseRow = (Vec<usize>, Vec<f64>);
-
 /// The additive part of a scan: stored entries, label counts and squared column norms. Partial
 /// counts of disjoint row sets merge by addition ([`ScanCounts::merge`]): exactly for the
 /// integers, up to the order of the floating-point additions for the norms.
-#[derive(Debug, Clone, Default, PartialEq, serde::Serialize, serde::Deserialize)]
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
 pub(crate) struct ScanCounts {
     /// Stored entries.
     pub nnz: usize,
@@ -89,89 +80,74 @@ impl ScanCounts {
     }
 }
 
-/// Pass 1: counts rows, entries and labels, accumulates squared column norms, and keeps the
-/// landmark rows (reservoir sample or explicit indices).
-pub(crate) fn scan(
-    source: &LibsvmSource,
-    params: &ValidStreamingParams,
-    progress: &mut ProgressFn<'_>,
-    stage: &str,
-) -> Result<Scan> {
-    let mut reservoir: Reservoir<SparseRow> =
-        Reservoir::new(params.row_landmarks, item_seed(params.seed, domain::RESERVOIR, 0));
-    let explicit: Option<&[usize]> = match &params.rows {
-        RowLandmarks::Reservoir => None,
-        RowLandmarks::Explicit(v) => Some(v),
-    };
-    let mut explicit_found: Vec<(usize, SparseRow)> = Vec::new();
-    let mut counts = ScanCounts::default();
-    let (rows, width) = for_each_chunk(source, params.chunk_rows, None, |c| {
-        counts.add_chunk(&c.x, &c.labels);
-        for a in 0..c.x.nrows() {
-            let i = c.first + a;
-            let row = || {
-                let (idx, val) = c.x.row(a);
-                (idx.to_vec(), val.to_vec())
-            };
-            match explicit {
-                None => {
-                    reservoir.offer(i, row);
-                }
-                Some(list) => {
-                    if list.binary_search(&i).is_ok() {
-                        explicit_found.push((i, row()));
-                    }
-                }
-            }
-        }
-        report(progress, stage, c.first + c.x.nrows(), 0);
+/// Pass 1 of a fit: row counts per part, stored entries, labels and `‖X[:, j]‖²`.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct ScanPartial {
+    /// Rows of every part seen.
+    pub(crate) files: BTreeMap<usize, usize>,
+    pub(crate) width: usize,
+    pub(crate) counts: ScanCounts,
+}
+
+impl PartialState for ScanPartial {
+    const KIND: &'static str = "scan";
+}
+
+impl ScanPartial {
+    /// The empty state (the identity of [`ScanPartial::merge`]).
+    pub fn empty() -> Self {
+        ScanPartial::default()
+    }
+
+    /// Scans training file number `file` (its position in the list of training parts).
+    pub fn scan_file(params: &ValidStreamingParams, file: usize, source: &LibsvmSource) -> Result<Self> {
+        Self::scan_part(params, file, PartRows::File(source))
+    }
+
+    /// Scans training part number `part` (a file or an in-memory block).
+    pub fn scan_part(params: &ValidStreamingParams, part: usize, rows: PartRows<'_>) -> Result<Self> {
+        Self::scan_reporting(params, part, rows, &mut |_| {})
+    }
+
+    /// [`ScanPartial::scan_part`], reporting rows done (stage `"scan"`).
+    pub(crate) fn scan_reporting(
+        params: &ValidStreamingParams,
+        part: usize,
+        rows: PartRows<'_>,
+        progress: &mut ProgressFn<'_>,
+    ) -> Result<Self> {
+        let mut state = ScanPartial::empty();
+        let (n, width) = rows.for_each(params.chunk_rows, None, |c| {
+            state.counts.add_chunk(&c.x, &c.labels);
+            report(progress, "scan", c.first + c.x.nrows(), 0);
+            Ok(())
+        })?;
+        state.counts.col_sq.resize(width.max(state.counts.col_sq.len()), 0.0);
+        state.width = width;
+        state.files.insert(part, n);
+        Ok(state)
+    }
+
+    /// Merges the state of a disjoint set of parts (exact but for the column norms' rounding).
+    pub fn merge(&mut self, other: &ScanPartial) -> Result<()> {
+        merge_files(Self::KIND, &mut self.files, &other.files)?;
+        self.width = self.width.max(other.width);
+        self.counts.merge(&other.counts);
         Ok(())
-    })?;
-    if rows == 0 {
-        return Err(source.empty_error());
     }
-    if width == 0 {
-        return Err(StreamingError::invalid(
-            "n_features",
-            0,
-            format!("{} has no feature columns", source.path.display()),
-        ));
+
+    /// Rows scanned so far.
+    pub fn rows(&self) -> usize {
+        self.files.values().sum()
     }
-    counts.col_sq.resize(width, 0.0);
-    let items = match explicit {
-        None => reservoir.into_sorted(),
-        Some(list) => {
-            if explicit_found.len() != list.len() {
-                let missing = list.iter().copied().find(|&i| i >= rows).unwrap_or(rows);
-                return Err(StreamingError::LandmarkOutOfRange {
-                    what: "row",
-                    index: missing,
-                    len: rows,
-                });
-            }
-            explicit_found
-        }
-    };
-    let mut indptr = Vec::with_capacity(items.len() + 1);
-    indptr.push(0);
-    let (mut indices, mut data) = (Vec::new(), Vec::new());
-    let mut landmark_rows = Vec::with_capacity(items.len());
-    for (i, (idx, val)) in items {
-        landmark_rows.push(i);
-        indices.extend_from_slice(&idx);
-        data.extend_from_slice(&val);
-        indptr.push(indices.len());
+
+    /// Number of feature columns `M` (the largest width of the parts).
+    pub fn features(&self) -> usize {
+        self.width
     }
-    let landmark_x = CsrMatrix::try_new(landmark_rows.len(), width, indptr, indices, data)?;
-    Ok(Scan {
-        summary: ScanSummary {
-            rows,
-            features: width,
-            nnz: counts.nnz,
-            label_counts: counts.labels,
-        },
-        landmark_rows,
-        landmark_x,
-        col_sq_norms: counts.col_sq,
-    })
+
+    /// Rows of every part scanned, by part number.
+    pub fn part_rows(&self) -> &BTreeMap<usize, usize> {
+        &self.files
+    }
 }

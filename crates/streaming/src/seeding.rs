@@ -1,4 +1,5 @@
-//! Per-item seeds: a random stream for row `i` that does not depend on how rows are chunked.
+//! Per-item seeds: a random stream for row `i` that does not depend on how rows are chunked or
+//! partitioned.
 use ksvd_linalg::random::{rng_from_seed, SeededRng};
 
 /// SplitMix64's finaliser: a bijective 64-bit mixer.
@@ -16,9 +17,12 @@ pub(crate) fn item_seed(seed: u64, domain: u64, index: u64) -> u64 {
     mix64(mix64(seed ^ mix64(domain.wrapping_add(0x9e37_79b9_7f4a_7c15))).wrapping_add(index))
 }
 
-/// The generator of item `index` of the stream `(seed, domain)`.
+/// The generator of item `index` of the stream `(seed, domain)`: the same numbers whichever items
+/// are generated, in whichever order or on whichever thread. Streams of distinct `domain`s are
+/// unrelated; this crate uses the domains 1 (projection rows), 2 (train/test split) and
+/// 7 (landmark-row keys).
 #[inline]
-pub(crate) fn item_rng(seed: u64, domain: u64, index: u64) -> SeededRng {
+pub fn item_rng(seed: u64, domain: u64, index: u64) -> SeededRng {
     rng_from_seed(item_seed(seed, domain, index))
 }
 
@@ -34,14 +38,6 @@ pub(crate) mod domain {
     pub const PROJECTION: u64 = 1;
     /// Train/test split of a file without a test part.
     pub const SPLIT: u64 = 2;
-    /// Synthetic rows (train part).
-    pub const SYNTH_TRAIN: u64 = 3;
-    /// Synthetic rows (test part).
-    pub const SYNTH_TEST: u64 = 4;
-    /// Synthetic planted weights.
-    pub const SYNTH_WEIGHTS: u64 = 5;
-    /// Reservoir sampling of landmark rows.
-    pub const RESERVOIR: u64 = 6;
-    /// Keys of the bottom-`n` landmark sketch of the distributed passes.
+    /// Keys of the bottom-`n` landmark sketch.
     pub const SKETCH: u64 = 7;
 }

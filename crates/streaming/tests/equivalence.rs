@@ -1,6 +1,7 @@
 //! The streaming embeddings equal the in-memory Nyström embeddings of `ksvd_nystrom` (same
 //! landmarks, same bandwidth, the same a2 projection materialised), on files small enough for
 //! both; and they do not depend on the number of threads or (beyond rounding) the chunk size.
+//! Embeddings are normalised by the training pass ([`Fitted::train`]).
 #![allow(clippy::unwrap_used, clippy::expect_used)]
 mod common;
 
@@ -12,8 +13,8 @@ use ksvd_nystrom::{
 };
 use ksvd_solvers::dense_svd_operator;
 use ksvd_streaming::{
-    fit_kpca, fit_ksvd, normalize, Bandwidth, CompatSide, Embedding, LibsvmSource, ProjectionScaling, SparseProjection,
-    StreamingParams,
+    fit_kpca, fit_ksvd, Bandwidth, CompatSide, Embedding, LibsvmSource, PartialModel, ProjectionScaling,
+    SparseProjection, StreamingParams, Trained,
 };
 use ndarray::{Array1, Array2};
 
@@ -48,6 +49,11 @@ fn in_memory_g(x: &CsrMatrix, seed: u64, scaling: ProjectionScaling, gamma: f64)
     (KernelMatrix::new(xs, zs, Kernel::Rbf { gamma }).unwrap(), side)
 }
 
+/// Pass 3 (column normalisation and classifier) over the training file.
+fn train<E: PartialModel>(fitted: ksvd_streaming::Fitted<E>, source: &[LibsvmSource]) -> Trained<E> {
+    fitted.train(source, 1e-3, None, &mut |_| {}).unwrap()
+}
+
 /// `tol` for entries of unit-norm Nyström vectors computed from two roundings of the same
 /// block: `c · eps · sqrt(N m) · (s_1 / gap + s_1 / s_r)` (first-order perturbation of the
 /// singular vectors and of `S⁻¹`).
@@ -80,11 +86,12 @@ fn check_asymmetric(
         .seed(seed)
         .check()
         .unwrap();
-    let source = LibsvmSource::new(&path).n_features(n_feat);
-    let mut model = fit_ksvd(&source, &params, &mut |_| {}).unwrap();
+    let source = [LibsvmSource::new(&path).n_features(n_feat)];
+    let trained = train(fit_ksvd(&source, &params, &mut |_| {}).unwrap(), &source);
+    let model = trained.model();
     assert_eq!(model.side(), want);
     assert_eq!(model.rank(), r, "the block has full numerical rank here");
-    normalize(&source, &mut model, 7).unwrap();
+    assert_eq!(model.row_landmarks(), rows, "the explicit landmark rows");
     let ours = model.embed(&x).unwrap();
 
     let (g, side) = in_memory_g(&x, seed, scaling, model.gamma());
@@ -147,9 +154,14 @@ fn all_landmarks_give_the_exact_svd() {
         .seed(2)
         .check()
         .unwrap();
-    let source = LibsvmSource::new(&path).n_features(n_feat);
-    let mut model = fit_ksvd(&source, &params, &mut |_| {}).unwrap();
-    normalize(&source, &mut model, 9).unwrap();
+    let source = [LibsvmSource::new(&path).n_features(n_feat)];
+    let trained = train(fit_ksvd(&source, &params, &mut |_| {}).unwrap(), &source);
+    let model = trained.model();
+    assert_eq!(
+        model.row_landmarks(),
+        (0..n_rows).collect::<Vec<_>>(),
+        "n = N: every row"
+    );
     let ours = model.embed(&x).unwrap();
     let (g, _) = in_memory_g(&x, 2, ProjectionScaling::NormPreserving, 4.0);
     let exact = dense_svd_operator(&g, r).unwrap();
@@ -177,9 +189,9 @@ fn kpca_matches_symmetric_nystrom() {
         .seed(seed)
         .check()
         .unwrap();
-    let source = LibsvmSource::new(&path).n_features(n_feat);
-    let mut model = fit_kpca(&source, &params, &mut |_| {}).unwrap();
-    normalize(&source, &mut model, 13).unwrap();
+    let source = [LibsvmSource::new(&path).n_features(n_feat)];
+    let trained = train(fit_kpca(&source, &params, &mut |_| {}).unwrap(), &source);
+    let model = trained.model();
     let ours = model.embed(&x).unwrap();
     let g = KernelMatrix::new(
         Samples::sparse(x.clone()).unwrap(),
@@ -210,9 +222,9 @@ fn embed_with_threads(threads: usize, chunk: usize) -> (Array1<f64>, Array2<f64>
             .seed(4)
             .check()
             .unwrap();
-        let source = LibsvmSource::new(&path);
-        let mut model = fit_ksvd(&source, &params, &mut |_| {}).unwrap();
-        normalize(&source, &mut model, chunk).unwrap();
+        let source = [LibsvmSource::new(&path)];
+        let trained = train(fit_ksvd(&source, &params, &mut |_| {}).unwrap(), &source);
+        let model = trained.model();
         (model.singular_values().clone(), model.embed(&x).unwrap())
     })
 }

@@ -1,76 +1,89 @@
-//! End-to-end: the pipeline on synthetic files, the large-scale cell ([`measure_pipeline`]), and
-//! one measurement of the scaling benchmark in process and through the `ksvd-stream` child. (The
-//! loops over datasets and sizes, with their rows, are tested in `xtask`.)
+//! End-to-end: the pipeline finds a planted signal (an AUROC far above a random scorer's, equal
+//! to `ksvd_metrics`' AUROC of the same model's scores computed in memory), the seeded split
+//! partitions a file, and the `ksvd-stream run` binary prints what `run_pipeline` computes, also
+//! from the training file cut into parts.
 #![allow(clippy::unwrap_used, clippy::expect_used)]
+mod common;
+
+use common::{auroc_slack, max_abs, read_rows, sources, split_lines, train_and_test};
 use ksvd_streaming::{
-    bench_once, in_memory_estimate, measure_pipeline, run_pipeline, write_synthetic, Bandwidth, BenchOutcome,
-    BenchParams, LibsvmSource, Method, PipelineParams, RowSelection, ScalingMethod, StreamingParams, SyntheticPart,
-    SyntheticSpec,
+    fit_kpca, fit_ksvd, run_pipeline, Fitted, LibsvmSource, Method, PartialModel, PipelineParams, RowSelection,
+    StreamingParams, ValidStreamingParams,
 };
 
-fn spec() -> SyntheticSpec {
-    SyntheticSpec {
-        features: 300,
-        nnz_per_row: 10,
-        ..SyntheticSpec::default()
-    }
+const M: usize = 120;
+
+fn model_params() -> StreamingParams {
+    StreamingParams::new(20, 200).chunk_rows(1500).seed(3)
 }
 
-#[test]
-fn synthetic_files_are_reproducible_prefixes() {
-    let dir = tempfile::tempdir().unwrap();
-    let (a, b, c) = (
-        dir.path().join("a.svm"),
-        dir.path().join("b.svm"),
-        dir.path().join("c.svm"),
-    );
-    let sa = write_synthetic(&a, &spec(), SyntheticPart::Train, 5000).unwrap();
-    write_synthetic(&b, &spec(), SyntheticPart::Train, 20_000).unwrap();
-    write_synthetic(&c, &spec(), SyntheticPart::Test, 5000).unwrap();
-    let (ta, tb, tc) = (
-        std::fs::read_to_string(&a).unwrap(),
-        std::fs::read_to_string(&b).unwrap(),
-        std::fs::read_to_string(&c).unwrap(),
-    );
-    assert!(tb.starts_with(&ta), "a file of N rows is the prefix of a longer one");
-    assert_ne!(ta, tc, "train and test rows differ");
-    assert_eq!(ta.lines().count(), 5000);
-    assert_eq!(sa.bytes as usize, ta.len());
-    let pos = ta.lines().filter(|l| l.starts_with("+1")).count();
-    assert_eq!(pos, sa.positives);
-    assert!(pos > 500 && pos < 4500, "both classes present: {pos} positives");
+/// The standard deviation of the AUROC of a scorer independent of the labels (Mann–Whitney
+/// under the null hypothesis, no ties): `sqrt((P + N + 1) / (12 P N))`.
+fn null_sd(labels: &[f64]) -> f64 {
+    let p = labels.iter().filter(|&&l| l > 0.0).count() as f64;
+    let n = labels.len() as f64 - p;
+    ((p + n + 1.0) / (12.0 * p * n)).sqrt()
 }
 
-#[test]
-fn pipeline_learns_the_planted_signal() {
+fn check_method<E: PartialModel>(
+    method: Method,
+    fit: impl Fn(&[LibsvmSource], &ValidStreamingParams) -> ksvd_streaming::Result<Fitted<E>>,
+) {
     let dir = tempfile::tempdir().unwrap();
-    let (tr, te) = (dir.path().join("train.svm"), dir.path().join("test.svm"));
-    write_synthetic(&tr, &spec(), SyntheticPart::Train, 20_000).unwrap();
-    write_synthetic(&te, &spec(), SyntheticPart::Test, 5_000).unwrap();
+    let (train, test) = train_and_test(dir.path(), 6000, 2000, M, 0.06, 21);
+    let (tr, te) = (sources(&[train], M), sources(std::slice::from_ref(&test), M));
     let params = PipelineParams {
-        model: StreamingParams::new(30, 300).chunk_rows(3000).seed(3),
+        model: model_params(),
         ridge: 1e-3,
         positive_label: None,
     };
-    let train = LibsvmSource::new(&tr).n_features(300);
-    let test = LibsvmSource::new(&te);
-    for method in [Method::Ksvd, Method::Kpca] {
-        let o = run_pipeline(method, &train, &test, &params, &mut |_| {}).unwrap();
-        eprintln!(
-            "{method:?}: AUROC {:.4}, rank {}, gamma {:.3}",
-            o.auroc, o.rank, o.gamma
-        );
-        assert_eq!((o.train_rows, o.test_rows, o.features), (20_000, 5_000, 300));
-        // With 5000 test rows the AUROC of a random scorer has sd ~0.008: 0.6 is far outside.
-        assert!(o.auroc > 0.6, "{method:?} AUROC {}", o.auroc);
-    }
+    let out = run_pipeline(method, &tr, &te, &params, &mut |_| {}).unwrap();
+    assert_eq!((out.train_rows, out.test_rows, out.features), (6000, 2000, M));
+    assert_eq!(out.row_landmarks.len(), 200);
+    // The same passes by hand: the same numbers to the bit.
+    let valid = params.model.clone().check().unwrap();
+    let trained = fit(&tr, &valid).unwrap().train(&tr, 1e-3, None, &mut |_| {}).unwrap();
+    let scores = trained.score(&te, &mut |_| {}).unwrap();
+    assert_eq!(scores.auroc().unwrap(), out.auroc);
+    assert_eq!(trained.classifier(), &out.classifier);
+    assert_eq!(trained.model().landmark_rows(), out.row_landmarks.as_slice());
+    // The AUROC is ksvd_metrics' AUROC of the model's scores of the whole test matrix computed in
+    // memory, up to the pairs the two routes' rounding could swap.
+    let (x, y) = read_rows(&test, M);
+    let s_mem = out
+        .classifier
+        .decision(trained.model().embed(&x).unwrap().view())
+        .to_vec();
+    let positive: Vec<bool> = y.iter().map(|&l| l > 0.0).collect();
+    let auc_mem = ksvd_metrics::auroc(&s_mem, &positive).unwrap();
+    let delta = f64::EPSILON.sqrt() * max_abs(s_mem.iter().copied());
+    let slack = auroc_slack(&s_mem, &positive, delta);
+    assert!(
+        (out.auroc - auc_mem).abs() <= slack,
+        "{method:?}: AUROC {} of the passes vs {auc_mem} in memory (slack {slack:e})",
+        out.auroc
+    );
+    // The planted rule is found: 10 null standard deviations above a random scorer's 0.5.
+    let sd = null_sd(&y);
+    assert!(
+        out.auroc > 0.5 + 10.0 * sd,
+        "{method:?}: AUROC {} vs 0.5 ± {sd}",
+        out.auroc
+    );
+}
+
+#[test]
+fn ksvd_learns_the_planted_signal() {
+    check_method(Method::Ksvd, |s, p| fit_ksvd(s, p, &mut |_| {}));
+}
+
+#[test]
+fn kpca_learns_the_planted_signal() {
+    check_method(Method::Kpca, |s, p| fit_kpca(s, p, &mut |_| {}));
 }
 
 #[test]
 fn split_selections_partition_the_file() {
-    let dir = tempfile::tempdir().unwrap();
-    let p = dir.path().join("d.svm");
-    write_synthetic(&p, &spec(), SyntheticPart::Train, 3000).unwrap();
     let tr = RowSelection::SplitTrain {
         test_fraction: 0.25,
         seed: 5,
@@ -83,103 +96,109 @@ fn split_selections_partition_the_file() {
     assert!((0..3000).all(|t| tr.keeps(t) != te.keeps(t)));
     // Binomial(3000, 0.25): mean 750, sd 23.7.
     assert!((held as f64 - 750.0).abs() < 5.0 * 23.7, "{held}");
+    assert!(RowSelection::SplitTest {
+        test_fraction: 1.0,
+        seed: 0
+    }
+    .validate()
+    .is_err());
 }
 
+/// Runs `ksvd-stream run` and returns the AUROC and the landmark count it printed.
+fn binary(args: &[&std::ffi::OsStr]) -> (f64, usize) {
+    let out = std::process::Command::new(env!("CARGO_BIN_EXE_ksvd-stream"))
+        .arg("run")
+        .args(args)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let text = String::from_utf8_lossy(&out.stdout).to_string();
+    let field = |name: &str| {
+        text.split_whitespace()
+            .find_map(|t| t.strip_prefix(&format!("{name}=")))
+            .unwrap_or_else(|| panic!("no {name} in {text}"))
+            .to_string()
+    };
+    (field("auroc").parse().unwrap(), field("landmark_rows").parse().unwrap())
+}
+
+/// The binary on the whole training file and on the file cut into three parts prints, to its
+/// four decimals, the AUROC `run_pipeline` computes (the same landmarks; sums regrouped), and a
+/// run without a test file holds out the seeded split.
 #[test]
-fn the_cell_measures_the_pipelines_outcome() {
+fn the_binary_prints_what_run_pipeline_computes() {
     let dir = tempfile::tempdir().unwrap();
-    let (tr, te) = (dir.path().join("train.svm"), dir.path().join("test.svm"));
-    write_synthetic(&tr, &spec(), SyntheticPart::Train, 3000).unwrap();
-    write_synthetic(&te, &spec(), SyntheticPart::Test, 1000).unwrap();
+    let (train, test) = train_and_test(dir.path(), 3000, 1000, M, 0.06, 22);
+    let parts = split_lines(&train, dir.path(), "part", 3, 4);
+    let m = M.to_string();
+    let flags = [
+        "--method",
+        "ksvd",
+        "--landmarks",
+        "100",
+        "--components",
+        "10",
+        "--chunk-rows",
+        "700",
+        "--seed",
+        "2",
+        "--threads",
+        "1",
+        "--features",
+        &m,
+    ];
+    let common: Vec<&std::ffi::OsStr> = flags.iter().map(std::ffi::OsStr::new).collect();
     let params = PipelineParams {
-        model: StreamingParams::new(10, 100).chunk_rows(700).seed(4),
+        model: StreamingParams::new(10, 100).chunk_rows(700).seed(2),
         ridge: 1e-3,
         positive_label: None,
     };
-    let train = LibsvmSource::new(&tr).n_features(300);
-    let test = LibsvmSource::new(&te);
-    for method in [Method::Ksvd, Method::Kpca] {
-        let direct = run_pipeline(method, &train, &test, &params, &mut |_| {}).unwrap();
-        let cell = measure_pipeline(method, &train, &test, &params, &mut |_| {});
-        let o = cell.outcome.unwrap();
-        // Seeded: the same AUROC, rank and bandwidth to the bit.
-        assert_eq!(
-            (o.auroc, o.rank, o.gamma, o.train_rows),
-            (direct.auroc, direct.rank, direct.gamma, direct.train_rows)
+    let want = run_pipeline(
+        Method::Ksvd,
+        &sources(std::slice::from_ref(&train), M),
+        &sources(std::slice::from_ref(&test), M),
+        &params,
+        &mut |_| {},
+    )
+    .unwrap();
+    let mut whole = common.clone();
+    whole.extend([
+        std::ffi::OsStr::new("--train"),
+        train.as_os_str(),
+        std::ffi::OsStr::new("--test"),
+        test.as_os_str(),
+    ]);
+    let mut cut = common.clone();
+    for p in &parts {
+        cut.extend([std::ffi::OsStr::new("--train"), p.as_os_str()]);
+    }
+    cut.extend([std::ffi::OsStr::new("--test"), test.as_os_str()]);
+    for args in [whole, cut] {
+        let (auc, n) = binary(&args);
+        assert_eq!(n, 100);
+        assert!(
+            (auc - want.auroc).abs() <= 5e-5 + 1e-9,
+            "printed {auc}, computed {}",
+            want.auroc
         );
     }
-    // A missing file is a measured outcome (an error in the cell), not a panic.
-    let absent = LibsvmSource::new(dir.path().join("absent.svm"));
-    assert!(measure_pipeline(Method::Ksvd, &absent, &test, &params, &mut |_| {})
-        .outcome
-        .is_err());
-}
-
-fn bench_params() -> BenchParams {
-    BenchParams {
-        features: 150,
-        landmarks: 60,
-        components: 8,
-        bandwidth: Bandwidth::Median(1.0),
-        ridge: 1e-3,
-        chunk_rows: 700,
-        seed: 1,
-        rsvd_oversampling: 10,
-        rsvd_power_iters: 2,
-    }
-}
-
-#[test]
-fn the_bench_child_prints_what_bench_once_computes() {
-    let dir = tempfile::tempdir().unwrap();
-    let small = SyntheticSpec {
-        features: 150,
-        nnz_per_row: 6,
-        ..SyntheticSpec::default()
+    // Without a test file: the seeded split of the training file.
+    let mut split = common.clone();
+    split.extend([std::ffi::OsStr::new("--train"), train.as_os_str()]);
+    let sel = |test| {
+        let (test_fraction, seed) = (0.2, 2);
+        LibsvmSource::new(&train).n_features(M).selection(if test {
+            RowSelection::SplitTest { test_fraction, seed }
+        } else {
+            RowSelection::SplitTrain { test_fraction, seed }
+        })
     };
-    let (tr, te) = (dir.path().join("train.svm"), dir.path().join("test.svm"));
-    write_synthetic(&tr, &small, SyntheticPart::Train, 2000).unwrap();
-    write_synthetic(&te, &small, SyntheticPart::Test, 1000).unwrap();
-    let params = bench_params();
-    let one_thread = rayon::ThreadPoolBuilder::new().num_threads(1).build().unwrap();
-    for method in [
-        ScalingMethod::StreamingNystrom,
-        ScalingMethod::Dense,
-        ScalingMethod::Rsvd,
-    ] {
-        let here = one_thread.install(|| bench_once(method, &tr, &te, &params)).unwrap();
-        let out = std::process::Command::new(env!("CARGO_BIN_EXE_ksvd-stream"))
-            .args(["bench", "--method", method.as_str(), "--threads", "1", "--params"])
-            .arg(toml::to_string(&params).unwrap())
-            .arg("--train")
-            .arg(&tr)
-            .arg("--test")
-            .arg(&te)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        let child: BenchOutcome = toml::from_str(&String::from_utf8_lossy(&out.stdout)).unwrap();
-        // Same seed, same single thread: the same numbers to the bit.
-        assert_eq!(
-            (child.auroc, child.rank, child.train_rows),
-            (here.auroc, here.rank, here.train_rows),
-            "{method:?}"
-        );
-        assert_eq!(here.train_rows, 2000);
-        assert!((0.0..=1.0).contains(&here.auroc));
-        assert!(child.peak_rss_bytes.is_none_or(|b| b > 0));
-    }
-}
-
-#[test]
-fn in_memory_estimates_grow_with_n_and_skip_the_streaming_path() {
-    let est = |m, n| in_memory_estimate(m, n, 2000, 16, 10_000, 50, 10);
-    assert_eq!(est(ScalingMethod::StreamingNystrom, 1_000_000), None);
-    for m in [ScalingMethod::Dense, ScalingMethod::Rsvd] {
-        let (a, b) = (est(m, 10_000).unwrap(), est(m, 100_000).unwrap());
-        assert!(a > 0.0 && b > a, "{m:?}: {a} {b}");
-    }
-    // Dense stores G and its working copy: at least 2 N M doubles.
-    let n = 100_000.0;
-    assert!(est(ScalingMethod::Dense, 100_000).unwrap() >= 2.0 * n * 2000.0 * 8.0);
+    let held = run_pipeline(Method::Ksvd, &[sel(false)], &[sel(true)], &params, &mut |_| {}).unwrap();
+    assert_eq!(held.train_rows + held.test_rows, 3000);
+    let (auc, _) = binary(&split);
+    assert!(
+        (auc - held.auroc).abs() <= 5e-5 + 1e-9,
+        "printed {auc}, computed {}",
+        held.auroc
+    );
 }

@@ -1,26 +1,30 @@
 //! `kind = "large-scale"` (the appendix's large LIBSVM table) and `kind = "scaling"` (wall time and peak
-//! memory against N) over [`ksvd_streaming`], the out-of-core asymmetric Nyström path, whose cell
-//! ([`ksvd_streaming::measure_pipeline`]) and measurement ([`ksvd_streaming::bench_once`]) they loop over.
+//! memory against N) over [`ksvd_streaming`], the out-of-core asymmetric Nyström path. The measurements
+//! ([`bench`]: one cell of the table, one point of the benchmark, the in-memory reference paths),
+//! process probes ([`memory`]), synthetic inputs ([`synthetic`]) and user datasets ([`inputs`]) live here,
+//! not in the library.
 //!
 //! `large-scale`: one cached cell per dataset x seed; the stand-ins are streamed from the committed
-//! `data/`, the paper's three datasets from `data/external/...` when a user supplies them (else
-//! `missing-data` rows saying where to get them). `scaling`: every measurement runs in a child
-//! `ksvd-stream bench` process (independent peak memory); the runner builds that binary with the cargo
-//! that runs it.
-use std::path::PathBuf;
-use std::process::Command;
-
+//! `data/`, the paper's three datasets (listed in the spec) from `data/external/...` when a user supplies
+//! them (else `missing-data` rows saying where to get them). `scaling`: every measurement runs in a child
+//! process of this very binary (`cargo xtask scaling-child`, [`scaling_child`]), so peak memories are
+//! independent.
 use anyhow::{ensure, Context as _, Result};
 use ksvd_datasets::DataRoot;
 use runner::{run_large_scale, LargeScaleConfig};
 use scaling::{run_scaling, Isolation, ScalingConfig};
 
 use super::{Context, Experiment};
-use crate::fsx::project_root;
 use crate::rows::Row;
 
+pub(super) mod bench;
+pub(super) mod inputs;
+pub(super) mod memory;
 pub(super) mod runner;
 pub(super) mod scaling;
+pub(super) mod synthetic;
+
+pub use scaling::scaling_child;
 
 /// Keeps the rows whose dataset, method and metric the spec declares.
 fn declared(cx: &Context<'_>, rows: Vec<Row>) -> Vec<Row> {
@@ -39,7 +43,7 @@ pub struct LargeScale;
 
 impl Experiment for LargeScale {
     type Params = LargeScaleConfig;
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
 
     fn run(&self, cx: &Context<'_>, p: &LargeScaleConfig) -> Result<Vec<Row>> {
         let root = DataRoot::committed()?;
@@ -84,36 +88,9 @@ impl Experiment for LargeScale {
 /// The scaling benchmark.
 pub struct Scaling;
 
-/// Builds `ksvd-stream` with the cargo running us and returns its path.
-fn build_stream_binary() -> Result<PathBuf> {
-    let cargo = std::env::var_os("CARGO").unwrap_or_else(|| "cargo".into());
-    let status = Command::new(cargo)
-        .current_dir(project_root())
-        .args([
-            "build",
-            "--release",
-            "--quiet",
-            "-p",
-            "ksvd-streaming",
-            "--bin",
-            "ksvd-stream",
-        ])
-        .status()
-        .context("running cargo to build ksvd-stream")?;
-    ensure!(status.success(), "building ksvd-stream failed ({status})");
-    let target = std::env::var_os("CARGO_TARGET_DIR")
-        .map(PathBuf::from)
-        .unwrap_or_else(|| project_root().join("target"));
-    let bin = target
-        .join("release")
-        .join(format!("ksvd-stream{}", std::env::consts::EXE_SUFFIX));
-    ensure!(bin.is_file(), "ksvd-stream was built but is not at {}", bin.display());
-    Ok(bin)
-}
-
 impl Experiment for Scaling {
     type Params = ScalingConfig;
-    const VERSION: u32 = 1;
+    const VERSION: u32 = 2;
 
     fn run(&self, cx: &Context<'_>, p: &ScalingConfig) -> Result<Vec<Row>> {
         let seeds = cx.spec.file.seeds.clone();
@@ -125,7 +102,9 @@ impl Experiment for Scaling {
                 .any(|x| Some(x.as_str()) == m_id(m).as_deref())
         });
         if config.isolation == Isolation::ChildProcess && config.binary.is_none() {
-            config.binary = Some(build_stream_binary()?);
+            // This process is `cargo xtask`: its `scaling-child` subcommand measures.
+            config.binary =
+                Some(std::env::current_exe().context("locating the xtask binary for the scaling children")?);
         }
         if config.threads.is_none() {
             config.threads = Some(cx.threads);

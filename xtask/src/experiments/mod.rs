@@ -73,6 +73,8 @@ mod graph;
 mod landmarks;
 mod large_scale;
 pub mod race;
+
+pub use large_scale::scaling_child;
 mod spectrum;
 mod timing;
 

@@ -4,30 +4,32 @@ Runs the four passes of ``ksvd-stream`` (Tao, Tonin et al., ICML 2024, the large
 RBF kernel, compatibility a2 by a very sparse random projection, ridge / LS-SVM classifier on the
 embeddings, AUROC) over a list (or a ``dask.bag``) of LIBSVM files (plain or ``.bz2``) as Dask
 tasks, or over a ``dask.array`` pair ``(X, y)`` (dense features chunked by rows, labels). File
-``f`` (or row chunk ``k``) is one unit of work; a partition is a group of consecutive files (a
-row chunk). Every pass maps each partition to a small mergeable state (Rust, pickled through
-versioned bytes) and merges them along a fixed binary tree of ``dask.delayed`` tasks; the
-driver does the small solves in between:
+``f`` (or row chunk ``k``) is one part; a partition is a group of consecutive files. Every pass
+maps each partition to a small mergeable state (Rust, pickled through a versioned, checksummed
+document) and merges them along a fixed binary tree of ``dask.delayed`` tasks; the driver does
+the small solves in between. These are the states and merges ``ksvd-stream`` runs in one
+process, so both give the same landmarks and the same results on the same rows:
 
-1. scan: counts, labels, ``||X[:, j]||^2`` and the bottom-n key sketch of landmark rows
-   (``key = hash(seed, file, row)``, for array chunks ``hash(seed, 0, global row)``: an exact
-   uniform sample, the same for every partitioning; an array in any chunking gives the landmarks
-   of its rows as one LIBSVM file);
-2. landmark columns ``P = C_z^T X[:, J]`` (``M x m``), summed; driver: the landmark SVD (when
-   the rows are mapped, ``M > N``: the rows' entries of ``X[:, J]`` are gathered instead, sparse
-   and merged exactly, and the driver forms ``P = C_x X[:, J]`` as the single-machine path does);
+1. scan: row counts of every part, labels and ``||X[:, j]||^2``; driver: the plan (the parts'
+   global row offsets, ``N``, ``M``, the landmark columns ``J``, the projection);
+2. landmarks: the bottom-n key sketch of landmark rows (``key = hash(seed, global row id)``: an
+   exact uniform sample that depends only on the rows in order, not on how they are cut into
+   files, chunks or partitions) and, for KSVD, the landmark columns ``P = C_z^T X[:, J]``
+   (``M x m``), summed (when the rows are mapped, ``M > N``: the rows' entries of ``X[:, J]`` are
+   gathered instead, sparse and merged exactly, and the driver forms ``P = C_x X[:, J]``);
+   driver: the landmark SVD (KSVD) or eigendecomposition of ``K_LL`` (KPCA);
 3. embeddings + ``(r+1)^2`` ridge statistics and column norms, summed; driver: the classifier;
 4. test scores sorted per class, merged; driver: AUROC.
 
 ``method="kpca"`` runs the paper's KPCA baseline (the symmetric Nystrom method on the RBF kernel
-between samples, the code of ``ksvd-stream``'s single-machine KPCA) through the same passes: the
-landmark rows of pass 1, the driver's eigendecomposition of ``K_LL`` (no pass 2), passes 3 and 4.
+between samples) through the same passes; its pass 2 carries the landmark rows only.
 
 Results do not depend on the number of workers, and on the partitioning only through the
-order of floating-point additions: sums agree to ``8 N eps`` relative, embeddings and scores
-(behind an SVD) to ``sqrt(eps)`` relative; the sketch, counts and sorted scores merge exactly.
-With a fixed partitioning the reduction tree is fixed, so results are bit-for-bit reproducible
-(also when a worker dies and Dask recomputes its partitions).
+order of floating-point additions: the landmark rows and columns, counts, the gathered
+``X[:, J]`` and the sorted scores are exact; sums agree to ``8 N eps`` relative, embeddings and
+scores (behind an SVD) to ``sqrt(eps)`` relative. With a fixed partitioning the reduction tree is
+fixed, so results are bit-for-bit reproducible (also when a worker dies and Dask recomputes its
+partitions).
 """
 
 from __future__ import annotations
@@ -50,13 +52,14 @@ class DaskFit:
     """What :func:`fit` returns.
 
     ``model``: the trained model (``_ksvd.TrainedKsvd`` or ``_ksvd.TrainedKpca``: the landmark
-    solve, the column normalisation and the classifier); ``auroc``: the classifier's AUROC on the test files;
+    solve, the column normalisation and the classifier; ``model.row_landmarks`` are the global ids
+    of the landmark rows); ``auroc``: the classifier's AUROC on the test files;
     ``embeddings``: normalised embeddings of the test rows as a lazy ``dask.array``
-    (``rows x r``, files in order); ``plan``: the landmark plan (landmark rows and columns);
-    ``state_bytes``: size in bytes of each pass's merged state (what one message carries; KPCA
-    has no ``columns``);
-    ``scan``: the merged scan (``rows``, ``features`` of the training files); ``scores``: the
-    merged test scores (``rows``).
+    (``rows x r``, files in order); ``plan``: the plan after the scan (``shape``, landmark
+    columns); ``state_bytes``: size in bytes of each pass's merged state (what one message
+    carries); ``scan``: the merged scan (``rows``, ``features`` of the training files);
+    ``scores``: the merged test scores (``rows``); ``landmarks``: the merged pass-2 state
+    (``row_landmarks``, ``has_columns``).
     """
 
     model: object
@@ -66,6 +69,7 @@ class DaskFit:
     state_bytes: dict = field(default_factory=dict)
     scan: object = None
     scores: object = None
+    landmarks: object = None
 
 
 def _paths(files):
@@ -97,10 +101,10 @@ def _scan_part(params, files, n_features, zero_based, hook):
     return _merge_all([_ksvd.ScanPartial.scan_file(params, f, p, n_features, zero_based) for f, p in files])
 
 
-def _columns_part(plan, files, zero_based, hook):
+def _landmarks_part(plan, files, zero_based, hook):
     if hook is not None:
         hook()
-    return _merge_all([plan.columns_file(f, p, zero_based) for f, p in files])
+    return _merge_all([plan.landmarks_file(f, p, zero_based) for f, p in files])
 
 
 def _train_part(fitted, files, zero_based, positive_label, hook):
@@ -115,36 +119,36 @@ def _score_part(trained, files, zero_based, hook):
     return _merge_all([trained.score_file(f, p, zero_based, False)[0] for f, p in files])
 
 
-def _block(part, first, x, y):
-    return part, first, np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
+def _block(part, x, y):
+    return part, np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
 
 
-def _scan_block(params, part, first, x, y, hook):
+def _scan_block(params, part, x, y, hook):
     if hook is not None:
         hook()
-    return _ksvd.ScanPartial.scan_block(params, _block(part, first, x, y))
+    return _ksvd.ScanPartial.scan_block(params, _block(part, x, y))
 
 
-def _columns_block(plan, part, first, x, y, hook):
+def _landmarks_block(plan, part, x, y, hook):
     if hook is not None:
         hook()
-    return plan.columns_block(_block(part, first, x, y))
+    return plan.landmarks_block(_block(part, x, y))
 
 
-def _train_block(fitted, part, first, x, y, positive_label, hook):
+def _train_block(fitted, part, x, y, positive_label, hook):
     if hook is not None:
         hook()
-    return fitted.train_block(_block(part, first, x, y), positive_label)
+    return fitted.train_block(_block(part, x, y), positive_label)
 
 
-def _score_block(trained, part, first, x, y, hook):
+def _score_block(trained, part, x, y, hook):
     if hook is not None:
         hook()
-    return trained.score_block(_block(part, first, x, y), False)[0]
+    return trained.score_block(_block(part, x, y), False)[0]
 
 
-def _embed_block(trained, part, first, x, y):
-    return trained.score_block(_block(part, first, x, y), True)[1]
+def _embed_block(trained, part, x, y):
+    return trained.score_block(_block(part, x, y), True)[1]
 
 
 def _is_arrays(data) -> bool:
@@ -152,8 +156,9 @@ def _is_arrays(data) -> bool:
 
 
 def _blocks(data, what):
-    """The row blocks of a ``(X, y)`` pair of dask arrays as pass units ``(part, first_row, x, y)``:
-    ``X`` is rechunked to whole rows (one chunk along the features), ``y`` to ``X``'s row chunks."""
+    """The row blocks of a ``(X, y)`` pair of dask arrays as pass units ``(part, x, y)`` (part ``k``
+    is the ``k``-th row chunk): ``X`` is rechunked to whole rows (one chunk along the features),
+    ``y`` to ``X``'s row chunks."""
     x, y = data
     if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
         raise ValueError(f"{what}: need a 2-D feature array and a 1-D label array of as many rows; got shapes {x.shape} and {y.shape}")
@@ -161,9 +166,8 @@ def _blocks(data, what):
         raise ValueError(f"{what}: the row chunk sizes of X are unknown; call X.compute_chunk_sizes() first")
     x = x.rechunk({1: -1})
     y = y.rechunk((x.chunks[0],))
-    firsts = np.concatenate([[0], np.cumsum(x.chunks[0])[:-1]]).astype(int)
     xs, ys = x.to_delayed().ravel(), y.to_delayed().ravel()
-    return [(k, int(firsts[k]), xs[k], ys[k]) for k in range(len(xs))], x.chunks[0]
+    return [(k, xs[k], ys[k]) for k in range(len(xs))], x.chunks[0]
 
 
 def _tree(parts, name):
@@ -298,7 +302,9 @@ def fit(
     chunked by rows; ``y`` the labels): every row chunk is a partition and its rows have their
     global row ids, so the landmark rows and the results do not depend on the chunking (beyond
     rounding) and equal those of the same rows as one LIBSVM file; ``embeddings`` then has
-    ``X``'s row chunks.
+    ``X``'s row chunks. Likewise for files: the landmark rows depend only on the training rows in
+    order, so ``ksvd-stream run`` on one file and this function on that file cut into parts give
+    the same landmarks and (to rounding) the same results.
 
     ``bandwidth``: a fixed γ of ``exp(-||a - b||^2 / γ^2)``, or ``None`` for the median heuristic on
     the landmark pairs times ``bandwidth_factor``. ``train`` and ``test`` are lists of paths or
@@ -325,7 +331,7 @@ def fit(
             raise ValueError(f"train X has {train[0].shape[1]} columns, test X {test[0].shape[1]}")
         if not units or not tunits:
             raise ValueError("need at least one training row chunk and one test row chunk")
-        fns = (_scan_block, _columns_block, _train_block, _score_block)
+        fns = (_scan_block, _landmarks_block, _train_block, _score_block)
         scan_rest = (partition_hook,)
         zb = ()
     else:
@@ -337,7 +343,7 @@ def fit(
         groups, tgroups = _groups(len(train), npartitions), _groups(len(test), npartitions)
         units = [([(f, train[f]) for f in g],) for g in groups]
         tunits = [([(f, test[f]) for f in g],) for g in tgroups]
-        fns = (_scan_part, _columns_part, _train_part, _score_part)
+        fns = (_scan_part, _landmarks_part, _train_part, _score_part)
         scan_rest = (n_features, zero_based, partition_hook)
         zb = (zero_based,)
 
@@ -358,16 +364,12 @@ def fit(
     o, to = order(len(units)), order(len(tunits))
     sizes = {}
     tag = uuid.uuid4().hex[:8]  # unique task keys per call
-    scan_fn, columns_fn, train_fn, score_fn = fns
+    scan_fn, landmarks_fn, train_fn, score_fn = fns
     scan = compute(_pass(scan_fn, units, (params, *scan_rest), f"ksvd-scan-{tag}", o, client))
-    plan = _ksvd.LandmarkPlan(scan, params)
-    states = [("scan", scan), ("plan", plan)]
-    if method == "kpca":
-        fitted = plan.solve_kpca()
-    else:
-        cols = compute(_pass(columns_fn, units, (plan, *zb, partition_hook), f"ksvd-columns-{tag}", o, client))
-        fitted = plan.solve(cols)
-        states.append(("columns", cols))
+    plan = _ksvd.LandmarkPlan(scan, params, method)
+    lm = compute(_pass(landmarks_fn, units, (plan, *zb, partition_hook), f"ksvd-landmarks-{tag}", o, client))
+    fitted = plan.solve_kpca(lm) if method == "kpca" else plan.solve(lm)
+    states = [("scan", scan), ("plan", plan), ("landmarks", lm)]
     tr = compute(_pass(train_fn, units, (fitted, *zb, positive_label, partition_hook), f"ksvd-train-{tag}", o, client))
     trained = fitted.finish(tr, ridge, positive_label)
     scores = compute(_pass(score_fn, tunits, (trained, *zb, partition_hook), f"ksvd-score-{tag}", to, client))
@@ -377,7 +379,7 @@ def fit(
     if out_dir is not None:
         _write_atomic(os.path.join(out_dir, f"model.{method}-trained"), trained.to_bytes())
     emb = _array_embeddings(trained, tunits, tchunks) if arrays else embeddings(trained, test, zero_based=zero_based)
-    return DaskFit(trained, auc, emb, plan, sizes, scan, scores)
+    return DaskFit(trained, auc, emb, plan, sizes, scan, scores, lm)
 
 
 def fit_local(train: Sequence[str], test: Sequence[str], **kwargs) -> DaskFit:

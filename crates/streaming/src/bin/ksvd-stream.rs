@@ -1,19 +1,15 @@
-//! `ksvd-stream`: out-of-core KSVD / KPCA on LIBSVM files, synthetic file generation, and the
-//! per-measurement child of the scaling benchmark.
+//! `ksvd-stream`: out-of-core KSVD / KPCA on LIBSVM files, with the ridge classifier and the
+//! test AUROC.
 //!
 //! ```text
 //! ksvd-stream run --train criteo.svm --features 1000000 --landmarks 1000 --components 100
-//! ksvd-stream generate --out train.svm --rows 10000000 --features 2000 --nnz 16 --seed 0
-//! ksvd-stream bench --method streaming-nystrom --train t.svm --test s.svm --threads 2 --params '<toml>'
+//! ksvd-stream run --train part-0.svm --train part-1.svm --test test.svm --method ksvd
 //! ```
 use std::path::PathBuf;
 use std::process::ExitCode;
 
 use clap::{Parser, Subcommand, ValueEnum};
-use ksvd_streaming::{
-    bench_once, run_pipeline, write_synthetic, Bandwidth, BenchParams, LibsvmSource, Method, PipelineParams,
-    RowSelection, ScalingMethod, StreamingParams, SyntheticPart, SyntheticSpec,
-};
+use ksvd_streaming::{run_pipeline, Bandwidth, LibsvmSource, Method, PipelineParams, RowSelection, StreamingParams};
 
 #[derive(Parser)]
 #[command(
@@ -33,30 +29,18 @@ enum MethodArg {
     Both,
 }
 
-#[derive(Clone, Copy, ValueEnum)]
-enum PartArg {
-    Train,
-    Test,
-}
-
-#[derive(Clone, Copy, ValueEnum)]
-enum BenchMethodArg {
-    StreamingNystrom,
-    Dense,
-    Rsvd,
-}
-
 #[derive(Subcommand)]
 enum Cmd {
-    /// Fit KSVD (asymmetric Nyström, a2) and/or KPCA on a training file, train a ridge classifier
-    /// in a second pass and print the test AUROC.
+    /// Fit KSVD (asymmetric Nyström, a2) and/or KPCA on training files, train a ridge classifier
+    /// in another pass and print the test AUROC. Several files are the parts of one data set, in
+    /// order: the same landmarks and results (to rounding) as `ksvd.dask.fit` on those files.
     Run {
-        /// Training file (LIBSVM, plain or .bz2).
+        /// Training file (LIBSVM, plain or .bz2); repeat for several parts.
+        #[arg(long, required = true)]
+        train: Vec<PathBuf>,
+        /// Test file (repeatable); without one a seeded split of every training file is held out.
         #[arg(long)]
-        train: PathBuf,
-        /// Test file; without it a seeded split of the training file is held out.
-        #[arg(long)]
-        test: Option<PathBuf>,
+        test: Vec<PathBuf>,
         /// Number of features M (default: the largest index of the training file).
         #[arg(long)]
         features: Option<usize>,
@@ -72,7 +56,7 @@ enum Cmd {
         /// Fixed RBF bandwidth (default: median heuristic on the landmarks).
         #[arg(long)]
         gamma: Option<f64>,
-        /// Ridge lambda of the classifier.
+        /// Ridge lambda of the classifier (> 0).
         #[arg(long, default_value_t = 1e-3)]
         ridge: f64,
         /// Held-out fraction when there is no test file.
@@ -90,51 +74,6 @@ enum Cmd {
         /// Threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
-    },
-    /// Write a seeded synthetic LIBSVM file with a planted linear + quadratic signal.
-    Generate {
-        /// Output file.
-        #[arg(long)]
-        out: PathBuf,
-        /// Rows.
-        #[arg(long)]
-        rows: usize,
-        /// Part (train and test use independent rows, the same planted weights).
-        #[arg(long, value_enum, default_value = "train")]
-        part: PartArg,
-        /// Features M.
-        #[arg(long, default_value_t = 2000)]
-        features: usize,
-        /// Nonzeros per row.
-        #[arg(long, default_value_t = 16)]
-        nnz: usize,
-        /// Popularity exponent (1 = uniform features).
-        #[arg(long, default_value_t = 2.0)]
-        popularity: f64,
-        /// Number of (most frequent) features carrying the planted signal.
-        #[arg(long, default_value_t = 64)]
-        signal_features: usize,
-        /// Seed.
-        #[arg(long, default_value_t = 0)]
-        seed: u64,
-    },
-    /// One measurement of the scaling benchmark; prints a TOML `BenchOutcome`.
-    Bench {
-        /// Path to measure.
-        #[arg(long, value_enum)]
-        method: BenchMethodArg,
-        /// Training file.
-        #[arg(long)]
-        train: PathBuf,
-        /// Test file.
-        #[arg(long)]
-        test: PathBuf,
-        /// Threads.
-        #[arg(long)]
-        threads: Option<usize>,
-        /// `BenchParams` as TOML.
-        #[arg(long)]
-        params: String,
     },
 }
 
@@ -166,16 +105,28 @@ fn run(cli: Cli) -> Result<(), String> {
             threads,
         } => {
             pool(threads)?;
-            let mut tr = LibsvmSource::new(&train);
-            if let Some(m) = features {
-                tr = tr.n_features(m);
-            }
-            let te = match test {
-                Some(t) => LibsvmSource::new(t),
-                None => {
-                    tr = tr.selection(RowSelection::SplitTrain { test_fraction, seed });
-                    LibsvmSource::new(&train).selection(RowSelection::SplitTest { test_fraction, seed })
+            let source = |p: &PathBuf| {
+                let s = LibsvmSource::new(p);
+                match features {
+                    Some(m) => s.n_features(m),
+                    None => s,
                 }
+            };
+            let (tr, te): (Vec<_>, Vec<_>) = if test.is_empty() {
+                let split = |test| {
+                    let (test_fraction, seed) = (test_fraction, seed);
+                    if test {
+                        RowSelection::SplitTest { test_fraction, seed }
+                    } else {
+                        RowSelection::SplitTrain { test_fraction, seed }
+                    }
+                };
+                (
+                    train.iter().map(|p| source(p).selection(split(false))).collect(),
+                    train.iter().map(|p| source(p).selection(split(true))).collect(),
+                )
+            } else {
+                (train.iter().map(source).collect(), test.iter().map(source).collect())
             };
             let bandwidth = gamma.map_or(Bandwidth::Median(1.0), Bandwidth::Fixed);
             let params = PipelineParams {
@@ -201,7 +152,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 })
                 .map_err(|e| e.to_string())?;
                 println!(
-                    "{}\tauroc={:.4}\ttrain_rows={}\ttest_rows={}\tfeatures={}\trank={}\tgamma={:.4e}\tseconds={:.2}\tpeak_rss_mib={}",
+                    "{}\tauroc={:.4}\ttrain_rows={}\ttest_rows={}\tfeatures={}\trank={}\tgamma={:.4e}\tlandmark_rows={}\tseconds={:.2}",
                     m.as_str(),
                     o.auroc,
                     o.train_rows,
@@ -209,62 +160,10 @@ fn run(cli: Cli) -> Result<(), String> {
                     o.features,
                     o.rank,
                     o.gamma,
+                    o.row_landmarks.len(),
                     o.fit_seconds + o.train_seconds + o.score_seconds,
-                    ksvd_streaming::peak_rss_bytes().map_or("?".into(), |b| format!("{:.0}", b as f64 / 1048576.0)),
                 );
             }
-            Ok(())
-        }
-        Cmd::Generate {
-            out,
-            rows,
-            part,
-            features,
-            nnz,
-            popularity,
-            signal_features,
-            seed,
-        } => {
-            let spec = SyntheticSpec {
-                features,
-                nnz_per_row: nnz,
-                popularity,
-                signal_features,
-                seed,
-                ..SyntheticSpec::default()
-            };
-            let part = match part {
-                PartArg::Train => SyntheticPart::Train,
-                PartArg::Test => SyntheticPart::Test,
-            };
-            let s = write_synthetic(&out, &spec, part, rows).map_err(|e| e.to_string())?;
-            println!(
-                "{}: {} rows, {} positive, {} bytes, {:.2} s",
-                out.display(),
-                s.rows,
-                s.positives,
-                s.bytes,
-                s.seconds
-            );
-            Ok(())
-        }
-        Cmd::Bench {
-            method,
-            train,
-            test,
-            threads,
-            params,
-        } => {
-            pool(threads)?;
-            let params: BenchParams =
-                toml::from_str(&params).map_err(|e| format!("--params is not a BenchParams TOML: {e}"))?;
-            let method = match method {
-                BenchMethodArg::StreamingNystrom => ScalingMethod::StreamingNystrom,
-                BenchMethodArg::Dense => ScalingMethod::Dense,
-                BenchMethodArg::Rsvd => ScalingMethod::Rsvd,
-            };
-            let o = bench_once(method, &train, &test, &params).map_err(|e| e.to_string())?;
-            print!("{}", toml::to_string(&o).map_err(|e| e.to_string())?);
             Ok(())
         }
     }

@@ -1,28 +1,32 @@
-//! The large-scale table (`tab:large:scale`, moved here from `ksvd-streaming`, which keeps the cell
-//! [`measure_pipeline`] and the paper's file list [`paper_datasets`] as building blocks): KPCA
-//! (symmetric Nyström) vs KSVD (asymmetric Nyström, a2), RBF, AUROC, on LIBSVM files streamed from
-//! disk. The config (serde, the spec's `[params]`), the resolution of a dataset id to files, the
-//! loop over datasets, seeds and methods, and the tidy rows.
+//! The large-scale table (`tab:large:scale`): KPCA (symmetric Nyström) vs KSVD (asymmetric
+//! Nyström, a2), RBF, AUROC, on LIBSVM files streamed from disk by `ksvd-streaming`. The config
+//! (serde, the spec's `[params]`, which also lists the paper's three datasets), the resolution of
+//! a dataset id to files, the loop over datasets, seeds and methods around one cell
+//! ([`measure_pipeline`]), and the tidy rows.
 use std::path::{Path, PathBuf};
 
 use ksvd_datasets::{sparse_spec, DataRoot, DatasetError, DatasetName};
 use ksvd_streaming::{
-    measure_pipeline, paper_datasets, Bandwidth, LibsvmSource, Method, PipelineParams, Progress, ProgressFn,
-    ProjectionScaling, RowSelection, StreamingError, StreamingParams, UserDataset, LIBSVM_BINARY_PAGE,
+    Bandwidth, LibsvmSource, Method, PipelineParams, Progress, ProgressFn, ProjectionScaling, RowSelection,
+    StreamingError, StreamingParams,
 };
 use serde::{Deserialize, Serialize};
 
+use super::bench::measure_pipeline;
+use super::inputs::{UserDataset, LIBSVM_BINARY_PAGE};
 use crate::rows::{Row, Status};
 
-/// Configuration of [`run_large_scale`] (the spec's `[params]`). Every field has a default (the
-/// full run); the spec's `[quick]` section overrides a few of them.
+/// Configuration of [`run_large_scale`] (the spec's `[params]`). Every field has a default; the
+/// spec sets the full run's values and lists the paper's datasets, and its `[quick]` section
+/// overrides a few of them.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields, default)]
 pub struct LargeScaleConfig {
     /// Registry stand-ins streamed from the committed `data/` (`a9a`, `w8a`, `ijcnn1`,
     /// `reuters_lasvm`); their LIBSVM test parts are used, except w8a (seeded split).
     pub stand_ins: Vec<String>,
-    /// User-supplied datasets; an absent file gives `missing-data` rows.
+    /// User-supplied datasets (the spec lists the paper's three under `data/external/`); an
+    /// absent file gives `missing-data` rows. Default: none.
     pub datasets: Vec<UserDataset>,
     /// Methods to run.
     pub methods: Vec<Method>,
@@ -55,7 +59,7 @@ impl Default for LargeScaleConfig {
     fn default() -> Self {
         LargeScaleConfig {
             stand_ins: ["a9a", "w8a", "ijcnn1", "reuters_lasvm"].map(String::from).to_vec(),
-            datasets: paper_datasets(),
+            datasets: Vec::new(),
             methods: vec![Method::Kpca, Method::Ksvd],
             landmarks: 1000,
             components: 100,
@@ -335,7 +339,7 @@ pub fn run_large_scale(
                             "r = {} (requested {}), n = {} landmark rows{}, gamma = {:.4e} ({}){}, ridge = {}, passes: fit {:.2} s, train {:.2} s, score {:.2} s",
                             o.rank,
                             config.components,
-                            o.row_landmarks,
+                            o.row_landmarks.len(),
                             if method == Method::Ksvd { format!(", m = {} landmark columns", o.col_landmarks) } else { String::new() },
                             o.gamma,
                             config.bandwidth,
@@ -406,8 +410,7 @@ pub fn run_large_scale(
 #[cfg(test)]
 mod tests {
     #![allow(clippy::unwrap_used, clippy::expect_used)]
-    use ksvd_streaming::{write_synthetic, SyntheticPart, SyntheticSpec};
-
+    use super::super::synthetic::{write_synthetic, SyntheticPart, SyntheticSpec};
     use super::*;
 
     #[test]
@@ -521,10 +524,28 @@ mod tests {
             LargeScaleConfig::default().stand_ins,
             "unset fields keep their defaults"
         );
-        assert_eq!(LargeScaleConfig::default().datasets, paper_datasets());
         assert!(
             toml::from_str::<LargeScaleConfig>("landmark = 3").is_err(),
             "unknown fields are rejected"
         );
+    }
+
+    /// The spec lists the paper's three datasets under `data/external/` (relative paths, an
+    /// origin each) with the sizes of `tab:large:scale`, and every key of its `[params]` is one of
+    /// this config's.
+    #[test]
+    fn the_spec_lists_the_paper_datasets() {
+        let path = crate::fsx::project_root().join("experiments").join("large-scale.toml");
+        let spec: toml::Table = toml::from_str(&std::fs::read_to_string(path).unwrap()).unwrap();
+        let cfg: LargeScaleConfig = spec["params"].clone().try_into().unwrap();
+        let names: Vec<&str> = cfg.datasets.iter().map(|d| d.name.as_str()).collect();
+        assert_eq!(names, ["amazoncat_13k", "avazu", "criteo_kaggle"]);
+        for d in &cfg.datasets {
+            assert!(d.train_path.is_relative() && d.train_path.starts_with("external"));
+            assert!(d.test_path.as_ref().is_none_or(|p| p.is_relative()));
+            assert!(!d.origin.is_empty());
+        }
+        let m: Vec<_> = cfg.datasets.iter().map(|d| d.n_features).collect();
+        assert_eq!(m, [Some(203_882), Some(1_000_000), Some(1_000_000)]);
     }
 }

@@ -1,4 +1,5 @@
-//! Peak resident memory of the current process (Linux `/proc/self/status`).
+//! Peak resident memory and CPU time of the current process (Linux `/proc/self/status` and
+//! `/proc/self/stat`): the measurements of the large-scale table and the scaling benchmark.
 
 /// The peak resident set size (`VmHWM`) of this process in bytes; `None` where `/proc` is not
 /// available.
@@ -6,7 +7,8 @@ pub fn peak_rss_bytes() -> Option<u64> {
     status_field("VmHWM:")
 }
 
-/// The current resident set size (`VmRSS`) in bytes.
+/// The current resident set size (`VmRSS`) in bytes (the tests compare it with the peak).
+#[cfg(test)]
 pub fn current_rss_bytes() -> Option<u64> {
     status_field("VmRSS:")
 }
@@ -14,7 +16,7 @@ pub fn current_rss_bytes() -> Option<u64> {
 /// Resets the peak (`VmHWM`) to the current resident size by writing `5` to
 /// `/proc/self/clear_refs` (Linux ≥ 4.0). Returns whether it worked; when it did not, peaks of
 /// successive measurements in one process accumulate, and a child process per measurement is the
-/// honest alternative (what the scaling benchmark of `xtask` does with `ksvd-stream bench`).
+/// honest alternative (what the scaling benchmark does with its `cargo xtask scaling-child`).
 pub fn reset_peak_rss() -> bool {
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }

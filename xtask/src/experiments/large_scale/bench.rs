@@ -1,36 +1,33 @@
-//! Measurements, the building blocks of the large-scale table and the scaling benchmark: one
-//! cell of the table ([`measure_pipeline`]: files + method + params + seed → AUROC, wall and CPU
-//! seconds, peak memory) and one point of the benchmark ([`bench_once`], what the `ksvd-stream
-//! bench` child process runs), with the in-memory reference paths (dense and randomized SVD of
-//! the whole `G`) and their memory estimate. The loops over datasets, sizes and methods, budget
-//! skips, child processes and result rows belong to the experiment runner (`xtask`).
+//! Measurements, the building blocks of the large-scale table and the scaling benchmark (moved
+//! here from `ksvd-streaming`, which is no experiment harness): one cell of the table
+//! ([`measure_pipeline`]: files + method + params + seed → AUROC, wall and CPU seconds, peak
+//! memory) and one point of the benchmark ([`bench_once`], what the `cargo xtask scaling-child`
+//! process runs), with the in-memory reference paths (dense and randomized SVD of the whole `G`)
+//! and their memory estimate.
 use std::path::Path;
 use std::time::Instant;
 
+use anyhow::Result;
 use ksvd_datasets::{read_libsvm, LibsvmOptions};
+use ksvd_kernels::bandwidth::sq_distances;
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
-use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
+use ksvd_linalg::{dense, CsrMatrix};
 use ksvd_solvers::{dense_svd_operator, randomized_svd, RsvdParams, SvdResult};
+use ksvd_streaming::{
+    auroc, run_pipeline, Bandwidth, CompatSide, LabelRule, LibsvmSource, Method, PipelineOutcome, PipelineParams,
+    Progress, ProgressFn, ProjectionScaling, RidgeAccumulator, SparseProjection, StreamingParams,
+};
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
 
-use crate::classifier::{auroc, LabelRule, RidgeAccumulator};
-use crate::error::Result;
-use crate::ksvd::CompatSide;
-use crate::memory::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
-use crate::params::{Bandwidth, StreamingParams};
-use crate::pipeline::{run_pipeline, Method, PipelineOutcome, PipelineParams};
-use crate::progress::{Progress, ProgressFn};
-use crate::projection::{ProjectionScaling, SparseProjection};
-use crate::source::LibsvmSource;
-use ksvd_kernels::bandwidth::median_positive;
+use super::memory::{cpu_seconds, peak_rss_bytes, reset_peak_rss};
 
 /// What one cell of the large-scale table measured ([`measure_pipeline`]).
 #[derive(Debug)]
 pub struct CellMeasurement {
     /// The pipeline's outcome (AUROC, sizes, rank, `γ`, per-pass seconds), or why it failed.
-    pub outcome: Result<PipelineOutcome>,
+    pub outcome: ksvd_streaming::Result<PipelineOutcome>,
     /// Wall seconds of fit + classifier training + scoring (file reading included).
     pub seconds: f64,
     /// CPU seconds (user + system, all threads) of this process during the cell.
@@ -55,7 +52,13 @@ pub fn measure_pipeline(
     let peak_reset = reset_peak_rss();
     let t0 = Instant::now();
     let cpu0 = cpu_seconds();
-    let outcome = run_pipeline(method, train, test, params, progress);
+    let outcome = run_pipeline(
+        method,
+        std::slice::from_ref(train),
+        std::slice::from_ref(test),
+        params,
+        progress,
+    );
     let seconds = t0.elapsed().as_secs_f64();
     let cpu_seconds = cpu0.zip(cpu_seconds()).map(|(a, b)| b - a);
     CellMeasurement {
@@ -71,7 +74,7 @@ pub fn measure_pipeline(
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum ScalingMethod {
-    /// The out-of-core asymmetric Nyström KSVD of this crate (3 passes over the file).
+    /// The out-of-core asymmetric Nyström KSVD of `ksvd-streaming` (3 passes over the file).
     StreamingNystrom,
     /// In memory: the whole kernel matrix `G ∈ R^{N×M}` materialised and its exact SVD.
     Dense,
@@ -80,6 +83,13 @@ pub enum ScalingMethod {
 }
 
 impl ScalingMethod {
+    /// Every path, in the order of the rows.
+    pub const ALL: [ScalingMethod; 3] = [
+        ScalingMethod::StreamingNystrom,
+        ScalingMethod::Dense,
+        ScalingMethod::Rsvd,
+    ];
+
     /// Method id of the rows.
     pub fn as_str(self) -> &'static str {
         match self {
@@ -90,7 +100,17 @@ impl ScalingMethod {
     }
 }
 
-/// Parameters of one measurement (shared by the benchmark and the `ksvd-stream bench` child).
+impl std::str::FromStr for ScalingMethod {
+    type Err = anyhow::Error;
+    fn from_str(s: &str) -> Result<Self> {
+        ScalingMethod::ALL
+            .into_iter()
+            .find(|m| m.as_str() == s)
+            .ok_or_else(|| anyhow::anyhow!("unknown scaling method `{s}` (expected streaming-nystrom, dense or rsvd)"))
+    }
+}
+
+/// Parameters of one measurement (shared by the benchmark and its child process).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BenchParams {
@@ -174,7 +194,7 @@ pub fn bench_once(method: ScalingMethod, train: &Path, test: &Path, params: &Ben
             };
             let tr = LibsvmSource::new(train).n_features(params.features);
             let te = LibsvmSource::new(test).n_features(params.features);
-            let o = run_pipeline(Method::Ksvd, &tr, &te, &p, &mut |_: &Progress| {})?;
+            let o = run_pipeline(Method::Ksvd, &[tr], &[te], &p, &mut |_: &Progress| {})?;
             (o.auroc, o.rank, o.train_rows)
         }
         ScalingMethod::Dense | ScalingMethod::Rsvd => in_memory(method, train, test, params)?,
@@ -203,23 +223,14 @@ fn in_memory(method: ScalingMethod, train: &Path, test: &Path, params: &BenchPar
     let (xs, zs, side, proj) = in_memory_samples(&x, params.seed)?;
     let n = params.landmarks.min(nn);
     let m = params.landmarks.min(mm);
-    let gamma = match params.bandwidth {
-        Bandwidth::Fixed(g) => g,
-        Bandwidth::Median(c) => {
-            let rows = sample_indices(&mut rng_from_seed(params.seed), nn, n);
-            let cols = sample_indices(&mut rng_from_seed(params.seed.wrapping_add(0x9e37_79b9)), mm, m);
-            let lin = KernelMatrix::new(xs.select(&rows)?, zs.select(&cols)?, Kernel::Linear)?;
-            let all_r: Vec<usize> = (0..rows.len()).collect();
-            let all_c: Vec<usize> = (0..cols.len()).collect();
-            let ip = lin.block(&all_r, &all_c)?;
-            let (nx, nz) = (lin.x().sq_norms(), lin.z().sq_norms());
-            let d2: Vec<f64> = (0..rows.len())
-                .flat_map(|a| (0..cols.len()).map(move |b| (a, b)))
-                .map(|(a, b)| (nx[a] + nz[b] - 2.0 * ip[[a, b]]).max(0.0))
-                .collect();
-            c * median_positive(d2).unwrap_or(0.0).sqrt()
-        }
-    };
+    // The median heuristic on a uniform n x m sample of pairs (the streaming path takes its
+    // landmark pairs), by the one bandwidth rule.
+    let gamma = params.bandwidth.gamma(|| -> ksvd_streaming::Result<Vec<f64>> {
+        let rows = sample_indices(&mut rng_from_seed(params.seed), nn, n);
+        let cols = sample_indices(&mut rng_from_seed(params.seed.wrapping_add(0x9e37_79b9)), mm, m);
+        let (a, b) = (xs.select(&rows)?.to_dense(), zs.select(&cols)?.to_dense());
+        Ok(sq_distances(a.view(), b.view())?.into_iter().collect())
+    })?;
     let g = KernelMatrix::new(xs, zs, Kernel::Rbf { gamma })?;
     let r = params.components.min(nn).min(mm);
     let svd: SvdResult = match method {
@@ -323,4 +334,75 @@ pub fn in_memory_samples(x: &CsrMatrix, seed: u64) -> Result<(Samples, Samples, 
             None,
         ),
     })
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)]
+    use super::super::synthetic::{write_synthetic, SyntheticPart, SyntheticSpec};
+    use super::*;
+
+    #[test]
+    fn the_cell_measures_the_pipelines_outcome() {
+        let dir = tempfile::tempdir().unwrap();
+        let spec = SyntheticSpec {
+            features: 300,
+            nnz_per_row: 10,
+            ..SyntheticSpec::default()
+        };
+        let (tr, te) = (dir.path().join("train.svm"), dir.path().join("test.svm"));
+        write_synthetic(&tr, &spec, SyntheticPart::Train, 3000).unwrap();
+        write_synthetic(&te, &spec, SyntheticPart::Test, 1000).unwrap();
+        let params = PipelineParams {
+            model: StreamingParams::new(10, 100).chunk_rows(700).seed(4),
+            ridge: 1e-3,
+            positive_label: None,
+        };
+        let train = LibsvmSource::new(&tr).n_features(300);
+        let test = LibsvmSource::new(&te);
+        for method in [Method::Ksvd, Method::Kpca] {
+            let direct = run_pipeline(
+                method,
+                std::slice::from_ref(&train),
+                std::slice::from_ref(&test),
+                &params,
+                &mut |_| {},
+            )
+            .unwrap();
+            let cell = measure_pipeline(method, &train, &test, &params, &mut |_| {});
+            let o = cell.outcome.unwrap();
+            // Seeded: the same AUROC, rank, bandwidth and landmarks to the bit.
+            assert_eq!(
+                (o.auroc, o.rank, o.gamma, o.train_rows, &o.row_landmarks),
+                (
+                    direct.auroc,
+                    direct.rank,
+                    direct.gamma,
+                    direct.train_rows,
+                    &direct.row_landmarks
+                )
+            );
+            assert!(cell.seconds > 0.0);
+        }
+        // A missing file is a measured outcome (an error in the cell), not a panic.
+        let absent = LibsvmSource::new(dir.path().join("absent.svm"));
+        assert!(measure_pipeline(Method::Ksvd, &absent, &test, &params, &mut |_| {})
+            .outcome
+            .is_err());
+    }
+
+    #[test]
+    fn in_memory_estimates_grow_with_n_and_skip_the_streaming_path() {
+        let est = |m, n| in_memory_estimate(m, n, 2000, 16, 10_000, 50, 10);
+        assert_eq!(est(ScalingMethod::StreamingNystrom, 1_000_000), None);
+        for m in [ScalingMethod::Dense, ScalingMethod::Rsvd] {
+            let (a, b) = (est(m, 10_000).unwrap(), est(m, 100_000).unwrap());
+            assert!(a > 0.0 && b > a, "{m:?}: {a} {b}");
+        }
+        // Dense stores G and its working copy: at least 2 N M doubles.
+        let n = 100_000.0;
+        assert!(est(ScalingMethod::Dense, 100_000).unwrap() >= 2.0 * n * 2000.0 * 8.0);
+        assert_eq!("rsvd".parse::<ScalingMethod>().unwrap(), ScalingMethod::Rsvd);
+        assert!("svd".parse::<ScalingMethod>().is_err());
+    }
 }
