@@ -1,69 +1,30 @@
-//! Command-line values parsed by the core types that own their names: `--graph-input` is a
-//! [`GraphInput`], `--sampling` a [`Sampling`], `--node-ids` a [`NodeIds`]. Parsing is the type's
+//! Command-line values parsed by the core types that own their names ([`Vocabulary`]): `--graph-input` is a
+//! `GraphInput`, `--sampling` a `Sampling`, `--node-ids` a `NodeIds`. Parsing is the type's
 //! `FromStr` (its error, listing the valid names, is clap's message) and `--help` lists the
 //! type's canonical names; the other spellings are accepted as aliases.
 use clap::builder::{PossibleValue, TypedValueParser};
 use clap::error::ErrorKind;
-use ksvd::Sampling;
-use ksvd_datasets::NodeIds;
-use ksvd_kernels::graph::GraphInput;
+use ksvd_linalg::Vocabulary;
 use std::ffi::OsStr;
 use std::marker::PhantomData;
-use std::str::FromStr;
 
-/// A core enum's list of names, as its owner gives it: every variant, and each variant's
-/// spellings with the canonical one first.
-pub(crate) trait Named: FromStr<Err = String> + Copy + Send + Sync + 'static {
-    /// Every variant.
-    fn variants() -> &'static [Self];
-    /// The variant's spellings, canonical first.
-    fn spellings(self) -> &'static [&'static str];
-}
-
-impl Named for GraphInput {
-    fn variants() -> &'static [Self] {
-        &GraphInput::ALL
-    }
-    fn spellings(self) -> &'static [&'static str] {
-        self.names()
-    }
-}
-
-impl Named for Sampling {
-    fn variants() -> &'static [Self] {
-        &Sampling::ALL
-    }
-    fn spellings(self) -> &'static [&'static str] {
-        self.names()
-    }
-}
-
-impl Named for NodeIds {
-    fn variants() -> &'static [Self] {
-        &NodeIds::ALL
-    }
-    fn spellings(self) -> &'static [&'static str] {
-        self.names()
-    }
-}
-
-/// The clap value parser of a [`Named`] type.
+/// The clap value parser of a [`Vocabulary`].
 #[derive(Clone, Copy)]
 pub(crate) struct Core<T>(PhantomData<fn() -> T>);
 
 /// The clap value parser of `T`: `T::from_str`, with `T`'s names in `--help`.
-pub(crate) fn core<T: Named>() -> Core<T> {
+pub(crate) fn core<T: Vocabulary + Send + Sync>() -> Core<T> {
     Core(PhantomData)
 }
 
-impl<T: Named> TypedValueParser for Core<T> {
+impl<T: Vocabulary + Send + Sync> TypedValueParser for Core<T> {
     type Value = T;
 
     fn parse_ref(&self, cmd: &clap::Command, arg: Option<&clap::Arg>, value: &OsStr) -> Result<T, clap::Error> {
         let Some(text) = value.to_str() else {
             return Err(clap::Error::new(ErrorKind::InvalidUtf8).with_cmd(cmd));
         };
-        text.parse::<T>().map_err(|why| {
+        T::from_name(text).map_err(|why| {
             let arg = arg.map_or_else(|| "...".to_string(), ToString::to_string);
             clap::Error::raw(
                 ErrorKind::InvalidValue,
@@ -74,8 +35,8 @@ impl<T: Named> TypedValueParser for Core<T> {
     }
 
     fn possible_values(&self) -> Option<Box<dyn Iterator<Item = PossibleValue> + '_>> {
-        Some(Box::new(T::variants().iter().map(|v| {
-            let names = v.spellings();
+        Some(Box::new(T::ALL.iter().map(|v| {
+            let names = v.names();
             PossibleValue::new(names[0]).aliases(names[1..].iter().copied())
         })))
     }
@@ -85,13 +46,16 @@ impl<T: Named> TypedValueParser for Core<T> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use ksvd::Sampling;
+    use ksvd_datasets::NodeIds;
+    use ksvd_kernels::graph::GraphInput;
 
     /// Every spelling of every variant parses through the clap parser to that variant, and the
     /// help lists exactly the canonical names.
-    fn check<T: Named + PartialEq + std::fmt::Debug>() {
+    fn check<T: Vocabulary + Send + Sync + std::fmt::Debug>() {
         let cmd = clap::Command::new("t");
-        for &v in T::variants() {
-            for name in v.spellings() {
+        for &v in T::ALL {
+            for name in v.names() {
                 assert_eq!(core::<T>().parse_ref(&cmd, None, OsStr::new(name)).unwrap(), v);
             }
         }
@@ -100,7 +64,7 @@ mod tests {
             .unwrap()
             .map(|p| p.get_name().to_string())
             .collect();
-        let canonical: Vec<String> = T::variants().iter().map(|v| v.spellings()[0].to_string()).collect();
+        let canonical: Vec<String> = T::ALL.iter().map(|v| v.names()[0].to_string()).collect();
         assert_eq!(shown, canonical);
         let err = core::<T>().parse_ref(&cmd, None, OsStr::new("sideways")).unwrap_err();
         assert!(err.to_string().contains(&canonical[1]), "{err}");

@@ -2,14 +2,14 @@
 use std::collections::HashMap;
 use std::path::Path;
 
-use ksvd_linalg::CsrMatrix;
+use ksvd_linalg::{CsrMatrix, Vocabulary};
 
 use crate::error::{DatasetError, Result};
 use crate::matrix::{fields, for_data_lines, TextOptions};
 
 /// How the node ids of an edge list become row / column indices of the adjacency matrix.
 ///
-/// Names ([`NodeIds::name`], what `Display` writes and [`FromStr`](std::str::FromStr) reads):
+/// Names ([`Vocabulary::name`], what `Display` writes and [`FromStr`](std::str::FromStr) reads):
 /// `auto`, `index`, `name` (the `ksvd` command's `--node-ids`).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum NodeIds {
@@ -24,47 +24,20 @@ pub enum NodeIds {
     Name,
 }
 
-impl NodeIds {
-    /// Every numbering, in declaration order.
-    pub const ALL: [NodeIds; 3] = [NodeIds::Auto, NodeIds::Index, NodeIds::Name];
+impl Vocabulary for NodeIds {
+    const WHAT: &'static str = "node numbering";
+    const ALL: &'static [NodeIds] = &[NodeIds::Auto, NodeIds::Index, NodeIds::Name];
 
-    /// Every spelling this numbering is parsed from (one each).
-    pub const fn names(self) -> &'static [&'static str] {
+    fn names(self) -> &'static [&'static str] {
         match self {
             NodeIds::Auto => &["auto"],
             NodeIds::Index => &["index"],
             NodeIds::Name => &["name"],
         }
     }
-
-    /// The name: what `Display` writes.
-    pub const fn name(self) -> &'static str {
-        self.names()[0]
-    }
 }
 
-impl std::fmt::Display for NodeIds {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for NodeIds {
-    type Err = String;
-
-    /// Any of [`NodeIds::names`]; the error lists them.
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        NodeIds::ALL
-            .into_iter()
-            .find(|n| n.names().contains(&s))
-            .ok_or_else(|| {
-                format!(
-                    "unknown node numbering `{s}` (expected one of {})",
-                    NodeIds::ALL.map(NodeIds::name).join(", ")
-                )
-            })
-    }
-}
+ksvd_linalg::vocabulary_traits!(NodeIds);
 
 /// A directed graph read from an edge list.
 #[derive(Debug, Clone, PartialEq)]

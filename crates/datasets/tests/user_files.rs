@@ -27,6 +27,7 @@ use ksvd_datasets::{
     csv_bytes, npy_bytes, read_edge_list, read_index_list, read_libsvm, read_npy, read_npy_matrix, read_npz_csr,
     read_text_matrix, DatasetError, LibsvmOptions, MatrixFormat, NodeIds, NpyDtype, TextOptions,
 };
+use ksvd_linalg::Vocabulary;
 use ndarray::{array, Array2, Ix1};
 
 fn fixture(name: &str) -> PathBuf {
@@ -311,13 +312,13 @@ fn edge_lists_number_nodes_as_asked() {
 
 #[test]
 fn node_id_names_round_trip() {
-    for ids in NodeIds::ALL {
+    for &ids in NodeIds::ALL {
         assert_eq!(ids.to_string().parse::<NodeIds>().unwrap(), ids);
         for name in ids.names() {
             assert_eq!(name.parse::<NodeIds>().unwrap(), ids);
         }
     }
-    let err = "names".parse::<NodeIds>().unwrap_err();
+    let err = "names".parse::<NodeIds>().unwrap_err().to_string();
     assert!(err.contains("auto, index, name"), "{err}");
 }
 

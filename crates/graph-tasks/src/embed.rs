@@ -163,7 +163,7 @@ pub struct EmbeddingSpec {
     pub rank: usize,
     /// How the adjacency `A` becomes the data matrix `X` whose rows are the samples `x_i` and
     /// whose columns are the samples `z_j` (REPRODUCTION-NOTES §1); configs name it by any of
-    /// [`GraphInput::names`] (`row-normalized-self-loops`, `row-normalised-self-loops`, ...).
+    /// [`ksvd_linalg::Vocabulary::names`] (`row-normalized-self-loops`, `row-normalised-self-loops`, ...).
     pub transform: GraphInput,
     /// Vectors or projection scores.
     pub scaling: Scaling,
@@ -553,7 +553,7 @@ pub fn nystrom_embed(
 mod tests {
     use super::*;
     use ksvd_kernels::{Centering, KernelMatrix};
-    use ksvd_linalg::materialize;
+    use ksvd_linalg::{materialize, Vocabulary};
 
     /// A graph whose `A A` is dense: its kernel matrices are not rank one plus sparse.
     fn dense_graph(n: usize) -> CsrMatrix {
@@ -576,7 +576,7 @@ mod tests {
         struct Config {
             graph_input: GraphInput,
         }
-        for g in GraphInput::ALL {
+        for &g in GraphInput::ALL {
             for name in g.names() {
                 let c: Config = toml::from_str(&format!("graph_input = \"{name}\"")).unwrap();
                 assert_eq!(c.graph_input, g, "{name}");

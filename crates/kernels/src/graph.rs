@@ -3,16 +3,16 @@
 //! `x_i . z_j = (A A)_ij` and `‖x_i − z_j‖² = outdeg_i + indeg_j − 2 (A A)_ij` for a 0/1 `A`.
 use crate::error::Result;
 use crate::samples::Samples;
-use ksvd_linalg::CsrMatrix;
+use ksvd_linalg::{CsrMatrix, Vocabulary};
 
 /// How the adjacency matrix is transformed before the kernel sees it. The paper does not say;
 /// `RowNormalizedSelfLoops` (`D_out⁻¹ (A + I)`) is how AsK-LS stores Cora and the only choice
 /// whose entry variance matches the paper's `γ_x = 0.0002` on Cora (REPRODUCTION-NOTES §1).
 ///
 /// Names: this type owns them for every front end (the `ksvd` command's `--graph-input`,
-/// Python's `graph_input=`, the experiment specs). [`GraphInput::name`] is the canonical
+/// Python's `graph_input=`, the experiment specs). [`Vocabulary::name`] is the canonical
 /// kebab-case name ([`Display`](std::fmt::Display) and serde write it); [`FromStr`](std::str::FromStr) and serde
-/// also read the snake_case and British (`normalised`) spellings of [`GraphInput::names`].
+/// also read the snake_case and British (`normalised`) spellings of [`Vocabulary::names`].
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum GraphInput {
     /// `A` as given.
@@ -25,18 +25,18 @@ pub enum GraphInput {
     RowNormalizedSelfLoops,
 }
 
-impl GraphInput {
-    /// Every transform, in declaration order.
-    pub const ALL: [GraphInput; 4] = [
+impl Vocabulary for GraphInput {
+    const WHAT: &'static str = "graph input";
+    const ALL: &'static [GraphInput] = &[
         GraphInput::Raw,
         GraphInput::RowNormalized,
         GraphInput::SelfLoops,
         GraphInput::RowNormalizedSelfLoops,
     ];
 
-    /// Every spelling this transform is parsed from: the canonical kebab-case name first, then
-    /// snake_case and the British `normalised` spellings.
-    pub const fn names(self) -> &'static [&'static str] {
+    /// The canonical kebab-case name first, then snake_case and the British `normalised`
+    /// spellings.
+    fn names(self) -> &'static [&'static str] {
         match self {
             GraphInput::Raw => &["raw"],
             GraphInput::RowNormalized => &["row-normalized", "row_normalized", "row-normalised", "row_normalised"],
@@ -49,50 +49,11 @@ impl GraphInput {
             ],
         }
     }
-
-    /// The canonical name (kebab-case, `normalized`): what `Display` and serde write.
-    pub const fn name(self) -> &'static str {
-        self.names()[0]
-    }
 }
 
-impl std::fmt::Display for GraphInput {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for GraphInput {
-    type Err = String;
-
-    /// Any of [`GraphInput::names`]; the error lists the canonical names.
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        GraphInput::ALL
-            .into_iter()
-            .find(|g| g.names().contains(&s))
-            .ok_or_else(|| {
-                format!(
-                    "unknown graph input `{s}` (expected one of {}; snake_case and `normalised` spellings are accepted too)",
-                    GraphInput::ALL.map(GraphInput::name).join(", ")
-                )
-            })
-    }
-}
-
+ksvd_linalg::vocabulary_traits!(GraphInput);
 #[cfg(feature = "serde")]
-impl serde::Serialize for GraphInput {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
-    }
-}
-
-#[cfg(feature = "serde")]
-impl<'de> serde::Deserialize<'de> for GraphInput {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        let name = String::deserialize(deserializer)?;
-        name.parse().map_err(serde::de::Error::custom)
-    }
-}
+ksvd_linalg::vocabulary_serde!(GraphInput);
 
 /// The transformed adjacency.
 pub fn transform_adjacency(adj: &CsrMatrix, input: GraphInput) -> Result<CsrMatrix> {
@@ -147,11 +108,12 @@ pub fn bandwidth_rule(data: &Samples, k: f64) -> f64 {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::GraphInput;
+    use ksvd_linalg::Vocabulary;
 
     #[test]
     fn every_name_parses_to_its_input_and_display_gives_the_canonical_one() {
         let mut seen = std::collections::HashSet::new();
-        for g in GraphInput::ALL {
+        for &g in GraphInput::ALL {
             assert_eq!(g.to_string(), g.name());
             assert_eq!(g.name().parse::<GraphInput>().unwrap(), g);
             for name in g.names() {
@@ -173,9 +135,9 @@ mod tests {
     #[test]
     fn unknown_names_are_rejected_with_the_valid_ones() {
         for bad in ["", "Raw", "row normalized", "transposed", "row-normalized "] {
-            let err = bad.parse::<GraphInput>().unwrap_err();
+            let err = bad.parse::<GraphInput>().unwrap_err().to_string();
             assert!(err.contains(&format!("`{bad}`")), "{err}");
-            for g in GraphInput::ALL {
+            for &g in GraphInput::ALL {
                 assert!(err.contains(g.name()), "{err}");
             }
         }
@@ -185,7 +147,7 @@ mod tests {
     #[test]
     fn serde_reads_every_name() {
         use serde::de::{value, Deserialize, IntoDeserializer};
-        for g in GraphInput::ALL {
+        for &g in GraphInput::ALL {
             for name in g.names() {
                 let de: value::StrDeserializer<'_, value::Error> = name.into_deserializer();
                 assert_eq!(GraphInput::deserialize(de).unwrap(), g, "{name}");

@@ -7,6 +7,8 @@
 //!
 //! * [`Kernel`]: linear, polynomial, RBF `exp(-‖x − z‖²/γ²)`, Laplacian and SNE (RBF
 //!   normalised over the whole Z set, so every row of `G` sums to 1).
+//! * [`KernelKind`]: kernels by name (`linear`, `poly`, `rbf`, `laplacian`, `sne`,
+//!   `precomputed`), the vocabulary of every front end.
 //! * [`Samples`]: dense or sparse (CSR) row samples; sparse inputs stay sparse.
 //! * [`KernelMatrix`]: `G` as a [`LinearOperator`](ksvd_linalg::LinearOperator) and
 //!   [`MatrixBlocks`](ksvd_linalg::MatrixBlocks), evaluated by blocks with GEMM identities
@@ -38,11 +40,13 @@ pub mod compat;
 mod error;
 pub mod graph;
 mod kernel;
+mod kind;
 mod matrix;
 mod samples;
 
 pub use compat::{Compat, CompatSide, CompatibleSamples};
 pub use error::{KernelError, Result};
 pub use kernel::Kernel;
+pub use kind::KernelKind;
 pub use matrix::{Centering, KernelMatrix, KernelStats};
 pub use samples::Samples;

@@ -88,14 +88,15 @@ mod kpca;
 mod landmarks;
 mod model;
 mod projection;
+mod solver_kind;
 mod summary;
 
 pub use error::{KsvdError, Result};
 pub use fitted::{CompatMap, Estimator, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VERSION};
 pub use kpca::{Kpca, KpcaParams, KpcaValidParams};
 pub use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
-pub use ksvd_kernels::{Compat, CompatSide, Kernel, KernelMatrix, Samples};
-pub use ksvd_linalg::{CsrMatrix, LinearOperator, MemoryBudget, Twins};
+pub use ksvd_kernels::{Compat, CompatSide, Kernel, KernelKind, KernelMatrix, Samples};
+pub use ksvd_linalg::{CsrMatrix, LinearOperator, MemoryBudget, Twins, Vocabulary};
 pub use ksvd_nystrom::{InnerSolver, Sampling};
 pub use ksvd_solvers::{
     AutoParams, BlockKrylovParams, LanczosParams, Progress, ProgressFn, Residuals, RsvdParams, SvdResult, TwinSplitInfo,
@@ -104,6 +105,7 @@ pub use linfa::traits::{Fit, Transformer};
 pub use linfa::{DatasetBase, ParamGuard};
 pub use model::{Ksvd, KsvdParams, KsvdValidParams, Solver};
 pub use projection::Scaling;
+pub use solver_kind::{SolverKind, SolverOptions};
 pub use summary::{LandmarkCounts, ModelSummary, ResidualSummary};
 
 /// Everything a fit needs in one import: the estimators and their model, the kernel and sample
@@ -120,7 +122,8 @@ pub use summary::{LandmarkCounts, ModelSummary, ResidualSummary};
 /// ```
 pub mod prelude {
     pub use crate::{
-        Compat, CsrMatrix, DatasetBase, Fit, GraphInput, InnerSolver, Kernel, Kpca, Ksvd, KsvdError, KsvdModel,
-        LanczosParams, MemoryBudget, ParamGuard, RsvdParams, Samples, Sampling, Scaling, Solver, Transformer,
+        Compat, CsrMatrix, DatasetBase, Fit, GraphInput, InnerSolver, Kernel, KernelKind, Kpca, Ksvd, KsvdError,
+        KsvdModel, LanczosParams, MemoryBudget, ParamGuard, RsvdParams, Samples, Sampling, Scaling, Solver, SolverKind,
+        SolverOptions, Transformer, Vocabulary,
     };
 }

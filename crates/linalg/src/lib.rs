@@ -20,6 +20,8 @@
 //! * [`vecmath`]: a vectorised `exp` (kernel evaluation is dominated by it).
 //! * [`Progress`]: the one progress report of every long computation (solvers, streaming
 //!   passes, experiment cells), handed to a caller's [`ProgressFn`].
+//! * [`Vocabulary`]: the names users type for a choice (graph inputs, samplings, kernels,
+//!   solvers), owned by the choice's enum and parsed one way by every front end.
 //! * [`random`]: seeded generators (every random choice in ksvd-rs takes an explicit seed).
 //!
 //! ```
@@ -49,6 +51,7 @@ mod progress;
 pub mod random;
 mod twins;
 pub mod vecmath;
+mod vocabulary;
 
 pub use cholesky::{CholeskyPattern, Inertia, SparseCholesky, SparseLdlt};
 pub use csr::CsrMatrix;
@@ -59,3 +62,4 @@ pub use operator::{
 };
 pub use progress::{Progress, ProgressFn};
 pub use twins::{TwinReduced, Twins};
+pub use vocabulary::{UnknownName, Vocabulary};

@@ -2,16 +2,16 @@
 //! (pivoted cross approximation, see [`Sampling::AdaptiveCross`]).
 use crate::error::Result;
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed, sample_indices};
-use ksvd_linalg::{dense, LinearOperator};
+use ksvd_linalg::{dense, LinearOperator, Vocabulary};
 use rand::Rng;
 
 /// How rows and columns of `G` are sampled.
 ///
 /// Names: this type owns them for every front end (the `ksvd` command's `--sampling`,
-/// Python's `sampling=`, the experiment specs). [`Sampling::name`] is the canonical name
+/// Python's `sampling=`, the experiment specs). [`Vocabulary::name`] is the canonical name
 /// (`uniform`, `squared-norm`, `leverage`, `adaptive`, `greedy`; [`Display`](std::fmt::Display)
 /// and serde write it); [`FromStr`](std::str::FromStr) and serde also read the other spellings
-/// of [`Sampling::names`] (`norm`, `adaptive-cross`, snake_case, ...).
+/// of [`Vocabulary::names`] (`norm`, `adaptive-cross`, snake_case, ...).
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
 pub enum Sampling {
     /// Uniformly without replacement (the paper's choice).
@@ -54,9 +54,11 @@ impl Sampling {
     pub fn is_cross(&self) -> bool {
         matches!(self, Sampling::AdaptiveCross | Sampling::GreedyCross)
     }
+}
 
-    /// Every scheme, in declaration order.
-    pub const ALL: [Sampling; 5] = [
+impl Vocabulary for Sampling {
+    const WHAT: &'static str = "sampling";
+    const ALL: &'static [Sampling] = &[
         Sampling::Uniform,
         Sampling::SquaredNorm,
         Sampling::Leverage,
@@ -64,8 +66,7 @@ impl Sampling {
         Sampling::GreedyCross,
     ];
 
-    /// Every spelling this scheme is parsed from, the canonical name first.
-    pub const fn names(self) -> &'static [&'static str] {
+    fn names(self) -> &'static [&'static str] {
         match self {
             Sampling::Uniform => &["uniform"],
             Sampling::SquaredNorm => &["squared-norm", "squared_norm", "norm"],
@@ -74,62 +75,11 @@ impl Sampling {
             Sampling::GreedyCross => &["greedy", "greedy-cross", "greedy_cross"],
         }
     }
-
-    /// The canonical name: what `Display` and serde write.
-    pub const fn name(self) -> &'static str {
-        self.names()[0]
-    }
 }
 
-impl std::fmt::Display for Sampling {
-    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
-        f.write_str(self.name())
-    }
-}
-
-impl std::str::FromStr for Sampling {
-    type Err = String;
-
-    /// Any of [`Sampling::names`]; the error lists the canonical names.
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        Sampling::ALL
-            .into_iter()
-            .find(|m| m.names().contains(&s))
-            .ok_or_else(|| {
-                format!(
-                    "unknown sampling `{s}` (expected one of {})",
-                    Sampling::ALL.map(Sampling::name).join(", ")
-                )
-            })
-    }
-}
-
+ksvd_linalg::vocabulary_traits!(Sampling);
 #[cfg(feature = "serde")]
-impl serde::Serialize for Sampling {
-    fn serialize<S: serde::Serializer>(&self, serializer: S) -> std::result::Result<S::Ok, S::Error> {
-        serializer.serialize_str(self.name())
-    }
-}
-
-#[cfg(feature = "serde")]
-impl<'de> serde::Deserialize<'de> for Sampling {
-    fn deserialize<D: serde::Deserializer<'de>>(deserializer: D) -> std::result::Result<Self, D::Error> {
-        // The variant names serde wrote before the schemes had `names` (model files of format
-        // version 1 may hold them): read here, never by `FromStr`.
-        const VARIANT_NAMES: [(&str, Sampling); 5] = [
-            ("Uniform", Sampling::Uniform),
-            ("SquaredNorm", Sampling::SquaredNorm),
-            ("Leverage", Sampling::Leverage),
-            ("AdaptiveCross", Sampling::AdaptiveCross),
-            ("GreedyCross", Sampling::GreedyCross),
-        ];
-        let name = String::deserialize(deserializer)?;
-        match VARIANT_NAMES.iter().find(|(n, _)| *n == name) {
-            Some(&(_, sampling)) => Ok(sampling),
-            None => name.parse().map_err(serde::de::Error::custom),
-        }
-    }
-}
+ksvd_linalg::vocabulary_serde!(Sampling);
 
 /// `k` distinct indices of `0..weights.len()` drawn with probability proportional to the
 /// weights (Efraimidis & Spirakis' exponential keys), sorted. Zero-weight items are drawn last.
@@ -180,11 +130,12 @@ pub fn uniform_indices(n: usize, k: usize, seed: u64) -> Vec<usize> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::Sampling;
+    use ksvd_linalg::Vocabulary;
 
     #[test]
     fn every_name_parses_to_its_scheme_and_display_gives_the_canonical_one() {
         let mut seen = std::collections::HashSet::new();
-        for m in Sampling::ALL {
+        for &m in Sampling::ALL {
             assert_eq!(m.to_string(), m.name());
             for name in m.names() {
                 assert_eq!(name.parse::<Sampling>().unwrap(), m, "{name}");
@@ -193,15 +144,15 @@ mod tests {
         }
         // The command line's names.
         let cli = ["uniform", "squared-norm", "leverage", "adaptive", "greedy"];
-        assert_eq!(Sampling::ALL.map(Sampling::name), cli);
+        assert_eq!(Sampling::canonical_names(), cli);
     }
 
     #[test]
     fn unknown_names_are_rejected_with_the_valid_ones() {
         for bad in ["", "sideways", "Uniform", "AdaptiveCross", "adaptive "] {
-            let err = bad.parse::<Sampling>().unwrap_err();
+            let err = bad.parse::<Sampling>().unwrap_err().to_string();
             assert!(err.contains(&format!("`{bad}`")), "{err}");
-            for m in Sampling::ALL {
+            for &m in Sampling::ALL {
                 assert!(err.contains(m.name()), "{err}");
             }
         }
@@ -209,17 +160,16 @@ mod tests {
 
     #[cfg(feature = "serde")]
     #[test]
-    fn serde_reads_every_name_and_the_old_variant_names() {
+    fn serde_reads_every_name() {
         use serde::de::{value, Deserialize, IntoDeserializer};
         let read = |s: &str| {
             let de: value::StrDeserializer<'_, value::Error> = s.into_deserializer();
             Sampling::deserialize(de)
         };
-        for m in Sampling::ALL {
+        for &m in Sampling::ALL {
             for name in m.names() {
                 assert_eq!(read(name).unwrap(), m);
             }
-            assert_eq!(read(&format!("{m:?}")).unwrap(), m);
         }
         let err = read("sideways").unwrap_err().to_string();
         assert!(err.contains("squared-norm"), "{err}");

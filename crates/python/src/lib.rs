@@ -141,7 +141,7 @@ struct FitConfig {
 }
 
 /// `solver=` of the Python API; `sampling` (the Nyström landmark scheme, any of
-/// `ksvd::Sampling::names`; the error lists them) is parsed for every solver, used by `nystrom`.
+/// `ksvd_linalg::Vocabulary::names` of `ksvd::Sampling`; the error lists them) is parsed for every solver, used by `nystrom`.
 fn parse_solver(name: &str, n_landmarks: Option<usize>, sampling: &str, tol: f64) -> PyResult<Solver> {
     let sampling: Sampling = sampling.parse().map_err(value_error)?;
     let lanczos = Solver::Lanczos(LanczosParams {

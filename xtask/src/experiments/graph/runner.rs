@@ -10,6 +10,7 @@ use ksvd_graph_tasks::{
     GraphInput, GraphTaskError, LssvmForm, Method, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result,
     Scaling, Selection, Task,
 };
+use ksvd_linalg::Vocabulary;
 use rayon::prelude::*;
 
 /// Mean and sample standard deviation ([`ksvd_metrics::mean_std`], `n − 1`); `NaN` for no values.

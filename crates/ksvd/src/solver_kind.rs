@@ -1,0 +1,198 @@
+//! Solvers by name, and the flat solver options of the front ends (docs/conventions.md): the one
+//! place where `--solver nystrom --n-landmarks 500` or `solver="rsvd"` becomes a [`Solver`].
+use crate::error::{KsvdError, Result};
+use crate::model::Solver;
+use ksvd_linalg::Vocabulary;
+use ksvd_nystrom::{InnerSolver, Sampling};
+use ksvd_solvers::{BlockKrylovParams, LanczosParams, RsvdParams};
+
+/// A solver by name: the vocabulary of the `ksvd` command's `--solver` and Python's `solver=`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum SolverKind {
+    /// [`Solver::Auto`], the certified default.
+    #[default]
+    Auto,
+    /// [`Solver::Exact`].
+    Exact,
+    /// [`Solver::Lanczos`].
+    Lanczos,
+    /// [`Solver::Rsvd`].
+    Rsvd,
+    /// [`Solver::BlockKrylov`].
+    BlockKrylov,
+    /// [`Solver::Nystrom`].
+    Nystrom,
+}
+
+impl Vocabulary for SolverKind {
+    const WHAT: &'static str = "solver";
+    const ALL: &'static [SolverKind] = &[
+        SolverKind::Auto,
+        SolverKind::Exact,
+        SolverKind::Lanczos,
+        SolverKind::Rsvd,
+        SolverKind::BlockKrylov,
+        SolverKind::Nystrom,
+    ];
+
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            SolverKind::Auto => &["auto"],
+            SolverKind::Exact => &["exact", "dense"],
+            SolverKind::Lanczos => &["lanczos"],
+            SolverKind::Rsvd => &["rsvd"],
+            SolverKind::BlockKrylov => &["block-krylov", "block_krylov"],
+            SolverKind::Nystrom => &["nystrom"],
+        }
+    }
+}
+
+ksvd_linalg::vocabulary_traits!(SolverKind);
+#[cfg(feature = "serde")]
+ksvd_linalg::vocabulary_serde!(SolverKind);
+
+/// The solver options the front ends take as flat parameters, with the defaults of
+/// docs/conventions.md. Each solver reads the options it has and ignores the others.
+#[derive(Debug, Clone, PartialEq)]
+pub struct SolverOptions {
+    /// Relative residual tolerance of `auto`, `lanczos` and `block-krylov` (default 1e-8).
+    pub tol: f64,
+    /// Oversampling of `rsvd` and `block-krylov`, and of the randomized SVD of a large Nyström
+    /// block (default 10).
+    pub oversampling: usize,
+    /// Power iterations of `rsvd` and of a large Nyström block's randomized SVD (default 2).
+    pub power_iters: usize,
+    /// Nyström: sampled rows, and columns unless `n_col_landmarks` is set (required).
+    pub n_landmarks: Option<usize>,
+    /// Nyström: sampled columns, when different.
+    pub n_col_landmarks: Option<usize>,
+    /// Nyström: how landmarks are chosen (default uniform).
+    pub sampling: Sampling,
+}
+
+impl Default for SolverOptions {
+    fn default() -> Self {
+        SolverOptions {
+            tol: 1e-8,
+            oversampling: 10,
+            power_iters: 2,
+            n_landmarks: None,
+            n_col_landmarks: None,
+            sampling: Sampling::Uniform,
+        }
+    }
+}
+
+/// The sampled block of a Nyström fit above which its SVD is randomized (`rows × cols` entries).
+const DENSE_INNER_MAX_ENTRIES: usize = 4_000_000;
+
+impl SolverOptions {
+    /// The solver of the sampled `rows × cols` Nyström block: a dense SVD up to 4·10⁶ entries,
+    /// the randomized SVD with these options' oversampling and power iterations beyond.
+    pub fn inner(&self, rows: usize, cols: usize) -> InnerSolver {
+        if rows.saturating_mul(cols) <= DENSE_INNER_MAX_ENTRIES {
+            InnerSolver::Dense
+        } else {
+            InnerSolver::Rsvd {
+                oversampling: self.oversampling,
+                power_iters: self.power_iters,
+            }
+        }
+    }
+}
+
+impl SolverKind {
+    /// The solver of this name with `options`. `nystrom` needs `n_landmarks` (a typed error
+    /// otherwise); user-chosen landmarks (`KsvdParams::landmark_indices`) replace the counts.
+    pub fn solver(self, options: &SolverOptions) -> Result<Solver> {
+        let o = options;
+        Ok(match self {
+            SolverKind::Auto => Solver::Auto { tol: o.tol },
+            SolverKind::Exact => Solver::Exact,
+            SolverKind::Lanczos => Solver::Lanczos(LanczosParams {
+                tol: o.tol,
+                ..LanczosParams::default()
+            }),
+            SolverKind::Rsvd => Solver::Rsvd(RsvdParams {
+                oversampling: o.oversampling,
+                power_iters: o.power_iters,
+                ..RsvdParams::default()
+            }),
+            SolverKind::BlockKrylov => Solver::BlockKrylov(BlockKrylovParams {
+                tol: o.tol,
+                oversampling: o.oversampling,
+                ..BlockKrylovParams::default()
+            }),
+            SolverKind::Nystrom => {
+                let Some(landmarks) = o.n_landmarks else {
+                    return Err(KsvdError::InvalidParameter {
+                        name: "n_landmarks",
+                        reason: "the nystrom solver needs the number of landmarks (sampled rows and columns)".into(),
+                    });
+                };
+                let cols = o.n_col_landmarks.unwrap_or(landmarks);
+                Solver::Nystrom {
+                    landmarks,
+                    cols: Some(cols),
+                    sampling: o.sampling,
+                    inner: o.inner(landmarks, cols),
+                }
+            }
+        })
+    }
+}
+
+impl Solver {
+    /// The solver's name.
+    pub fn kind(&self) -> SolverKind {
+        match self {
+            Solver::Auto { .. } => SolverKind::Auto,
+            Solver::Exact => SolverKind::Exact,
+            Solver::Lanczos(_) => SolverKind::Lanczos,
+            Solver::Rsvd(_) => SolverKind::Rsvd,
+            Solver::BlockKrylov(_) => SolverKind::BlockKrylov,
+            Solver::Nystrom { .. } => SolverKind::Nystrom,
+        }
+    }
+}
+
+#[cfg(test)]
+#[allow(clippy::unwrap_used)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn every_name_gives_its_solver_and_back() {
+        let options = SolverOptions {
+            n_landmarks: Some(50),
+            ..SolverOptions::default()
+        };
+        for &k in SolverKind::ALL {
+            for name in k.names() {
+                assert_eq!(name.parse::<SolverKind>().unwrap(), k);
+            }
+            let solver = k.solver(&options).unwrap();
+            assert_eq!(solver.kind(), k);
+            solver.validate().unwrap();
+        }
+        assert!(SolverKind::Nystrom.solver(&SolverOptions::default()).is_err());
+        assert!("arpack"
+            .parse::<SolverKind>()
+            .unwrap_err()
+            .to_string()
+            .contains("block-krylov"));
+    }
+
+    #[test]
+    fn large_nystrom_blocks_get_a_randomized_svd() {
+        let o = SolverOptions::default();
+        assert_eq!(o.inner(2000, 2000), InnerSolver::Dense);
+        assert!(matches!(
+            o.inner(2001, 2000),
+            InnerSolver::Rsvd {
+                oversampling: 10,
+                power_iters: 2
+            }
+        ));
+    }
+}
