@@ -30,10 +30,10 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 use ksvd_baselines::{BiclusterBaseline, BiclusterBaselineConfig};
 use ksvd_bicluster::{
-    coherence, nmi, Biclusterer, Biclustering as Clusters, Compatibility, EmbedAndCluster, EmbeddingMethod,
-    KMeansParams, KsvdKernel,
+    coherence, nmi, Biclusterer, Biclustering as Clusters, EmbedAndCluster, EmbeddingMethod, KMeansParams,
 };
 use ksvd_datasets::{DataRoot, DatasetError, DatasetName, DocumentTermData};
+use ksvd_kernels::{Compat, Kernel};
 use serde::{Deserialize, Serialize};
 
 use super::{Context, Experiment};
@@ -71,9 +71,10 @@ impl Components {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Stated: compatibility alternative: `a1` (both sides on the shared principal axes),
-    /// `a1-literal` (Algorithm 1 literally), `a0` or `a2` ([`Compatibility`]).
-    pub compatibility: String,
+    /// Stated: compatibility alternative, by its [`Compat`] name: `a1-shared` (a1 with both sides
+    /// on the shared principal axes), `a1` (Algorithm 1 literally: only the longer side
+    /// projected), `a0` or `a2`.
+    pub compatibility: Compat,
     /// Stated: "kernel setup the same as above": `sne` (or `rbf`).
     pub ksvd_kernel: String,
     /// Stated: KPCA with RBF, applied twice.
@@ -128,13 +129,7 @@ impl<B: Biclusterer> Method for B {
 type Runs<'a> = Vec<(Option<f64>, Box<dyn Method + 'a>)>;
 
 /// The runs of `method` on a dataset with `kd` document and `kt` term clusters.
-fn runs<'a>(
-    params: &'a Params,
-    method: &str,
-    kernel: (KsvdKernel, Compatibility),
-    kd: usize,
-    kt: usize,
-) -> Result<Runs<'a>> {
+fn runs<'a>(params: &'a Params, method: &str, kernel: (Kernel, Compat), kd: usize, kt: usize) -> Result<Runs<'a>> {
     let km = KMeansParams::new().n_runs(params.kmeans_restarts);
     let ours = |method: EmbeddingMethod, first: bool| -> Box<dyn Method> {
         let (doc_components, term_components) = params.components.sides(kd, kt);
@@ -227,14 +222,15 @@ impl Experiment for Biclustering {
     const VERSION: u32 = 3;
 
     fn run(&self, cx: &Context<'_>, params: &Params) -> Result<Vec<Row>> {
-        let compat: Compatibility = params.compatibility.parse().map_err(anyhow::Error::msg)?;
+        let compat = params.compatibility;
         anyhow::ensure!(
             !params.gamma_grid.is_empty(),
             "biclustering: gamma_grid needs at least one bandwidth factor"
         );
+        // The bandwidth is set by the rule `γ = k sqrt(M γ_x)` (`gamma_grid`): 1 is a placeholder.
         let ksvd_kernel = match params.ksvd_kernel.as_str() {
-            "sne" => KsvdKernel::Sne,
-            "rbf" => KsvdKernel::Rbf,
+            "sne" => Kernel::Sne { gamma: 1.0 },
+            "rbf" => Kernel::Rbf { gamma: 1.0 },
             other => anyhow::bail!("biclustering: unknown ksvd_kernel `{other}`"),
         };
         anyhow::ensure!(

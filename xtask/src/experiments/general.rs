@@ -4,7 +4,8 @@
 //!
 //! One cached cell per dataset x seed: the spec's `datasets`, `methods` and `seeds` select what runs;
 //! everything else is the spec's `[params]`, which deserialise into [`Table3Config`] /
-//! [`AblationConfig`] (every key optional, defaults documented there).
+//! [`AblationConfig`]: the values the paper states are required (the specs are their only
+//! source), the open choices default as documented there.
 use anyhow::Result;
 use ksvd_datasets::DataRoot;
 use runner::{run_ablation, run_table3, AblationConfig, Table3Config};
