@@ -64,6 +64,9 @@ pub enum KernelError {
     /// An error of the linear-algebra layer (shapes, NaN, factorisations).
     #[error(transparent)]
     Linalg(#[from] LinalgError),
+    /// A name that is not in a vocabulary (kernel, compatibility, graph input).
+    #[error(transparent)]
+    UnknownName(#[from] ksvd_linalg::UnknownName),
 }
 
 /// Result alias for this crate.
