@@ -9,7 +9,7 @@ use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
 use ksvd_datasets::{DataRoot, DatasetName};
-use ksvd_kernels::graph::{bandwidth_rule, graph_samples};
+use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
 use ksvd_linalg::LinearOperator;
@@ -18,7 +18,6 @@ use ksvd_solvers::{auto_svd, low_rank_error, optimal_low_rank_error, AutoParams}
 use ndarray::{Array2, Axis};
 use serde::{Deserialize, Serialize};
 
-use super::race::{self, graph_input};
 use super::timing::adjacency;
 use super::{Context, Experiment};
 use crate::rows::{Row, Status};
@@ -30,7 +29,8 @@ pub struct Input {
     /// `cora`, `citeseer`, `pubmed` (graphs: SNE kernel of the adjacency rows and columns) or
     /// `protein` (CASP features: dense SNE kernel between two disjoint random row sets).
     pub source: String,
-    /// Graphs: the input transform (`raw`, `row-normalised-self-loops`, ...). Dense: `standardised`.
+    /// Graphs: the input transform (`ksvd_kernels::graph::GraphInput`: `raw`, `row-normalized-self-loops`,
+    /// ...). Dense: `standardised`.
     pub transform: String,
     /// Graphs: `k` of the bandwidth rule for this input (default: `[params] gamma_k`).
     #[serde(default)]
@@ -111,7 +111,8 @@ fn build(root: &DataRoot, input: &Input, p: &Params, seed: u64) -> Result<(Kerne
         return Ok((g, what));
     }
     let adj = adjacency(root, &input.source, false)?;
-    let (x, z) = graph_samples(&adj, graph_input(&input.transform)?)?;
+    let transform: GraphInput = input.transform.parse().map_err(anyhow::Error::msg)?;
+    let (x, z) = graph_samples(&adj, transform)?;
     let k = input.gamma_k.unwrap_or(p.gamma_k);
     let gamma = bandwidth_rule(&x, k);
     let what = format!(
@@ -274,7 +275,7 @@ fn one_run(
 /// Per scheme and target ratio: the smallest `m` of the grid whose median ratio over seeds meets
 /// it, and the median time there (rows with setting `ratio<=T`; absent when no `m` does).
 fn needed(rows: &[Row], methods: &[String], p: &Params) -> Vec<Row> {
-    let median = |v: Vec<f64>| Some(race::median(v)).filter(|m| !m.is_nan());
+    let median = |v: Vec<f64>| ksvd_metrics::median(&v).filter(|m| !m.is_nan());
     let mut out = Vec::new();
     let datasets: Vec<&str> = {
         let mut d: Vec<&str> = rows.iter().map(|r| r.dataset.as_str()).collect();

@@ -4,6 +4,7 @@
 //! every timed run met `η ≤ ε`).
 use anyhow::Result;
 use ksvd_datasets::DataRoot;
+use ksvd_kernels::graph::GraphInput;
 use serde::{Deserialize, Serialize};
 
 use super::race::{self, Problem, RaceConfig, Solver, Verdict};
@@ -56,7 +57,7 @@ impl Experiment for Spectrum {
             params.landmarks == "uniform",
             "spectrum: only uniform landmarks are implemented"
         );
-        let input = race::graph_input(&params.graph_input)?;
+        let input: GraphInput = params.graph_input.parse().map_err(anyhow::Error::msg)?;
         let root = DataRoot::committed()?;
         let cfg = RaceConfig {
             rank: params.rank,

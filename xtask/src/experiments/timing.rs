@@ -10,6 +10,7 @@ use std::collections::BTreeMap;
 
 use anyhow::{Context as _, Result};
 use ksvd_datasets::{DataRoot, DatasetName, GraphOptions, Labels};
+use ksvd_kernels::graph::GraphInput;
 use ksvd_linalg::LinearOperator;
 use serde::{Deserialize, Serialize};
 
@@ -29,7 +30,8 @@ pub struct Params {
     pub tolerances: Vec<f64>,
     /// k of gamma = k sqrt(M gamma_x) per dataset (stated: 1 for Cora and Citeseer, 0.5 for Pubmed).
     pub gamma_k: BTreeMap<String, f64>,
-    /// Open: graph input transform (`raw`, `row-normalised`, `self-loops`, `row-normalised-self-loops`).
+    /// Open: graph input transform (`ksvd_kernels::graph::GraphInput`: `raw`, `row-normalized`, `self-loops`,
+    /// `row-normalized-self-loops`).
     pub graph_input: String,
     /// Open: Citeseer node set, "labelled" (3312, the table's N) or "all" (3327).
     pub citeseer_nodes: String,
@@ -102,7 +104,7 @@ impl Experiment for Timing {
             "timing: only uniform landmarks are implemented"
         );
         anyhow::ensure!(!params.tolerances.is_empty(), "timing: `tolerances` is empty");
-        let input = race::graph_input(&params.graph_input)?;
+        let input: GraphInput = params.graph_input.parse().map_err(anyhow::Error::msg)?;
         let root = DataRoot::committed()?;
         let cfg = config(params);
         let seeds = cx.spec.file.seeds.clone();
