@@ -4,9 +4,10 @@
 //! The hash covers the spec file's bytes, the experiment kind and its `VERSION`, and the cell's key (any
 //! serialisable value that names the cell's parameters). Editing the spec or bumping the experiment's
 //! version therefore invalidates its cells. A file that cannot be read back, or whose stored key differs
-//! from the requested one, is ignored and recomputed. Only cells whose rows are all `ok` or `not-run` (a
-//! deliberate, configuration-determined skip, e.g. an in-memory path over its memory budget) are stored:
-//! `missing-data` / `not-implemented` / `failed` are re-evaluated on every run.
+//! from the requested one, is ignored and recomputed. Only finished cells are stored, whose rows are all
+//! results (`ok`, `unmet`: a measured target not reached) or `not-run` (a deliberate,
+//! configuration-determined skip, e.g. an in-memory path over its memory budget): `missing-data` /
+//! `not-implemented` / `failed` are re-evaluated on every run ([`Status::is_final`]).
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -14,7 +15,7 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::fsx;
-use crate::rows::{Row, Status};
+use crate::rows::Row;
 
 /// Cache of one spec's cells.
 #[derive(Debug, Clone)]
@@ -59,7 +60,7 @@ impl Cache {
         self.dir.join(format!("{hex}.json"))
     }
 
-    /// The cached rows of a cell, or the result of `compute` (stored when all its rows are `ok`).
+    /// The cached rows of a cell, or the result of `compute` (stored when the cell is finished).
     pub fn get_or_compute<K: Serialize>(
         &self,
         key: &K,
@@ -73,7 +74,7 @@ impl Cache {
             }
         }
         let rows = compute()?;
-        if rows.iter().all(|r| matches!(r.status, Status::Ok | Status::NotRun)) {
+        if rows.iter().all(|r| r.status.is_final()) {
             let bytes = serde_json::to_vec_pretty(&Entry {
                 key,
                 rows: rows.clone(),
@@ -108,6 +109,7 @@ fn read_entry(path: &Path, key: &serde_json::Value) -> Option<Vec<Row>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rows::Status;
     use std::cell::Cell;
 
     fn rows(v: f64) -> Vec<Row> {
@@ -171,9 +173,23 @@ mod tests {
     fn non_ok_rows_are_not_stored() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::new(dir.path().to_path_buf(), "spec", "kind", 1, true);
-        let missing = || Ok(vec![Row::status("x", "y", "z", Status::MissingData, None)]);
-        cache.get_or_compute(&"k", missing).unwrap();
-        assert_eq!(cache.get_or_compute(&"k", missing).unwrap().1, Origin::Computed);
+        for status in [Status::MissingData, Status::NotImplemented, Status::Failed] {
+            let missing = || Ok(vec![Row::status("x", "y", "z", status, None)]);
+            cache.get_or_compute(&status, missing).unwrap();
+            assert_eq!(cache.get_or_compute(&status, missing).unwrap().1, Origin::Computed);
+        }
+        // A target not reached is a result.
+        let unmet = || {
+            Ok(vec![Row::status(
+                "x",
+                "y",
+                "z",
+                Status::Unmet,
+                Some("not reached".into()),
+            )])
+        };
+        cache.get_or_compute(&"u", unmet).unwrap();
+        assert_eq!(cache.get_or_compute(&"u", unmet).unwrap().1, Origin::Cached);
         // A deliberate skip beside a result is a finished cell.
         let skipped = || {
             let mut r = rows(0.5);

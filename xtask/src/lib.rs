@@ -24,8 +24,11 @@
 //!
 //! Outputs per spec: `results/<name>.csv` and `.parquet` (tidy rows), `<name>.summary.csv` (means over seeds,
 //! paper value, difference, verdict), `<name>.md`, figures `<name>-<figure>.svg/.png`; and `results/REPORT.md`.
-//! The process exits non-zero if a spec is invalid or an experiment fails with an error; missing data and
-//! unimplemented methods are reported, not errors.
+//! Every row has one status of one vocabulary ([`rows::Status`]): `ok`; `unmet` (a measured target, such as
+//! `η ≤ ε` or a rank, not reached: a result whose note says what was reached); `failed` (an error, only);
+//! `missing-data`; `not-implemented`; `not-run`. The process exits non-zero if a spec is invalid or an
+//! experiment fails with an error; unmet targets, missing data and unimplemented methods are reported, not
+//! errors.
 
 pub mod cache;
 pub mod experiments;

@@ -256,7 +256,7 @@ fn one_run(
                 id,
                 method,
                 "error_ratio",
-                Status::Failed,
+                Status::Unmet,
                 Some(e.to_string()),
             )]);
         }
@@ -273,7 +273,8 @@ fn one_run(
 }
 
 /// Per scheme and target ratio: the smallest `m` of the grid whose median ratio over seeds meets
-/// it, and the median time there (rows with setting `ratio<=T`; absent when no `m` does).
+/// it, and the median time there (rows with setting `ratio<=T`; `unmet` when no `m` of the grid
+/// does).
 fn needed(rows: &[Row], methods: &[String], p: &Params) -> Vec<Row> {
     let median = |v: Vec<f64>| ksvd_metrics::median(&v).filter(|m| !m.is_nan());
     let mut out = Vec::new();
@@ -312,7 +313,7 @@ fn needed(rows: &[Row], methods: &[String], p: &Params) -> Vec<Row> {
                             d,
                             method,
                             "m_needed",
-                            Status::Failed,
+                            Status::Unmet,
                             Some(format!("no m up to {} reaches it", p.m_grid.iter().max().unwrap_or(&0))),
                         )
                         .setting(setting),

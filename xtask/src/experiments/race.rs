@@ -539,8 +539,8 @@ pub enum Verdict {
         /// Caveat for the note (e.g. met through the dominant pair only), if any.
         caveat: Option<String>,
     },
-    /// Not reached; the note says how far it got and why.
-    Failed(String),
+    /// `η ≤ ε` not reached (status `unmet`); the note says how far it got and why.
+    Unmet(String),
 }
 
 /// Times the first setting of `scan` meeting `eps` and validates it: the row is `ok` only if every
@@ -591,7 +591,7 @@ pub fn verdict(
             ),
             _ => reference.describe(),
         };
-        return Ok(Verdict::Failed(format!(
+        return Ok(Verdict::Unmet(format!(
             "eta <= {eps} not reached: {best}; {stopped}. Likely cause: {why}"
         )));
     };
@@ -605,7 +605,7 @@ pub fn verdict(
     };
     let a = timed.accuracy;
     if !meets(a.eta, eps) {
-        return Ok(Verdict::Failed(format!(
+        return Ok(Verdict::Unmet(format!(
             "eta <= {eps} met in the scan at {what} = {} but not by every timed run (worst eta {:.4})",
             hit.size, a.eta
         )));
@@ -639,7 +639,7 @@ fn meets(eta: f64, eps: f64) -> bool {
 
 /// The invariant, checked on the finished rows: every `ok` solver result has `η ≤ ε`.
 /// For each `ok` row with metric `eta` of a solver (not the `tsvd` reference) whose value is not
-/// `≤ eps_of(row)`, every row of the same dataset, method, setting and seed becomes `failed` with
+/// `≤ eps_of(row)`, every row of the same dataset, method, setting and seed becomes `unmet` with
 /// a note saying so (its value is dropped); the `speedup` row too when RSVD or ours is affected.
 pub fn enforce_eta(rows: &mut [Row], eps_of: impl Fn(&Row) -> Option<f64>) {
     let bad: Vec<(String, String, String, Option<u64>, String)> = rows
@@ -665,7 +665,7 @@ pub fn enforce_eta(rows: &mut [Row], eps_of: impl Fn(&Row) -> Option<f64>) {
             let same = r.dataset == dataset && r.setting == setting && r.seed == seed;
             let hit = same && (r.method == method || (speedup_hit && r.metric == "speedup"));
             if hit && r.status == Status::Ok {
-                r.status = Status::Failed;
+                r.status = Status::Unmet;
                 r.value = None;
                 r.note = Some(match r.note.take() {
                     Some(n) => format!("{note}; {n}"),
@@ -700,8 +700,8 @@ mod tests {
             r.setting.strip_prefix("eps=").and_then(|e| e.parse().ok())
         });
         let st: Vec<Status> = rows.iter().map(|r| r.status).collect();
-        use Status::{Failed, Ok as Fine};
-        assert_eq!(st, vec![Failed, Failed, Failed, Fine, Fine, Fine, Failed, Fine]);
+        use Status::{Ok as Fine, Unmet};
+        assert_eq!(st, vec![Unmet, Unmet, Unmet, Fine, Fine, Fine, Unmet, Fine]);
         assert!(rows[1].value.is_none() && rows[1].note.as_deref().unwrap().contains("validation"));
     }
 

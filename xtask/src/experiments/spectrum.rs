@@ -136,10 +136,10 @@ fn cell(
                 out.push(row(solver.id(), "max_angle", timed.accuracy.max_angle));
                 times[k] = Some(timed.seconds);
             }
-            Verdict::Failed(note) => {
+            Verdict::Unmet(note) => {
                 for metric in ["seconds", solver.size_metric()] {
                     out.push(
-                        Row::status(id, solver.id(), metric, Status::Failed, Some(note.clone()))
+                        Row::status(id, solver.id(), metric, Status::Unmet, Some(note.clone()))
                             .setting(setting.clone())
                             .seed(seed)
                             .threads(threads),
@@ -156,7 +156,7 @@ fn cell(
                 id,
                 "asym_nystrom",
                 "speedup",
-                Status::Failed,
+                Status::Unmet,
                 Some(format!(
                     "no speed-up: RSVD or ours did not reach eta <= {} (see their rows)",
                     params.tolerance

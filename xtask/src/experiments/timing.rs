@@ -5,7 +5,7 @@
 //! tolerance), the first setting meeting each tolerance timed end to end (kernel construction
 //! included) as the median of up to `repeats` runs; see [`super::race`]. A solver row is `ok` only
 //! if every timed run met `η ≤ ε`; otherwise, or when the grid or the scan budget is exhausted, it
-//! is `failed` with a note giving the best `η`, where the scan stopped and the spectral cause.
+//! is `unmet` with a note giving the best `η`, where the scan stopped and the spectral cause.
 use std::collections::BTreeMap;
 
 use anyhow::{Context as _, Result};
@@ -49,7 +49,7 @@ pub struct Params {
     /// the TSVD, whose second run gives the measure's floor).
     pub repeat_budget_seconds: f64,
     /// A solver's scan over its grid stops once its attempts have used this many seconds (the row
-    /// is then `failed` with a note saying where it stopped).
+    /// is then `unmet` with a note saying where it stopped).
     pub scan_budget_seconds: f64,
     /// Relative residual tolerance of the symmetric Nystrom method's Lanczos sub-problems.
     pub sym_nystrom_tol: f64,
@@ -260,10 +260,10 @@ fn cell(id: &str, problem: &Problem, params: &Params, cfg: &RaceConfig, seed: u6
                     out.push(row(m, solver.size_metric(), size as f64));
                     secs[k] = Some((timed.seconds, size));
                 }
-                Verdict::Failed(note) => {
+                Verdict::Unmet(note) => {
                     for metric in ["seconds", "eta"] {
                         out.push(
-                            Row::status(id, m, metric, Status::Failed, Some(note.clone()))
+                            Row::status(id, m, metric, Status::Unmet, Some(note.clone()))
                                 .setting(setting.clone())
                                 .seed(seed)
                                 .threads(threads),
@@ -281,7 +281,7 @@ fn cell(id: &str, problem: &Problem, params: &Params, cfg: &RaceConfig, seed: u6
                     id,
                     "asym_nystrom",
                     "speedup",
-                    Status::Failed,
+                    Status::Unmet,
                     Some(format!("no speed-up: RSVD or ours did not reach eta <= {eps} (see their rows)")),
                 )
                 .setting(setting.clone())
