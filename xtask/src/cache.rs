@@ -22,7 +22,10 @@ use crate::rows::Row;
 pub struct Cache {
     dir: PathBuf,
     salt: Vec<u8>,
+    /// Read cached cells.
     enabled: bool,
+    /// Store finished cells.
+    store: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -48,7 +51,23 @@ impl Cache {
         salt.extend_from_slice(spec_source.as_bytes());
         salt.push(0);
         salt.extend_from_slice(format!("{kind}\0{version}\0").as_bytes());
-        Cache { dir, salt, enabled }
+        Cache {
+            dir,
+            salt,
+            enabled,
+            store: true,
+        }
+    }
+
+    /// No cache: every cell is computed and nothing is stored (diagnosis runs outside the specs,
+    /// such as `cargo xtask table1-config`).
+    pub fn off() -> Cache {
+        Cache {
+            dir: PathBuf::new(),
+            salt: Vec::new(),
+            enabled: false,
+            store: false,
+        }
     }
 
     /// The file that holds the cell with this key.
@@ -74,7 +93,7 @@ impl Cache {
             }
         }
         let rows = compute()?;
-        if rows.iter().all(|r| r.status.is_final()) {
+        if self.store && rows.iter().all(|r| r.status.is_final()) {
             let bytes = serde_json::to_vec_pretty(&Entry {
                 key,
                 rows: rows.clone(),

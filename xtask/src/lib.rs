@@ -14,8 +14,10 @@
 //!   metrics (with tolerances), `[params]` (the paper's protocol and our explicit choices where it is silent),
 //!   `[quick]` overrides, table/figure layouts, and the paper's reported values (`paper = [...]`). Paper values
 //!   live only there.
-//! - [`experiments`] — the [`experiments::Experiment`] trait and the registry from `kind` to implementation;
-//!   its module docs explain how to add one. Unimplemented kinds report `not-implemented` rows.
+//! - [`experiments`] — the [`experiments::Experiment`] trait, the registry from `kind` to implementation, and
+//!   the one loop every experiment runs ([`experiments::Context::run_cells`]: cells in order, cached, shown in
+//!   the progress bar, a failing cell turned into `failed` rows); its module docs explain how to add one.
+//!   Unimplemented kinds report `not-implemented` rows.
 //! - [`cache`] — finished cells in `results/.cache/<spec>/<sha256>.json`; a rerun resumes.
 //! - [`rows`] — the tidy schema (`dataset, method, metric, setting, seed, value, std, trials, seconds,
 //!   threads, status, note, paper, diff, quick`) and the summary against the paper.

@@ -9,8 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use super::race::{self, Problem, RaceConfig, Solver, Verdict};
 use super::timing::adjacency;
-use super::{Context, Experiment};
+use super::{Cell, Context, Experiment, PerDataset};
 use crate::rows::{Row, Status};
+use crate::spec::setting_value;
 
 /// `[params]` of `kind = "spectrum"`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -71,27 +72,24 @@ impl Experiment for Spectrum {
             // Unused: the figure races RSVD and ours only.
             sym_tol: params.tsvd_tol,
         };
-        let seeds = cx.spec.file.seeds.clone();
-        cx.progress
-            .set_length((cx.spec.run_datasets.len() * seeds.len() * params.gamma_grid.len()) as u64);
         let threads = cx.threads as u32;
-        let mut rows = Vec::new();
-        for id in &cx.spec.run_datasets {
-            let adj = adjacency(&root, id, false)?;
-            for &gamma in &params.gamma_grid {
-                for &seed in &seeds {
-                    cx.progress
-                        .set_message(format!("spectrum {id} gamma {gamma} seed {seed}"));
-                    let key = ("spectrum", id, gamma.to_bits(), seed, params);
-                    let mut cell = cx.cell(&key, || {
-                        let problem = Problem::sne(&adj, input, 1.0, Some(gamma))?;
-                        cell(id, &problem, gamma, params, &cfg, seed, threads)
-                    })?;
-                    rows.append(&mut cell);
-                }
-            }
-        }
-        Ok(rows)
+        // One cell per dataset, γ (the setting axis `gamma=<γ>`) and seed, all methods.
+        let cells = cx
+            .grid()
+            .all_methods()
+            .settings(params.gamma_grid.iter().map(|g| format!("gamma={g}")))
+            .cells();
+        let gamma_of = |c: &Cell| setting_value(&c.setting, "gamma").unwrap_or(f64::NAN);
+        let mut adjacencies = PerDataset::new();
+        cx.run_cells(
+            &cells,
+            |c| ("spectrum", c.dataset.clone(), gamma_of(c).to_bits(), c.seed(), params),
+            |c, _| {
+                let adj = adjacencies.get(&c.dataset, || adjacency(&root, &c.dataset, false))?;
+                let problem = Problem::sne(adj, input, 1.0, Some(gamma_of(c)))?;
+                cell(&c.dataset, &problem, gamma_of(c), params, &cfg, c.seed(), threads)
+            },
+        )
     }
 }
 

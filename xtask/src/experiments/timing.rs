@@ -1,6 +1,6 @@
 //! `kind = "timing"`: the runtime table of section 5.4 and its appendix version.
 //!
-//! For every dataset and seed (one cached cell): the TSVD reference, then RSVD, the symmetric and
+//! For every dataset and seed (one cell, all methods): the TSVD reference, then RSVD, the symmetric and
 //! the asymmetric Nyström method each grown until the paper's `η ≤ ε` (one scan serves every
 //! tolerance), the first setting meeting each tolerance timed end to end (kernel construction
 //! included) as the median of up to `repeats` runs; see [`super::race`]. A solver row is `ok` only
@@ -107,26 +107,21 @@ impl Experiment for Timing {
         let input: GraphInput = params.graph_input.parse().map_err(anyhow::Error::msg)?;
         let root = DataRoot::committed()?;
         let cfg = config(params);
-        let seeds = cx.spec.file.seeds.clone();
-        cx.progress
-            .set_length((cx.spec.run_datasets.len() * seeds.len()) as u64);
         let threads = cx.threads as u32;
-        let mut rows = Vec::new();
-        for id in &cx.spec.run_datasets {
-            let labelled = id == "citeseer" && params.citeseer_nodes == "labelled";
-            let k = params.gamma_k.get(id).copied().unwrap_or(1.0);
-            for &seed in &seeds {
-                cx.progress.set_message(format!("timing {id} seed {seed}"));
-                let key = ("timing", id, seed, params);
-                let mut cell = cx.cell(&key, || {
-                    let adj = adjacency(&root, id, labelled)?;
-                    let problem = Problem::sne(&adj, input, k, None)?;
-                    cell(id, &problem, params, &cfg, seed, threads)
-                })?;
-                rows.append(&mut cell);
-            }
-        }
-        Ok(rows)
+        // One cell per dataset and seed: the scans of every solver share its reference.
+        let cells = cx.grid().all_methods().cells();
+        cx.run_cells(
+            &cells,
+            |c| ("timing", c.dataset.clone(), c.seed(), params),
+            |c, _| {
+                let id = c.dataset.as_str();
+                let labelled = id == "citeseer" && params.citeseer_nodes == "labelled";
+                let k = params.gamma_k.get(id).copied().unwrap_or(1.0);
+                let adj = adjacency(&root, id, labelled)?;
+                let problem = Problem::sne(&adj, input, k, None)?;
+                cell(id, &problem, params, &cfg, c.seed(), threads)
+            },
+        )
     }
 }
 
