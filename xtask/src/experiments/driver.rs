@@ -225,7 +225,7 @@ impl Context<'_> {
                 Ok(out) => Ok(self.declared(out)),
                 Err(e) => Ok(self.failed_rows(cell, &e)),
             };
-            let mut out = match key {
+            let out = match key {
                 Some(key) => self.cell(&key(cell)?, run)?,
                 None => {
                     let out = run()?;
@@ -233,7 +233,13 @@ impl Context<'_> {
                     out
                 }
             };
-            rows.append(&mut out);
+            for row in out {
+                // The unseeded missing-data rows of a dataset come once, not once per seed.
+                let repeated = row.status == Status::MissingData && row.seed.is_none() && rows.contains(&row);
+                if !repeated {
+                    rows.push(row);
+                }
+            }
         }
         Ok(rows)
     }
@@ -246,26 +252,31 @@ impl Context<'_> {
             .collect()
     }
 
-    /// The rows of a cell that could not be computed: `missing-data` when the error comes from
-    /// an absent input file, `failed` otherwise, with the error as the note; which rows, see
-    /// [`Context::cell_status_rows`].
+    /// The rows of a cell that could not be computed, with the error as the note: `failed`, or
+    /// `missing-data` when the error comes from an absent input file. Which rows, see
+    /// [`Context::cell_status_rows`]; missing data is a fact about the dataset, not the seed:
+    /// those rows carry none (and [`Context::run_cells`] keeps one of each).
     pub fn failed_rows(&self, cell: &Cell, err: &anyhow::Error) -> Vec<Row> {
-        let status = if missing_file(err) {
-            Status::MissingData
+        let note = format!("{err:#}");
+        if missing_file(err) {
+            let dataset = Cell {
+                seed: None,
+                ..cell.clone()
+            };
+            self.cell_status_rows(&dataset, Status::MissingData, &note)
         } else {
-            Status::Failed
-        };
-        self.cell_status_rows(cell, status, &format!("{err:#}"))
+            self.cell_status_rows(cell, Status::Failed, &note)
+        }
     }
 
     /// Rows with `status` and `note` for a cell, the form of every row without a value: the
-    /// rows of [`Context::rows_with_status`] for the cell's dataset and method (every method of
-    /// the run for a cell of all methods) and, when the cell has one, its setting; with the
-    /// cell's seed.
+    /// rows of [`Context::rows_with_status`] (whatever the spec says of the dataset's
+    /// availability: the cell ran) for the cell's dataset and method (every method of the run
+    /// for a cell of all methods) and, when the cell has one, its setting; with the cell's seed.
     pub fn cell_status_rows(&self, cell: &Cell, status: Status, note: &str) -> Vec<Row> {
         let setting = (!cell.setting.is_empty()).then_some(cell.setting.as_str());
         let of_cell = |d: &str, m: &str| d == cell.dataset && cell.method.as_deref().is_none_or(|x| x == m);
-        self.status_rows(of_cell, setting, status, note)
+        self.status_rows(of_cell, setting, status, note, false)
             .into_iter()
             .map(|r| match cell.seed {
                 Some(seed) => r.seed(seed),
@@ -347,6 +358,36 @@ paper = [{ dataset = "a", method = "m", metric = "f1", value = 0.5 }]
     /// methods outside the run are dropped, an error becomes that cell's rows (`missing-data` for
     /// an absent file, `failed` otherwise) while the other cells run, and a failed cell is
     /// computed again on the next run.
+    /// A missing file gives the dataset's `missing-data` rows once, without a seed, with the
+    /// loader's message (not the spec's `unavailable` reason: the cell ran).
+    #[test]
+    fn missing_data_is_reported_once_per_dataset() {
+        let src = SPEC.replace(
+            r#"label = "B" }"#,
+            r#"label = "B", unavailable = "the spec's reason" }"#,
+        );
+        let spec = Spec::parse(Path::new("t.toml"), &src, false).unwrap();
+        let rows = with_context(&spec, &Cache::off(), |cx| {
+            cx.run_cells(
+                &cx.grid().methods(["m"]).cells(),
+                |c| c.clone(),
+                |c, _| match c.dataset.as_str() {
+                    "a" => Ok(vec![Row::ok("a", "m", "f1", 0.5).seed(c.seed())]),
+                    _ => Err(DatasetError::MissingFile {
+                        path: PathBuf::from("b.csv"),
+                        origin: "nowhere".into(),
+                    }
+                    .into()),
+                },
+            )
+            .unwrap()
+        });
+        let b: Vec<&Row> = rows.iter().filter(|r| r.dataset == "b").collect();
+        assert_eq!(rows.len(), 3, "{rows:?}");
+        assert_eq!((b.len(), b[0].status, b[0].seed), (1, Status::MissingData, None));
+        assert_eq!(b[0].note.as_deref(), Some("missing file b.csv: nowhere"));
+    }
+
     #[test]
     fn cells_are_cached_filtered_and_failed_one_by_one() {
         let spec = spec();

@@ -162,23 +162,25 @@ impl Context<'_> {
     /// Only datasets and methods selected for this run are included. Datasets the spec marks `unavailable`
     /// get `missing-data` with the spec's reason instead.
     pub fn rows_with_status(&self, status: Status, note: &str) -> Vec<Row> {
-        self.status_rows(|_, _| true, None, status, note)
+        self.status_rows(|_, _| true, None, status, note, true)
     }
 
     /// [`Context::rows_with_status`] for the dataset x method pairs `keep` accepts and, with
-    /// `setting`, that setting only.
+    /// `setting`, that setting only; `unavailable`: whether datasets the spec marks unavailable
+    /// get its reason instead.
     fn status_rows(
         &self,
         keep: impl Fn(&str, &str) -> bool,
         setting: Option<&str>,
         status: Status,
         note: &str,
+        unavailable: bool,
     ) -> Vec<Row> {
         let f = &self.spec.file;
         let selected = |d: &str, m: &str| {
             keep(d, m) && self.spec.run_datasets.iter().any(|x| x == d) && self.spec.run_methods.iter().any(|x| x == m)
         };
-        let row = |d: &str, m: &str, metric: &str| match self.spec.unavailable(d) {
+        let row = |d: &str, m: &str, metric: &str| match self.spec.unavailable(d).filter(|_| unavailable) {
             Some(why) => Row::status(d, m, metric, Status::MissingData, Some(why.to_string())),
             None => Row::status(d, m, metric, status, Some(note.to_string())),
         };
