@@ -1,24 +1,26 @@
-//! The Table 3 and ablation runners (moved here from `ksvd-general`, which keeps the embeddings,
+//! The Table 3 and ablation cells (moved here from `ksvd-general`, which keeps the embeddings,
 //! the SGD-trained heads and [`ksvd_general::train::evaluate`]): the configurations, their
-//! methods, the per-cell protocol, and tidy result rows.
+//! methods, the per-cell protocol ([`run_table3`], [`run_ablation`]: one dataset and seed, every
+//! method), and tidy result rows. The loop over datasets and seeds is the experiment driver's.
 use ksvd_linalg::Vocabulary;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use ksvd_datasets::{DataRoot, DatasetError, DatasetName, TabularData};
+use ksvd_datasets::{DataRoot, DatasetName};
 use ksvd_kernels::bandwidth::median_sq_distance;
 use ksvd_kernels::{Compat, Kernel};
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
-use crate::rows::{Row, Status};
+use crate::rows::Row;
 use ksvd_general::embed::{
     compatibility_matrix, ksvd_fixed, nonlinear_svd, EmbeddingScale, FixedEmbedding, Kpca, KpcaPlan,
     LearnableEmbedding, LearnableKsvd,
 };
 use ksvd_general::head::HeadInit;
 use ksvd_general::train::{evaluate, loss_of, train, FeatureSource, SgdOptions, Trained};
-use ksvd_general::{prepare, GeneralError, Prepared, Preprocessing, Result, TaskKind};
+use ksvd_general::{prepare, GeneralError, Prepared, Preprocessing, Result};
+use ksvd_linalg::{Progress, ProgressFn};
 
 /// The six UCI datasets of Table 3, in the paper's order.
 pub const DATASETS: [&str; 6] = ["diabetes", "ionosphere", "liver", "cholesterol", "yacht", "protein"];
@@ -484,21 +486,6 @@ fn common_checks(
     Ok(())
 }
 
-/// Progress report passed to the callback before each cell.
-#[derive(Debug, Clone, Copy)]
-pub struct Progress<'a> {
-    /// Cells finished so far.
-    pub done: usize,
-    /// Cells in total.
-    pub total: usize,
-    /// Dataset of the next cell.
-    pub dataset: &'a str,
-    /// Method id of the next cell.
-    pub method: &'a str,
-    /// Seed of the next cell.
-    pub seed: u64,
-}
-
 /// Derives independent seeds from the run seed (splitmix64 of `seed` and a stream number).
 fn derive_seed(seed: u64, stream: u64) -> u64 {
     let mut z = seed.wrapping_add(stream.wrapping_mul(0x9E37_79B9_7F4A_7C15));
@@ -550,26 +537,17 @@ fn settings(
     })
 }
 
-fn load(root: &DataRoot, dataset: &str) -> std::result::Result<TabularData, (Status, String)> {
-    let name: DatasetName = dataset
-        .parse()
-        .map_err(|e: DatasetError| (Status::Failed, e.to_string()))?;
-    root.tabular(name).map_err(|e| match e {
-        DatasetError::MissingFile { .. } => (Status::MissingData, e.to_string()),
-        other => (Status::Failed, other.to_string()),
-    })
+/// The dataset of a cell, loaded and split for its seed: what every method of the cell shares.
+/// An absent file stays a [`ksvd_datasets::DatasetError`] in the error's chain (the driver
+/// reports `missing-data`).
+fn prepared(root: &DataRoot, dataset: &str, s: &DatasetSettings, seed: u64) -> anyhow::Result<Prepared> {
+    let name: DatasetName = dataset.parse()?;
+    let data = root.tabular(name)?;
+    Ok(prepare(&data, &s.prep, seed)?)
 }
 
-fn metrics_for(task: Option<TaskKind>, dataset: &str) -> Vec<&'static str> {
-    match task {
-        Some(TaskKind::Regression) => vec!["rmse"],
-        Some(TaskKind::Classification { .. }) => vec!["acc", "auroc"],
-        None => match dataset {
-            "cholesterol" | "yacht" | "protein" => vec!["rmse"],
-            _ => vec!["acc", "auroc"],
-        },
-    }
-}
+/// One method's rows in a cell, or its error (the driver writes its failure rows).
+pub type MethodRows = (String, anyhow::Result<Vec<Row>>);
 
 /// What one cell (dataset × method × seed) produced.
 struct CellOutcome {
@@ -746,77 +724,55 @@ fn table3_cell(
     }
 }
 
-fn rows_from_outcome(
-    dataset: &str,
-    id: &str,
-    metrics: &[&'static str],
-    seed: u64,
-    seconds: f64,
-    outcome: std::result::Result<CellOutcome, (Status, String)>,
-) -> Vec<Row> {
+/// The rows of one method's outcome: its metrics, with the cell's note, seed and wall time.
+fn method_rows(dataset: &str, id: &str, seed: u64, seconds: f64, outcome: Result<CellOutcome>) -> MethodRows {
     let threads = rayon::current_num_threads() as u32;
-    let base = |metric: &str, status: Status, note: String| {
-        let mut row = Row::status(dataset, id, metric, status, Some(note));
-        row.seed = Some(seed);
-        row.trials = Some(1);
-        row.seconds = Some(seconds);
-        row.threads = Some(threads);
-        row
-    };
-    match outcome {
-        Ok(o) => o
-            .metrics
+    let rows = outcome.map_err(anyhow::Error::from).map(|o| {
+        o.metrics
             .iter()
-            .map(|&(metric, v)| Row {
-                value: Some(v),
-                ..base(metric, Status::Ok, o.note.clone())
+            .map(|&(metric, v)| {
+                Row::ok(dataset, id, metric, v)
+                    .seed(seed)
+                    .trials(1, None)
+                    .seconds(seconds)
+                    .threads(threads)
+                    .note(o.note.clone())
             })
-            .collect(),
-        Err((status, note)) => metrics.iter().map(|m| base(m, status, note.clone())).collect(),
-    }
+            .collect()
+    });
+    (id.to_string(), rows)
 }
 
-fn err_note(e: GeneralError) -> (Status, String) {
-    (Status::Failed, e.to_string())
-}
-
-/// Runs Table 3: for every dataset, seed and method, embeddings → SGD-trained linear head →
-/// test metrics (`acc` and `auroc` for classification, `rmse` for regression). Cells that fail
-/// (including SGD divergence) become rows with [`Status::Failed`] and the reason; a dataset whose
-/// files are missing gives [`Status::MissingData`] rows. `progress` is called before each cell.
-pub fn run_table3(cfg: &Table3Config, root: &DataRoot, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<Vec<Row>> {
+/// The Table 3 cell: every method of `cfg` on `dataset` with `seed`, embeddings → SGD-trained
+/// linear head → test metrics (`acc` and `auroc` for classification, `rmse` for regression),
+/// the methods on `cell_threads` workers ([`run_jobs`]). Each method's rows, or its error
+/// (including SGD divergence); an error for the cell as a whole when the config is invalid or the
+/// data cannot be loaded. `progress` is called as each method starts.
+pub fn run_table3(
+    cfg: &Table3Config,
+    root: &DataRoot,
+    dataset: &str,
+    seed: u64,
+    progress: &mut ProgressFn<'_>,
+) -> anyhow::Result<Vec<MethodRows>> {
     let methods = cfg.validate()?;
-    // Data preparation is cheap and serial; the cells run on `cell_threads` workers.
-    let mut prepared = Vec::new();
-    for dataset in &cfg.datasets {
-        let data = load(root, dataset);
-        let s = settings(
-            dataset,
-            &cfg.learning_rate,
-            &cfg.batch_size,
-            &cfg.max_rows,
-            cfg.test_fraction,
-            cfg.standardize,
-        )?;
-        for &seed in &cfg.seeds {
-            let p = data
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|d| prepare(d, &s.prep, seed).map_err(err_note));
-            prepared.push((dataset.as_str(), seed, p, s.clone()));
-        }
-    }
-    let jobs: Vec<(usize, Table3Method)> = (0..prepared.len())
-        .flat_map(|k| methods.iter().map(move |&m| (k, m)))
-        .collect();
-    let ids: Vec<String> = jobs.iter().map(|(_, m)| m.id()).collect();
-    let total = jobs.len();
+    let s = settings(
+        dataset,
+        &cfg.learning_rate,
+        &cfg.batch_size,
+        &cfg.max_rows,
+        cfg.test_fraction,
+        cfg.standardize,
+    )?;
+    let p = prepared(root, dataset, &s, seed)?;
+    let ids: Vec<String> = methods.iter().map(|m| m.id()).collect();
+    let total = methods.len();
     let mut done = 0;
-    let out = run_cells(
+    Ok(run_jobs(
         total,
         cell_threads(cfg.cell_threads),
         // Longest first: the learnable embeddings dominate.
-        |i| match jobs[i].1 {
+        |i| match methods[i] {
             Table3Method::KpcaRbfLearnableC => 2,
             Table3Method::Ksvd {
                 compat: Compat::Learned,
@@ -825,31 +781,15 @@ pub fn run_table3(cfg: &Table3Config, root: &DataRoot, progress: &mut dyn FnMut(
             _ => 0,
         },
         |i| {
-            let (k, method) = jobs[i];
-            let (dataset, seed, p, s) = &prepared[k];
-            let metrics = metrics_for(p.as_ref().ok().map(|p| p.task), dataset);
             let start = Instant::now();
-            let outcome = p
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|p| table3_cell(cfg, p, method, s, *seed).map_err(err_note));
-            let secs = start.elapsed().as_secs_f64();
-            rows_from_outcome(dataset, &ids[i], &metrics, *seed, secs, outcome)
+            let outcome = table3_cell(cfg, &p, methods[i], &s, seed);
+            method_rows(dataset, &ids[i], seed, start.elapsed().as_secs_f64(), outcome)
         },
         &mut |i| {
-            let (k, _) = jobs[i];
-            progress(&Progress {
-                done,
-                total,
-                dataset: prepared[k].0,
-                method: &ids[i],
-                seed: prepared[k].1,
-            });
+            progress(&Progress::new(format!("{} started", ids[i]), done, Some(total)));
             done += 1;
         },
-    );
-    let rows: Vec<Row> = out.into_iter().flatten().collect();
-    Ok(rows)
+    ))
 }
 
 /// Worker threads for the cells: `0` = the size of the current rayon pool.
@@ -867,7 +807,7 @@ fn cell_threads(configured: usize) -> usize {
 /// spin-wait on each other, the cores are shared by whole cells, and a cell's numbers do not
 /// depend on the machine's thread count. `started(i)` is called on the calling thread as job `i`
 /// starts (its order depends on scheduling; the outputs' does not).
-fn run_cells<T: Send>(
+fn run_jobs<T: Send>(
     n: usize,
     threads: usize,
     priority: impl Fn(usize) -> u8,
@@ -971,53 +911,39 @@ fn ablation_cell(
     fixed_cell(p, emb, s, &opts, note)
 }
 
-/// Runs the ablation table: "Nonlinear+SVD" (`U_A` of the degree-2 polynomial features) against
-/// "KSVD (poly)" (`B_φ` of `G_ij = (x_i·z_j + 1)²`), same linear head and SGD as Table 3.
-/// Metrics `auroc` (and `acc`) for classification, `rmse` for regression.
+/// The ablation cell: "Nonlinear+SVD" (`U_A` of the degree-2 polynomial features) against
+/// "KSVD (poly)" (`B_φ` of `G_ij = (x_i·z_j + 1)²`) on `dataset` with `seed`, same linear head
+/// and SGD as Table 3. Metrics `auroc` (and `acc`) for classification, `rmse` for regression.
+/// Each method's rows, or its error; an error for the cell as a whole when the config is invalid
+/// or the data cannot be loaded.
 pub fn run_ablation(
     cfg: &AblationConfig,
     root: &DataRoot,
-    progress: &mut dyn FnMut(&Progress<'_>),
-) -> Result<Vec<Row>> {
+    dataset: &str,
+    seed: u64,
+    progress: &mut ProgressFn<'_>,
+) -> anyhow::Result<Vec<MethodRows>> {
     cfg.validate()?;
-    let total = cfg.datasets.len() * cfg.seeds.len() * ABLATION_METHODS.len();
-    let mut done = 0;
-    let mut rows = Vec::new();
-    for dataset in &cfg.datasets {
-        let data = load(root, dataset);
-        let s = settings(
-            dataset,
-            &cfg.learning_rate,
-            &cfg.batch_size,
-            &cfg.max_rows,
-            cfg.test_fraction,
-            cfg.standardize,
-        )?;
-        for &seed in &cfg.seeds {
-            let prepared = data
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|d| prepare(d, &s.prep, seed).map_err(err_note));
-            for id in ABLATION_METHODS {
-                progress(&Progress {
-                    done,
-                    total,
-                    dataset,
-                    method: id,
-                    seed,
-                });
-                let metrics = metrics_for(prepared.as_ref().ok().map(|p| p.task), dataset);
-                let start = Instant::now();
-                let outcome = prepared
-                    .clone()
-                    .and_then(|p| ablation_cell(cfg, &p, id, &s, seed).map_err(err_note));
-                let secs = start.elapsed().as_secs_f64();
-                rows.extend(rows_from_outcome(dataset, id, &metrics, seed, secs, outcome));
-                done += 1;
-            }
-        }
-    }
-    Ok(rows)
+    let s = settings(
+        dataset,
+        &cfg.learning_rate,
+        &cfg.batch_size,
+        &cfg.max_rows,
+        cfg.test_fraction,
+        cfg.standardize,
+    )?;
+    let p = prepared(root, dataset, &s, seed)?;
+    let total = ABLATION_METHODS.len();
+    Ok(ABLATION_METHODS
+        .iter()
+        .enumerate()
+        .map(|(done, id)| {
+            progress(&Progress::new(*id, done, Some(total)));
+            let start = Instant::now();
+            let outcome = ablation_cell(cfg, &p, id, &s, seed);
+            method_rows(dataset, id, seed, start.elapsed().as_secs_f64(), outcome)
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -1025,6 +951,7 @@ mod tests {
     use super::*;
     use ksvd_general::head::LinearHead;
     use ksvd_general::train::FeatureScaler;
+    use ksvd_general::TaskKind;
     use ndarray::{array, Array1};
 
     fn trained(w: Array2<f64>, b: Array1<f64>) -> Trained {
@@ -1090,6 +1017,21 @@ mod tests {
 mod runner_tests {
     #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
     use super::*;
+    use crate::rows::Status;
+    use ksvd_datasets::DatasetError;
+
+    /// The rows of every cell of `cfg` (dataset x seed), each method's rows unwrapped.
+    fn table3_rows(cfg: &Table3Config, root: &DataRoot, progress: &mut ProgressFn<'_>) -> Vec<Row> {
+        let mut rows = vec![];
+        for dataset in &cfg.datasets {
+            for &seed in &cfg.seeds {
+                for (id, r) in run_table3(cfg, root, dataset, seed, progress).unwrap() {
+                    rows.extend(r.unwrap_or_else(|e| panic!("{dataset} {id}: {e:#}")));
+                }
+            }
+        }
+        rows
+    }
 
     fn params_of(spec: &str) -> toml::Value {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1263,11 +1205,10 @@ mod runner_tests {
         let root = DataRoot::committed().unwrap();
         let cfg = small_table3();
         let mut calls = 0;
-        let rows = run_table3(&cfg, &root, &mut |p| {
-            assert!(p.done < p.total);
+        let rows = table3_rows(&cfg, &root, &mut |p| {
+            assert!(p.total.is_some_and(|total| p.done < total));
             calls += 1;
-        })
-        .unwrap();
+        });
         assert_eq!(calls, 2 * 2 * 4);
         // yacht: rmse; liver: acc + auroc; per seed and method.
         assert_eq!(rows.len(), 2 * 4 + 2 * 4 * 2);
@@ -1280,7 +1221,7 @@ mod runner_tests {
             }
             assert!(r.seed.is_some() && r.trials == Some(1));
         }
-        let again = run_table3(&cfg, &root, &mut |_| {}).unwrap();
+        let again = table3_rows(&cfg, &root, &mut |_| {});
         let values = |rs: &[Row]| rs.iter().map(|r| r.value).collect::<Vec<_>>();
         assert_eq!(values(&rows), values(&again));
     }
@@ -1294,7 +1235,11 @@ mod runner_tests {
             iterations: 20,
             ..spec_ablation().quick()
         };
-        let rows = run_ablation(&cfg, &root, &mut |_| {}).unwrap();
+        let rows: Vec<Row> = run_ablation(&cfg, &root, "diabetes", 3, &mut |_| {})
+            .unwrap()
+            .into_iter()
+            .flat_map(|(_, r)| r.unwrap())
+            .collect();
         let keys: Vec<(String, String)> = rows.iter().map(|r| (r.method.clone(), r.metric.clone())).collect();
         assert_eq!(
             keys,
@@ -1318,19 +1263,22 @@ mod runner_tests {
             seeds: vec![0],
             ..spec_table3().quick()
         };
-        let rows = run_table3(&cfg, &root, &mut |_| {}).unwrap();
-        assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].status, Status::MissingData);
-        assert!(rows[0].value.is_none() && rows[0].note.is_some());
+        // The missing file stays in the error's chain: the driver reports `missing-data`.
+        let err = run_table3(&cfg, &root, "yacht", 0, &mut |_| {}).unwrap_err();
+        assert!(
+            err.chain()
+                .any(|e| matches!(e.downcast_ref::<DatasetError>(), Some(DatasetError::MissingFile { .. }))),
+            "{err:#}"
+        );
         let bad = Table3Config {
             datasets: vec!["iris".into()],
             ..spec_table3().quick()
         };
-        assert!(run_table3(&bad, &root, &mut |_| {}).is_err());
+        assert!(run_table3(&bad, &root, "iris", 0, &mut |_| {}).is_err());
         let bad = Table3Config {
             components: 0,
             ..spec_table3().quick()
         };
-        assert!(run_table3(&bad, &root, &mut |_| {}).is_err());
+        assert!(run_table3(&bad, &root, "yacht", 0, &mut |_| {}).is_err());
     }
 }
