@@ -3,7 +3,7 @@
 use crate::error::{KernelError, Result};
 use ksvd_linalg::dense;
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
-use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Zip};
 
 /// `D_ij = ‖x_i − z_j‖²` (`n × m`, rows of `x` against rows of `z`) by the GEMM identity
 /// `‖x'‖² + ‖z'‖² − 2 x'·z'` on inputs shifted by the mean of the `z` rows (distances are
@@ -22,12 +22,30 @@ pub fn sq_distances(x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<Ar
     let nx: Array1<f64> = xs.outer_iter().map(|r| r.dot(&r)).collect();
     let nz: Array1<f64> = zs.outer_iter().map(|r| r.dot(&r)).collect();
     let mut d = dense::matmul(xs.view(), zs.t())?;
-    Zip::from(d.outer_iter_mut()).and(&nx).par_for_each(|mut row, &a| {
+    sq_distances_from_inner_products(d.view_mut(), nx.as_slice().unwrap_or(&[]), nz.as_slice().unwrap_or(&[]))?;
+    Ok(d)
+}
+
+/// Squared distances from inner products, in place: `p_ij = x_i·z_j` becomes
+/// `‖x_i − z_j‖² = max(0, ‖x_i‖² + ‖z_j‖² − 2 x_i·z_j)`, given `nx_i = ‖x_i‖²` and
+/// `nz_j = ‖z_j‖²` (the one place of this identity; rows in parallel).
+///
+/// # Errors
+/// Norms whose lengths do not match `p`.
+pub fn sq_distances_from_inner_products(mut p: ArrayViewMut2<'_, f64>, nx: &[f64], nz: &[f64]) -> Result<()> {
+    if (nx.len(), nz.len()) != p.dim() {
+        return Err(KernelError::Linalg(ksvd_linalg::LinalgError::ShapeMismatch {
+            op: "squared distances from inner products (p against the squared norms nx, nz)",
+            left: p.dim(),
+            right: (nx.len(), nz.len()),
+        }));
+    }
+    Zip::from(p.outer_iter_mut()).and(nx).par_for_each(|mut row, &a| {
         Zip::from(&mut row)
-            .and(&nz)
+            .and(nz)
             .for_each(|v, &b| *v = (a + b - 2.0 * *v).max(0.0));
     });
-    Ok(d)
+    Ok(())
 }
 
 /// The median heuristic bandwidth `γ²`: the median of the squared distances `‖x_i − z_j‖²`

@@ -19,8 +19,8 @@
 //! set), shifted by the row maximum so that no row underflows: every row sums to 1.
 use crate::error::{KernelError, Result};
 use crate::kernel::Kernel;
+use ksvd_linalg::dense;
 use ksvd_linalg::Vocabulary;
-use ksvd_linalg::{dense, LinalgError};
 use ndarray::{Array2, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis};
 use rayon::prelude::*;
 
@@ -83,22 +83,10 @@ impl Kernel {
             self.inner_to_values(p);
             return Ok(());
         }
-        if (nx.len(), nz.len()) != p.dim() {
-            return Err(KernelError::Linalg(LinalgError::ShapeMismatch {
-                op: "kernel values from inner products (p against the squared norms nx, nz)",
-                left: p.dim(),
-                right: (nx.len(), nz.len()),
-            }));
-        }
+        crate::bandwidth::sq_distances_from_inner_products(p.view_mut(), nx, nz)?;
         p.axis_iter_mut(Axis(0))
             .into_par_iter()
-            .zip(nx.par_iter())
-            .for_each(|(mut row, &a)| {
-                row.iter_mut()
-                    .zip(nz)
-                    .for_each(|(v, &b)| *v = (a + b - 2.0 * *v).max(0.0));
-                self.distance_row(row);
-            });
+            .for_each(|row| self.distance_row(row));
         Ok(())
     }
 
@@ -251,7 +239,7 @@ mod tests {
         let mut p = Array2::<f64>::zeros((2, 3));
         assert!(matches!(
             Kernel::Rbf { gamma: 1.0 }.values_from_inner_products(p.view_mut(), &[0.0; 2], &[0.0; 2]),
-            Err(KernelError::Linalg(LinalgError::ShapeMismatch { .. }))
+            Err(KernelError::Linalg(ksvd_linalg::LinalgError::ShapeMismatch { .. }))
         ));
         assert!(matches!(
             Kernel::Rbf { gamma: 0.0 }.values_from_inner_products(p.view_mut(), &[0.0; 2], &[0.0; 3]),

@@ -93,7 +93,9 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         let m = rbf_n.min(n);
         let (xs, ys) = (x.slice(ndarray::s![..m, ..]), &labels[..m]);
         // sigma^2 = 2d: the typical squared distance between two rows, so K is far from I and 11^T.
-        let kernel = Kernel::rbf((2.0 * d as f64).sqrt());
+        let kernel = Kernel::Rbf {
+            gamma: (2.0 * d as f64).sqrt(),
+        };
         let cg = CgOptions {
             tol: 1e-8,
             max_iter: 1000,

@@ -16,11 +16,15 @@ pub enum LssvmError {
         /// The rejected value.
         gamma: f64,
     },
-    /// The RBF bandwidth is not a finite positive number.
-    #[error("RBF bandwidth sigma must be finite and > 0, got {sigma}")]
-    InvalidBandwidth {
-        /// The rejected value.
-        sigma: f64,
+    /// The kernel's hyper-parameters are invalid (e.g. a bandwidth that is not finite and > 0).
+    #[error(transparent)]
+    Kernel(#[from] ksvd_kernels::KernelError),
+    /// The kernel is not symmetric positive semi-definite (SNE; polynomial with a negative
+    /// offset), which the LS-SVM's solvers need.
+    #[error("the LS-SVM needs a symmetric positive semi-definite kernel, got {kernel:?}")]
+    NotPositiveSemidefinite {
+        /// The rejected kernel.
+        kernel: Kernel,
     },
     /// The conjugate-gradient tolerance is not in `(0, 1)`.
     #[error("conjugate-gradient tolerance must lie in (0, 1), got {tol}")]

@@ -66,7 +66,7 @@
 //!
 //! let x = array![[0.0, 0.0], [0.1, 0.2], [5.0, 5.0], [5.1, 4.9], [0.0, 5.0], [0.2, 5.1]];
 //! let y = [0, 0, 1, 1, 2, 2];
-//! let model = LssvmParams::new().gamma(10.0).kernel(Kernel::rbf(1.0)).check()?.fit_multiclass(x.view(), &y)?;
+//! let model = LssvmParams::new().gamma(10.0).kernel(Kernel::Rbf { gamma: 1.0 }).check()?.fit_multiclass(x.view(), &y)?;
 //! let pred = model.predict(array![[0.05, 0.1], [4.9, 5.0], [0.1, 4.8]].view())?;
 //! assert_eq!(pred, vec![0, 1, 2]);
 //!
@@ -104,7 +104,7 @@ mod split;
 mod stats;
 
 pub use error::{LssvmError, Result};
-pub use kernel::{Kernel, KernelOperator};
+pub use kernel::{check_kernel, kernel_matrix, Kernel, KernelOperator};
 /// The F1 metrics of the node-classification experiments, defined in `ksvd-metrics`.
 pub use ksvd_metrics::{accuracy, f1_multiclass, f1_multilabel, label_counts, label_indicator, F1Scores, ZeroDivision};
 pub use model::{argmax_labels, threshold_labels, top_k_labels, BinaryLssvm, Lssvm, MulticlassLssvm, MultilabelLssvm};

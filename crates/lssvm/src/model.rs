@@ -1,7 +1,7 @@
 //! Fitted models: the multi-output [`Lssvm`] and the binary, one-vs-rest multi-class and
 //! multi-label classifiers built on it, plus the label decision rules.
 use crate::error::{check_finite, check_nonempty, LssvmError, Result};
-use crate::kernel::{sq_norms, Kernel, KernelOperator};
+use crate::kernel::{block_into, gram, sq_norms, Kernel, KernelOperator};
 use crate::params::{Solver, ValidLssvmParams};
 use crate::solve::{solve_dual_cg, solve_dual_direct_owned, solve_primal, DualSolution};
 use ksvd_linalg::dense::{gemm_into, matmul};
@@ -63,13 +63,14 @@ impl Lssvm {
                 while start < n {
                     let end = (start + rows).min(n);
                     let mut kb = Array2::zeros((end - start, support.nrows()));
-                    self.kernel.block_into(
+                    block_into(
+                        &self.kernel,
                         x.slice(s![start..end, ..]),
                         x_sq.slice(s![start..end]),
                         support.view(),
                         support_sq.view(),
                         kb.view_mut(),
-                    );
+                    )?;
                     gemm_into(out.slice_mut(s![start..end, ..]), kb.view(), alpha.view(), 1.0, false)?;
                     start = end;
                 }
@@ -321,9 +322,9 @@ impl ValidLssvmParams {
             Solver::ConjugateGradient(opts) if opts.matrix_free => {
                 solve_dual_cg(&KernelOperator::new(kernel, x)?, targets, gamma, &opts)?
             }
-            Solver::ConjugateGradient(opts) => solve_dual_cg(&kernel.gram(x), targets, gamma, &opts)?,
+            Solver::ConjugateGradient(opts) => solve_dual_cg(&gram(&kernel, x)?, targets, gamma, &opts)?,
             // `Direct`, and any future variant resolved by `resolve_solver`.
-            _ => solve_dual_direct_owned(kernel.gram(x), targets, gamma)?,
+            _ => solve_dual_direct_owned(gram(&kernel, x)?, targets, gamma)?,
         };
         let DualSolution {
             alpha,

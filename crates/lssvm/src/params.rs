@@ -76,7 +76,7 @@ impl LssvmParams {
     /// options, and that [`Solver::Primal`] comes with [`Kernel::Linear`].
     pub fn check(&self) -> Result<ValidLssvmParams> {
         check_gamma(self.gamma)?;
-        self.kernel.check()?;
+        crate::kernel::check_kernel(&self.kernel)?;
         match self.solver {
             Solver::ConjugateGradient(opts) => opts.check()?,
             Solver::Primal if self.kernel != Kernel::Linear => {
@@ -160,7 +160,9 @@ mod tests {
                 Err(LssvmError::InvalidGamma { .. })
             ));
         }
-        let p = LssvmParams::new().kernel(Kernel::rbf(1.0)).solver(Solver::Primal);
+        let p = LssvmParams::new()
+            .kernel(Kernel::Rbf { gamma: 1.0 })
+            .solver(Solver::Primal);
         assert!(matches!(p.check(), Err(LssvmError::PrimalNeedsLinearKernel { .. })));
         let bad_tol = Solver::ConjugateGradient(CgOptions {
             tol: 0.0,
@@ -189,7 +191,7 @@ mod tests {
             lin.resolve_solver(10_000, 20_000),
             Solver::ConjugateGradient(CgOptions { matrix_free: true, .. })
         ));
-        let rbf = LssvmParams::new().kernel(Kernel::rbf(1.0)).check().unwrap();
+        let rbf = LssvmParams::new().kernel(Kernel::Rbf { gamma: 1.0 }).check().unwrap();
         assert_eq!(rbf.resolve_solver(AUTO_DIRECT_MAX_N, 10), Solver::Direct);
         assert!(matches!(
             rbf.resolve_solver(AUTO_DIRECT_MAX_N + 1, 10),

@@ -41,7 +41,7 @@ fn separable_binary_is_classified_perfectly() {
     let centres = array![[-4.0, 0.0, 1.0], [4.0, 0.0, -1.0]];
     let (x, labels) = blobs(&centres, 20, 0.5, 1);
     let y = Array1::from_iter(labels.iter().map(|&l| if l == 1 { 1.0 } else { -1.0 }));
-    for kernel in [Kernel::Linear, Kernel::rbf(2.0)] {
+    for kernel in [Kernel::Linear, Kernel::Rbf { gamma: 2.0 }] {
         for solver in all_solvers() {
             let p = LssvmParams::new().kernel(kernel).solver(solver).check().unwrap();
             let m = p.fit_binary(x.view(), y.view()).unwrap();
@@ -65,7 +65,7 @@ fn separable_multiclass_is_classified_perfectly() {
     let (x_test, labels_test) = blobs(&centres, 5, 0.4, 3);
     for solver in all_solvers() {
         let p = LssvmParams::new()
-            .kernel(Kernel::rbf(3.0))
+            .kernel(Kernel::Rbf { gamma: 3.0 })
             .gamma(10.0)
             .solver(solver)
             .check()
@@ -95,7 +95,7 @@ fn separable_multilabel_top_k_and_threshold() {
     let (x_test, cluster_test) = blobs(&centres, 4, 0.5, 5);
     let y_test = label_indicator(&cluster_test.iter().map(|&c| sets_of[c].clone()).collect::<Vec<_>>(), 3).unwrap();
     let p = LssvmParams::new()
-        .kernel(Kernel::rbf(3.0))
+        .kernel(Kernel::Rbf { gamma: 3.0 })
         .gamma(100.0)
         .check()
         .unwrap();
@@ -129,13 +129,13 @@ fn typed_errors_for_bad_inputs() {
         e(LssvmParams::new().gamma(f64::NAN).check()),
         LssvmError::InvalidGamma { .. }
     ));
-    assert_eq!(
-        e(LssvmParams::new().kernel(Kernel::rbf(-2.0)).check()),
-        LssvmError::InvalidBandwidth { sigma: -2.0 }
-    );
+    assert!(matches!(
+        e(LssvmParams::new().kernel(Kernel::Rbf { gamma: -2.0 }).check()),
+        LssvmError::Kernel(ksvd_kernels::KernelError::InvalidParameter { name: "gamma", .. })
+    ));
     assert!(matches!(
         e(LssvmParams::new()
-            .kernel(Kernel::rbf(1.0))
+            .kernel(Kernel::Rbf { gamma: 1.0 })
             .solver(Solver::Primal)
             .check()),
         LssvmError::PrimalNeedsLinearKernel { .. }
@@ -213,7 +213,7 @@ fn typed_errors_for_bad_inputs() {
     assert_eq!(m.predict(Array2::zeros((0, 2)).view()).unwrap(), Vec::<usize>::new());
 
     // Conjugate gradient out of budget.
-    let op = KernelOperator::new(Kernel::rbf(0.5), x.view()).unwrap();
+    let op = KernelOperator::new(Kernel::Rbf { gamma: 0.5 }, x.view()).unwrap();
     let opts = CgOptions {
         tol: 1e-14,
         max_iter: 1,

@@ -9,9 +9,9 @@ use serde::{Deserialize, Serialize};
 
 use crate::embedding::{blocked_embed, ColumnNormalization, Embedding};
 use crate::error::{Result, StreamingError};
-use crate::kernel::{sq_distances_from_products, values_from_products};
 use crate::params::ValidStreamingParams;
 use crate::scan::ScanSummary;
+use ksvd_kernels::bandwidth::sq_distances_from_inner_products;
 use ksvd_nystrom::{eigen_coefficients, landmark_eigen, numerical_rank};
 
 /// KPCA by the symmetric Nyström method on landmark rows of the training data.
@@ -78,14 +78,16 @@ pub(crate) fn solve_kpca(
     let mut k = Array2::<f64>::zeros((n, n));
     let landmark_sq = products(&landmarks_t, landmark_x, 0..n, k.view_mut());
     let gamma = params.bandwidth.gamma(|| {
-        sq_distances_from_products(k.view(), &landmark_sq, &landmark_sq).map(|d2| {
+        let mut d2 = k.clone();
+        sq_distances_from_inner_products(d2.view_mut(), &landmark_sq, &landmark_sq)?;
+        Ok::<_, StreamingError>(
             (0..n)
                 .flat_map(|i| (i + 1..n).map(move |l| (i, l)))
                 .map(|(i, l)| d2[[i, l]])
-                .collect::<Vec<f64>>()
-        })
+                .collect::<Vec<f64>>(),
+        )
     })?;
-    values_from_products(&Kernel::Rbf { gamma }, k.view_mut(), &landmark_sq, &landmark_sq)?;
+    Kernel::Rbf { gamma }.values_from_inner_products(k.view_mut(), &landmark_sq, &landmark_sq)?;
     let landmark_sq = Array1::from(landmark_sq);
     let (w, q) = landmark_eigen(k.view())?;
     let r = params.rank.min(numerical_rank(&w.to_vec(), n));
@@ -153,7 +155,7 @@ impl Embedding for StreamingKpca {
             || (),
             |rows, mut out, _| {
                 let x_sq = products(&self.landmarks_t, x, rows, out.view_mut());
-                values_from_products(&kernel, out, &x_sq, l_sq)
+                Ok(kernel.values_from_inner_products(out, &x_sq, l_sq)?)
             },
         )
     }

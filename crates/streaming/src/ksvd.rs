@@ -4,6 +4,7 @@
 //! [`crate::LandmarksPartial`]; [`crate::fit_ksvd`] runs them in one process.
 use std::cmp::Ordering;
 
+use ksvd_kernels::bandwidth::sq_distances_from_inner_products;
 use ksvd_kernels::Kernel;
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
 use ksvd_linalg::CsrMatrix;
@@ -14,7 +15,6 @@ use serde::{Deserialize, Serialize};
 
 use crate::embedding::{blocked_embed, ColumnNormalization, Embedding};
 use crate::error::{Result, StreamingError};
-use crate::kernel::{sq_distances_from_products, values_from_products};
 use crate::params::{ColLandmarks, ValidStreamingParams};
 use crate::projection::{ProjectionWorkspace, SparseProjection};
 use crate::scan::ScanSummary;
@@ -303,9 +303,11 @@ pub(crate) fn solve_landmarks(inputs: LandmarkInputs<'_>, params: &ValidStreamin
     let a_sq = geo.products(landmark_x, 0..n, block.view_mut(), &mut ProjectionWorkspace::default());
     let b_sq_slice = b_sq.as_slice().unwrap_or(&[]);
     let gamma = params.bandwidth.gamma(|| {
-        sq_distances_from_products(block.view(), &a_sq, b_sq_slice).map(|d| d.into_iter().collect::<Vec<f64>>())
+        let mut d = block.clone();
+        sq_distances_from_inner_products(d.view_mut(), &a_sq, b_sq_slice)?;
+        Ok::<_, StreamingError>(d.into_iter().collect::<Vec<f64>>())
     })?;
-    values_from_products(&Kernel::Rbf { gamma }, block.view_mut(), &a_sq, b_sq_slice)?;
+    Kernel::Rbf { gamma }.values_from_inner_products(block.view_mut(), &a_sq, b_sq_slice)?;
     let row_scale = landmark_scales(nn, &row_landmarks, None)?;
     let col_scale = landmark_scales(mm, &cols, None)?;
     scale_block(&mut block, row_scale.view(), col_scale.view())?;
@@ -406,7 +408,7 @@ impl Embedding for StreamingKsvd {
             ProjectionWorkspace::default,
             |rows, mut out, ws| {
                 let a_sq = geo.products(x, rows, out.view_mut(), ws);
-                values_from_products(&kernel, out, &a_sq, b_sq)
+                Ok(kernel.values_from_inner_products(out, &a_sq, b_sq)?)
             },
         )
     }

@@ -90,7 +90,7 @@
 //! **The classifier** ([`RidgeAccumulator`]) is ridge regression on `±1` targets with
 //! standardised features (the primal LS-SVM of `ksvd_lssvm::PrimalStats`, its one owner), from
 //! accumulated `(r + 1)²` sufficient statistics: exact, one pass, no learning rate. AUROC
-//! ([`auroc`]) is `ksvd_metrics`' (ties count one half).
+//! is [`ksvd_metrics::auroc`] (ties count one half).
 //!
 //! **Bandwidth.** The paper does not state `γ`. The default is the median heuristic on the
 //! landmark pairs ([`Bandwidth::Median`]); with it, the a2 kernel `exp(2 x·z'_j/γ²)` is close to
@@ -138,7 +138,6 @@
 mod classifier;
 mod embedding;
 mod error;
-mod kernel;
 mod kpca;
 mod ksvd;
 mod landmarks;
@@ -154,7 +153,7 @@ mod source;
 mod state;
 mod train;
 
-pub use classifier::{auroc, LabelRule, LinearClassifier, RidgeAccumulator};
+pub use classifier::{LabelRule, LinearClassifier, RidgeAccumulator};
 pub use embedding::{ColumnNormalization, Embedding};
 pub use error::{Result, StreamingError};
 pub use kpca::StreamingKpca;

@@ -5,7 +5,7 @@ use std::collections::BTreeMap;
 use ndarray::{Array2, Axis};
 use serde::{Deserialize, Serialize};
 
-use crate::classifier::{auroc, LabelRule, LinearClassifier};
+use crate::classifier::{LabelRule, LinearClassifier};
 use crate::error::{Result, StreamingError};
 use crate::progress::{report, ProgressFn};
 use crate::source::{for_each_chunk, LibsvmSource};
@@ -188,10 +188,10 @@ impl ScorePartial {
         (&self.positive, &self.negative)
     }
 
-    /// AUROC of the merged scores ([`crate::auroc`], ties counted as one half).
+    /// AUROC of the merged scores ([`ksvd_metrics::auroc`], ties counted as one half).
     pub fn auroc(&self) -> Result<f64> {
         let scores: Vec<f64> = self.positive.iter().chain(&self.negative).copied().collect();
         let labels: Vec<bool> = (0..scores.len()).map(|i| i < self.positive.len()).collect();
-        auroc(&scores, &labels)
+        Ok(ksvd_metrics::auroc(&scores, &labels)?)
     }
 }

@@ -131,7 +131,7 @@ mod open_defaults {
     pub(super) fn seeds() -> Vec<u64> {
         vec![0, 1, 2, 3, 4]
     }
-    pub(super) fn median() -> BandwidthRule {
+    pub(super) fn median_rule() -> BandwidthRule {
         BandwidthRule::Median
     }
     pub(super) fn every_step() -> usize {
@@ -231,7 +231,7 @@ pub struct Table3Config {
     pub seeds: Vec<u64>,
     /// Paper bandwidths or the median heuristic (default: the paper's `γ²` fit neither the raw nor
     /// the standardised scale, see the crate documentation).
-    #[serde(default = "open_defaults::median")]
+    #[serde(default = "open_defaults::median_rule")]
     pub bandwidth: BandwidthRule,
     /// a3: SGD steps between two SVDs of `G`, which re-compute the detached `V` and the feature
     /// statistics (paper: "alternately", read as every step). With `standardize_features`, stale

@@ -22,7 +22,7 @@ use std::time::Instant;
 use crate::rows::Row;
 
 /// Mean and sample standard deviation ([`ksvd_metrics::mean_std`], `n − 1`); `NaN` for no values.
-fn mean_std(v: &[f64]) -> (f64, f64) {
+fn mean_std_or_nan(v: &[f64]) -> (f64, f64) {
     ksvd_metrics::mean_std(v).unwrap_or((f64::NAN, f64::NAN))
 }
 
@@ -529,8 +529,8 @@ fn method_rows(
     for (setting, chosen, outcomes) in std::iter::once(("", &r.chosen, &r.outcomes)).chain(extra) {
         let trials = chosen.len();
         let test: Vec<(f64, f64)> = (0..trials).map(|t| outcomes[chosen[t]].test[t]).collect();
-        let (mi, mi_sd) = mean_std(&test.iter().map(|t| t.0).collect::<Vec<_>>());
-        let (ma, ma_sd) = mean_std(&test.iter().map(|t| t.1).collect::<Vec<_>>());
+        let (mi, mi_sd) = mean_std_or_nan(&test.iter().map(|t| t.0).collect::<Vec<_>>());
+        let (ma, ma_sd) = mean_std_or_nan(&test.iter().map(|t| t.1).collect::<Vec<_>>());
         push("micro_f1", setting.to_string(), mi, Some(mi_sd), trials);
         push("macro_f1", setting.to_string(), ma, Some(ma_sd), trials);
     }
@@ -1121,7 +1121,7 @@ pub fn nystrom_f1_cell(
     let mut push = |method_id: String, setting: String, scores: &[(f64, f64)], secs: f64, note: String| {
         for (metric, pick) in [("micro_f1", 0), ("macro_f1", 1)] {
             let v: Vec<f64> = scores.iter().map(|s| if pick == 0 { s.0 } else { s.1 }).collect();
-            let (mean, std) = mean_std(&v);
+            let (mean, std) = mean_std_or_nan(&v);
             rows.push(
                 result_row(name, &method_id, metric, mean, seed)
                     .setting(setting.clone())

@@ -15,8 +15,8 @@ use ksvd_linalg::random::{rng_from_seed, sample_indices};
 use ksvd_linalg::{dense, CsrMatrix};
 use ksvd_solvers::{dense_svd_operator, randomized_svd, RsvdParams, SvdResult};
 use ksvd_streaming::{
-    auroc, run_pipeline, Bandwidth, CompatSide, LabelRule, LibsvmSource, Method, PipelineOutcome, PipelineParams,
-    Progress, ProgressFn, ProjectionScaling, RidgeAccumulator, SparseProjection, StreamingParams,
+    run_pipeline, Bandwidth, CompatSide, LabelRule, LibsvmSource, Method, PipelineOutcome, PipelineParams, Progress,
+    ProgressFn, ProjectionScaling, RidgeAccumulator, SparseProjection, StreamingParams,
 };
 use ndarray::Array2;
 use serde::{Deserialize, Serialize};
@@ -262,7 +262,11 @@ fn in_memory(method: ScalingMethod, train: &Path, test: &Path, params: &BenchPar
     let u_new = dense::matmul(k.view(), row_coef.view())?;
     let scores = clf.decision(u_new.view());
     let pos: Vec<bool> = te.labels.iter().map(|&l| labels.target(l) > 0.0).collect();
-    Ok((auroc(scores.as_slice().unwrap_or(&scores.to_vec()), &pos)?, r, nn))
+    Ok((
+        ksvd_metrics::auroc(scores.as_slice().unwrap_or(&scores.to_vec()), &pos)?,
+        r,
+        nn,
+    ))
 }
 
 fn label_counts(labels: &[f64]) -> Vec<(f64, usize)> {
