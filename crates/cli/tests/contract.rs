@@ -58,7 +58,7 @@ fn z_is_x_unless_compat_takes_the_columns() {
     fit(&xp, &["--compat", "a1"], &d.join("compat"));
     assert_eq!(npy(&d.join("compat/v.npy")).dim(), (4, 2));
     let summary = json(&std::fs::read_to_string(d.join("compat/summary.json")).unwrap());
-    assert_eq!(summary["compat"], "Pca");
+    assert_eq!(summary["compat"], "a1");
     // Both: a usage error (clap's, status 2), nothing written.
     let out = d.join("conflict");
     let r = run(

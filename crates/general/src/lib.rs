@@ -155,7 +155,7 @@
 //! // 12 samples with 3 features; a1 makes the 3 columns comparable with the rows.
 //! let x = Array2::from_shape_fn((12, 3), |(i, j)| ((i * 7 + j * 3) % 5) as f64 - 2.0);
 //! let x_test = x.slice(ndarray::s![..2, ..]).to_owned();
-//! let a1: Compat = "a1".parse()?;
+//! let a1: Compat = "a1".parse().map_err(ksvd_kernels::KernelError::from)?;
 //! let c = compatibility_matrix(x.view(), a1)?; // 12 x 3
 //! let rbf = Kernel::Rbf { gamma: 7.0 }; // exp(-‖x − z‖² / 49)
 //! let emb = ksvd_fixed(x.view(), x_test.view(), c.view(), rbf, 2, EmbeddingScale::Projection)?;
