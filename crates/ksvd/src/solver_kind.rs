@@ -130,12 +130,13 @@ impl SolverKind {
                         reason: "the nystrom solver needs the number of landmarks (sampled rows and columns)".into(),
                     });
                 };
-                let cols = o.n_col_landmarks.unwrap_or(landmarks);
+                // `cols` stays `None` unless the columns differ: KPCA's symmetric Nyström method
+                // samples one set and refuses a column count.
                 Solver::Nystrom {
                     landmarks,
-                    cols: Some(cols),
+                    cols: o.n_col_landmarks,
                     sampling: o.sampling,
-                    inner: o.inner(landmarks, cols),
+                    inner: o.inner(landmarks, o.n_col_landmarks.unwrap_or(landmarks)),
                 }
             }
         })
@@ -160,6 +161,7 @@ impl Solver {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use linfa::param_guard::ParamGuard;
 
     #[test]
     fn every_name_gives_its_solver_and_back() {
@@ -176,6 +178,29 @@ mod tests {
             solver.validate().unwrap();
         }
         assert!(SolverKind::Nystrom.solver(&SolverOptions::default()).is_err());
+        // Without a column count the Nyström solver samples one set: KPCA takes it.
+        let ny = SolverKind::Nystrom.solver(&options).unwrap();
+        assert!(matches!(
+            ny,
+            Solver::Nystrom {
+                landmarks: 50,
+                cols: None,
+                ..
+            }
+        ));
+        crate::Kpca::params().solver(ny).check().unwrap();
+        let two = SolverOptions {
+            n_col_landmarks: Some(40),
+            ..options
+        };
+        assert!(matches!(
+            SolverKind::Nystrom.solver(&two).unwrap(),
+            Solver::Nystrom {
+                landmarks: 50,
+                cols: Some(40),
+                ..
+            }
+        ));
         assert!("arpack"
             .parse::<SolverKind>()
             .unwrap_err()
