@@ -687,6 +687,17 @@ impl KsvdModel {
     pub fn sample_dim(&self) -> Option<usize> {
         self.data.x.as_ref().map(Samples::dim)
     }
+    /// Values per new input `(row, column)` of [`KsvdModel::project_input_rows`] and
+    /// [`KsvdModel::project_input_cols`]: the sample dimension for a fit on samples; `(M, N)`
+    /// for a precomputed kernel matrix (kernel values against every training column or row) and
+    /// for a fit on an `N × M` data matrix with a compatibility (a new row of it has `M`
+    /// entries, a new column `N`).
+    pub fn input_dims(&self) -> (usize, usize) {
+        match self.sample_dim() {
+            Some(d) if self.compat().is_none() => (d, d),
+            _ => (self.data.n_cols, self.data.n_rows),
+        }
+    }
     /// Whether the model was fitted on a precomputed kernel matrix (then it projects kernel
     /// values, [`KsvdModel::project_kernel_rows`], not samples).
     pub fn is_precomputed(&self) -> bool {

@@ -582,6 +582,7 @@ fn project_input_dispatches_on_what_the_fit_took() {
     let on_samples = fit(Kernel::Rbf { gamma: 2.0 }, Solver::Exact, true, &x, &z)
         .to_model()
         .unwrap();
+    assert_eq!(on_samples.input_dims(), (D, D));
     for scaling in [Scaling::Unit, Scaling::Sqrt, Scaling::Full] {
         assert_eq!(
             on_samples.project_input_rows(&news, scaling).unwrap(),
@@ -601,6 +602,7 @@ fn project_input_dispatches_on_what_the_fit_took() {
         .unwrap()
         .fit_precomputed(g.view())
         .unwrap();
+    assert_eq!(pre.input_dims(), (M, N));
     let g_rows = Samples::dense(g.clone()).unwrap();
     let g_cols = Samples::dense(g.t().to_owned()).unwrap();
     assert_eq!(
@@ -622,6 +624,8 @@ fn project_input_dispatches_on_what_the_fit_took() {
         .unwrap()
         .to_model()
         .unwrap();
+    // A 12 x 20 data matrix: new rows have 20 entries, new columns 12.
+    assert_eq!(data.input_dims(), (20, 12));
     let rows = Samples::dense(a.clone()).unwrap();
     let cols = Samples::dense(a.t().to_owned()).unwrap();
     assert_eq!(
