@@ -55,7 +55,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .to_model()?;
             fit.push(t.elapsed().as_secs_f64());
             let t = Instant::now();
-            let p = model.extend_rows(&Samples::dense(new.clone())?)?;
+            let p = model.transform(&Samples::dense(new.clone())?)?;
             transform.push(t.elapsed().as_secs_f64());
             assert_eq!(p.ncols(), rank);
         }
