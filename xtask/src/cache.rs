@@ -4,9 +4,10 @@
 //! The hash covers the spec file's bytes, the experiment kind and its `VERSION`, and the cell's key (any
 //! serialisable value that names the cell's parameters). Editing the spec or bumping the experiment's
 //! version therefore invalidates its cells. A file that cannot be read back, or whose stored key differs
-//! from the requested one, is ignored and recomputed. Only cells whose rows are all `ok` or `not-run` (a
-//! deliberate, configuration-determined skip, e.g. an in-memory path over its memory budget) are stored:
-//! `missing-data` / `not-implemented` / `failed` are re-evaluated on every run.
+//! from the requested one, is ignored and recomputed. Only finished cells are stored, whose rows are all
+//! results (`ok`, `unmet`: a measured target not reached) or `not-run` (a deliberate,
+//! configuration-determined skip, e.g. an in-memory path over its memory budget): `missing-data` /
+//! `not-implemented` / `failed` are re-evaluated on every run ([`Status::is_final`]).
 use std::path::{Path, PathBuf};
 
 use anyhow::{Context as _, Result};
@@ -14,14 +15,17 @@ use serde::{Deserialize, Serialize};
 use sha2::{Digest, Sha256};
 
 use crate::fsx;
-use crate::rows::{Row, Status};
+use crate::rows::Row;
 
 /// Cache of one spec's cells.
 #[derive(Debug, Clone)]
 pub struct Cache {
     dir: PathBuf,
     salt: Vec<u8>,
+    /// Read cached cells.
     enabled: bool,
+    /// Store finished cells.
+    store: bool,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -47,7 +51,23 @@ impl Cache {
         salt.extend_from_slice(spec_source.as_bytes());
         salt.push(0);
         salt.extend_from_slice(format!("{kind}\0{version}\0").as_bytes());
-        Cache { dir, salt, enabled }
+        Cache {
+            dir,
+            salt,
+            enabled,
+            store: true,
+        }
+    }
+
+    /// No cache: every cell is computed and nothing is stored (diagnosis runs outside the specs,
+    /// such as `cargo xtask table1-config`).
+    pub fn off() -> Cache {
+        Cache {
+            dir: PathBuf::new(),
+            salt: Vec::new(),
+            enabled: false,
+            store: false,
+        }
     }
 
     /// The file that holds the cell with this key.
@@ -59,7 +79,7 @@ impl Cache {
         self.dir.join(format!("{hex}.json"))
     }
 
-    /// The cached rows of a cell, or the result of `compute` (stored when all its rows are `ok`).
+    /// The cached rows of a cell, or the result of `compute` (stored when the cell is finished).
     pub fn get_or_compute<K: Serialize>(
         &self,
         key: &K,
@@ -73,7 +93,7 @@ impl Cache {
             }
         }
         let rows = compute()?;
-        if rows.iter().all(|r| matches!(r.status, Status::Ok | Status::NotRun)) {
+        if self.store && rows.iter().all(|r| r.status.is_final()) {
             let bytes = serde_json::to_vec_pretty(&Entry {
                 key,
                 rows: rows.clone(),
@@ -108,6 +128,7 @@ fn read_entry(path: &Path, key: &serde_json::Value) -> Option<Vec<Row>> {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::rows::Status;
     use std::cell::Cell;
 
     fn rows(v: f64) -> Vec<Row> {
@@ -171,9 +192,23 @@ mod tests {
     fn non_ok_rows_are_not_stored() {
         let dir = tempfile::tempdir().unwrap();
         let cache = Cache::new(dir.path().to_path_buf(), "spec", "kind", 1, true);
-        let missing = || Ok(vec![Row::status("x", "y", "z", Status::MissingData, None)]);
-        cache.get_or_compute(&"k", missing).unwrap();
-        assert_eq!(cache.get_or_compute(&"k", missing).unwrap().1, Origin::Computed);
+        for status in [Status::MissingData, Status::NotImplemented, Status::Failed] {
+            let missing = || Ok(vec![Row::status("x", "y", "z", status, None)]);
+            cache.get_or_compute(&status, missing).unwrap();
+            assert_eq!(cache.get_or_compute(&status, missing).unwrap().1, Origin::Computed);
+        }
+        // A target not reached is a result.
+        let unmet = || {
+            Ok(vec![Row::status(
+                "x",
+                "y",
+                "z",
+                Status::Unmet,
+                Some("not reached".into()),
+            )])
+        };
+        cache.get_or_compute(&"u", unmet).unwrap();
+        assert_eq!(cache.get_or_compute(&"u", unmet).unwrap().1, Origin::Cached);
         // A deliberate skip beside a result is a finished cell.
         let skipped = || {
             let mut r = rows(0.5);

@@ -14,8 +14,10 @@
 //!   metrics (with tolerances), `[params]` (the paper's protocol and our explicit choices where it is silent),
 //!   `[quick]` overrides, table/figure layouts, and the paper's reported values (`paper = [...]`). Paper values
 //!   live only there.
-//! - [`experiments`] — the [`experiments::Experiment`] trait and the registry from `kind` to implementation;
-//!   its module docs explain how to add one. Unimplemented kinds report `not-implemented` rows.
+//! - [`experiments`] — the [`experiments::Experiment`] trait, the registry from `kind` to implementation, and
+//!   the one loop every experiment runs ([`experiments::Context::run_cells`]: cells in order, cached, shown in
+//!   the progress bar, a failing cell turned into `failed` rows); its module docs explain how to add one.
+//!   Unimplemented kinds report `not-implemented` rows.
 //! - [`cache`] — finished cells in `results/.cache/<spec>/<sha256>.json`; a rerun resumes.
 //! - [`rows`] — the tidy schema (`dataset, method, metric, setting, seed, value, std, trials, seconds,
 //!   threads, status, note, paper, diff, quick`) and the summary against the paper.
@@ -24,8 +26,11 @@
 //!
 //! Outputs per spec: `results/<name>.csv` and `.parquet` (tidy rows), `<name>.summary.csv` (means over seeds,
 //! paper value, difference, verdict), `<name>.md`, figures `<name>-<figure>.svg/.png`; and `results/REPORT.md`.
-//! The process exits non-zero if a spec is invalid or an experiment fails with an error; missing data and
-//! unimplemented methods are reported, not errors.
+//! Every row has one status of one vocabulary ([`rows::Status`]): `ok`; `unmet` (a measured target, such as
+//! `η ≤ ε` or a rank, not reached: a result whose note says what was reached); `failed` (an error, only);
+//! `missing-data`; `not-implemented`; `not-run`. The process exits non-zero if a spec is invalid or an
+//! experiment fails with an error; unmet targets, missing data and unimplemented methods are reported, not
+//! errors.
 
 pub mod cache;
 pub mod experiments;

@@ -67,7 +67,8 @@ pub fn load_specs(dir: &Path, quick: bool, registry: &[Entry]) -> Result<Vec<Spe
     Ok(specs)
 }
 
-fn bar_style() -> ProgressStyle {
+/// The style of every experiment's progress bar.
+pub(crate) fn bar_style() -> ProgressStyle {
     ProgressStyle::with_template("{prefix:>12} [{bar:28}] {pos}/{len} cells {elapsed:>4} {wide_msg}")
         .unwrap_or_else(|_| ProgressStyle::default_bar())
         .progress_chars("=> ")

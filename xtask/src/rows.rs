@@ -13,7 +13,7 @@
 //! | `trials` | u32? | repetitions inside the cell |
 //! | `seconds` | f64? | wall time of the cell |
 //! | `threads` | u32? | threads the cell used (timing experiments) |
-//! | `status` | str | `ok`, `missing-data`, `not-implemented`, `failed`, `not-run` |
+//! | `status` | str | `ok`, `unmet`, `missing-data`, `not-implemented`, `failed`, `not-run` (see [`Status`]) |
 //! | `note` | str? | free text; for a mismatch, the likely cause |
 //! | `paper` | f64? | the paper's value for (dataset, method, metric, setting) |
 //! | `diff` | f64? | `value - paper` |
@@ -27,27 +27,44 @@ use serde::{Deserialize, Serialize};
 
 use crate::spec::Spec;
 
-/// Whether a row carries a number of ours, and if not why not.
+/// Whether a row carries a number of ours, and if not why not: one vocabulary for every spec.
+///
+/// The order (best first) decides a summary's status over seeds: `ok` if any seed has a value.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize, Deserialize)]
 #[serde(rename_all = "kebab-case")]
 pub enum Status {
     /// `value` holds our result.
     Ok,
+    /// A measurement whose target was not reached: the computation ran, and its outcome is that
+    /// the target (a tolerance, a rank, an error ratio) was not met within the grid or budget.
+    /// The note says which target and what was reached. A result, not a fault.
+    Unmet,
     /// The input data is not available (the note says which file).
     MissingData,
     /// The method or experiment is not implemented yet.
     NotImplemented,
-    /// The computation failed (the note holds the error).
+    /// The computation stopped with an error (the note holds it): a fault, never a measurement.
     Failed,
     /// A paper value for which this run produced no row (e.g. outside the `--quick` subset).
     NotRun,
 }
 
 impl Status {
+    /// Every status, in order.
+    pub const ALL: [Status; 6] = [
+        Status::Ok,
+        Status::Unmet,
+        Status::MissingData,
+        Status::NotImplemented,
+        Status::Failed,
+        Status::NotRun,
+    ];
+
     /// The kebab-case name used in files.
     pub fn as_str(self) -> &'static str {
         match self {
             Status::Ok => "ok",
+            Status::Unmet => "unmet",
             Status::MissingData => "missing-data",
             Status::NotImplemented => "not-implemented",
             Status::Failed => "failed",
@@ -57,15 +74,13 @@ impl Status {
 
     /// Inverse of [`Status::as_str`].
     pub fn parse(s: &str) -> Option<Status> {
-        [
-            Status::Ok,
-            Status::MissingData,
-            Status::NotImplemented,
-            Status::Failed,
-            Status::NotRun,
-        ]
-        .into_iter()
-        .find(|st| st.as_str() == s)
+        Status::ALL.into_iter().find(|st| st.as_str() == s)
+    }
+
+    /// Whether a cell whose rows all have this status is finished: a result (`ok`, `unmet`) or a
+    /// deliberate, configuration-determined skip (`not-run`), which the cell cache may keep.
+    pub fn is_final(self) -> bool {
+        matches!(self, Status::Ok | Status::Unmet | Status::NotRun)
     }
 }
 
@@ -121,7 +136,7 @@ impl Row {
         }
     }
 
-    /// A row without a value (`missing-data`, `not-implemented`, `failed`) and why.
+    /// A row without a value (`unmet`, `missing-data`, `not-implemented`, `failed`) and why.
     pub fn status(dataset: &str, method: &str, metric: &str, status: Status, note: Option<String>) -> Row {
         Row {
             dataset: dataset.to_string(),
@@ -547,11 +562,20 @@ paper = [
         let spec = spec();
         let rows = tidy(
             &spec,
-            vec![Row::ok("a", "m", "f1", 0.7).seed(3).trials(10, Some(0.01)).threads(2)],
+            vec![
+                Row::ok("a", "m", "f1", 0.7).seed(3).trials(10, Some(0.01)).threads(2),
+                Row::status("b", "m", "t", Status::Unmet, Some("eta <= 0.01 not reached".into())).seed(3),
+            ],
         );
         let mut df = to_frame(&rows).unwrap();
         let bytes = parquet_bytes(&mut df).unwrap();
         let back = ParquetReader::new(std::io::Cursor::new(bytes)).finish().unwrap();
         assert_eq!(from_frame(&back).unwrap(), rows);
+        // And through CSV, every status by its name.
+        for st in Status::ALL {
+            assert_eq!(Status::parse(st.as_str()), Some(st));
+        }
+        let csv = String::from_utf8(csv_bytes(&mut df).unwrap()).unwrap();
+        assert!(csv.contains(",unmet,"), "{csv}");
     }
 }

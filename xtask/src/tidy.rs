@@ -1,5 +1,6 @@
 //! Workspace hygiene checks run by `cargo test -p xtask` (after rust-analyzer's `xtask/src/tidy.rs`):
-//! every crate's root file starts with `//!` docs, and no Rust file has an ignored test or a stray `dbg!`.
+//! every crate's root file starts with `//!` docs, no Rust file has an ignored test or a stray `dbg!`, and
+//! progress is reported with the one type, `ksvd_linalg::Progress`.
 use std::path::{Path, PathBuf};
 
 use crate::fsx::project_root;
@@ -82,6 +83,36 @@ fn no_ignored_tests_or_dbg() {
     assert!(
         hits.is_empty(),
         "remove ignored tests / dbg! calls:\n{}",
+        hits.join("\n")
+    );
+}
+
+/// One progress report for the workspace (`ksvd_linalg::Progress`): no crate, runner included, defines
+/// its own.
+#[test]
+fn one_progress_type() {
+    let owner = project_root().join("crates/linalg/src/progress.rs");
+    // Built by concatenation so that this file does not match itself.
+    let defines = [concat!("struct ", "Progress"), concat!("enum ", "Progress")];
+    let mut hits = Vec::new();
+    for path in workspace_rust_files().into_iter().filter(|p| *p != owner) {
+        let Ok(text) = std::fs::read_to_string(&path) else {
+            continue;
+        };
+        for (i, line) in text.lines().enumerate() {
+            let defined = defines.iter().any(|d| {
+                line.split(d)
+                    .nth(1)
+                    .is_some_and(|rest| !rest.starts_with(|c: char| c.is_alphanumeric() || c == '_'))
+            });
+            if defined && !line.trim_start().starts_with("//") {
+                hits.push(format!("{}:{}: {}", path.display(), i + 1, line.trim()));
+            }
+        }
+    }
+    assert!(
+        hits.is_empty(),
+        "report progress with ksvd_linalg::Progress instead of:\n{}",
         hits.join("\n")
     );
 }

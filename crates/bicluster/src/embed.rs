@@ -7,7 +7,8 @@
 //!   separately, of the terms (columns of `X`).
 //! * KSVD: top-`r` left (`B_φ`, documents) and right (`B_ψ`, terms) singular vectors of
 //!   `G_ij = κ(x'_i, z'_j)`, where `x'_i` and `z'_j` are the rows and columns of `X` made
-//!   dimension-compatible ([`Compatibility`]; the paper uses a1).
+//!   dimension-compatible ([`Compat`]; the paper uses a1, Table 2 its shared-axes form
+//!   [`Compat::SharedAxes`], `a1-shared`, which puts both sides on the principal axes of `X`).
 //!
 //! The embeddings are the unit-norm singular/eigen vectors themselves (the paper: "k-means on
 //! the left and right singular vectors"; for KPCA its graph experiments take "the top
@@ -25,75 +26,11 @@ use crate::error::{BiclusterError, Result};
 use crate::kernel::{check_dense, ksvd_kernel};
 use ksvd::{Kpca, Ksvd, MemoryBudget, Solver};
 use ksvd_kernels::graph::bandwidth_rule;
-use ksvd_kernels::{Kernel, Samples};
+use ksvd_kernels::{Compat, Kernel, Samples};
 use ksvd_linalg::CsrMatrix;
 use ksvd_solvers::{lanczos_svd, LanczosParams, SvdResult};
 use linfa::ParamGuard;
 use ndarray::{Array1, Array2};
-
-/// Which kernel KSVD uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KsvdKernel {
-    /// Linear `x . z`.
-    Linear,
-    /// RBF `exp(-‖x − z‖²/γ²)`.
-    Rbf,
-    /// SNE: the RBF value normalised over the column samples,
-    /// `exp(-‖x − z‖²/γ²) / Σ_{z'} exp(-‖x − z'‖²/γ²)` (every row of `G` sums to 1).
-    Sne,
-}
-
-/// How the documents (rows `x_i ∈ R^m` of `X`) and the terms (columns `z_j ∈ R^n`) are put in
-/// one space (Remark 3.2 and Algorithm 1 of the paper). Write `X = U Σ Vᵀ` (thin SVD).
-///
-/// * [`Compatibility::Pca`] (a1, the default and the paper's choice for biclustering): both
-///   sides are projected on their principal axes (uncentred PCA, as in Algorithm 1):
-///   `x'_i = Vᵀ x_i = Σ u_i` and `z'_j = Uᵀ z_j = Σ v_j`, the `k`-th coordinate of both being
-///   the `k`-th singular direction (`X v_k = σ_k u_k` pairs the axes). Equivalently, the terms
-///   are mapped into term space by the orthogonal (polar) factor of `X`,
-///   `z'_j = V Uᵀ z_j = (XᵀX)^{1/2} e_j`. Both maps are isometries on the data, so
-///   `‖x'_i‖ = ‖x_i‖`, `‖z'_j‖ = ‖z_j‖` and `x'_i · z'_j = (X (XᵀX)^{1/2})_ij = (U Σ² Vᵀ)_ij`;
-///   this is how `G` is computed (one eigendecomposition of the smaller Gram matrix, no SVD of
-///   `X`). The linear kernel then gives `G = U Σ² Vᵀ`: the singular vectors of `X` (the KSVD ↔
-///   SVD special case), and `G` is equivariant under relabelling the documents or the terms.
-/// * [`Compatibility::PcaLiteral`]: Algorithm 1 taken literally — only the longer side is
-///   projected (`n > m`: `z'_j = Uᵀ z_j = Σ v_j`) and compared with the other side in its
-///   original basis (`x_i` in term coordinates). The two coordinate systems differ, so the kernel
-///   depends on the arbitrary order of the vocabulary (permuting the terms changes `G` beyond
-///   permuting its columns). Kept to reproduce the earlier behaviour; not a sound default.
-/// * [`Compatibility::PseudoInverse`] (a0): `n > m`: `z'_j = X^† z_j` (`= e_j` when `X` has full
-///   column rank), so `x'_i · z'_j = X_ij`; mirrored when `m > n`.
-/// * [`Compatibility::Random`] (a2): a seeded Gaussian map of the longer side
-///   ([`ksvd_kernels::compat`]); like `PcaLiteral`, it mixes bases.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Compatibility {
-    /// a0: pseudo-inverse.
-    PseudoInverse,
-    /// a1: both sides on the shared principal axes (see the type's documentation).
-    Pca,
-    /// a1 as Algorithm 1 literally does it (longer side projected, other side unchanged).
-    PcaLiteral,
-    /// a2: seeded Gaussian projection of the longer side.
-    Random {
-        /// Seed of the Gaussian entries.
-        seed: u64,
-    },
-}
-
-impl std::str::FromStr for Compatibility {
-    type Err = String;
-    fn from_str(s: &str) -> std::result::Result<Self, String> {
-        match s {
-            "a0" | "pinv" => Ok(Compatibility::PseudoInverse),
-            "a1" | "pca" => Ok(Compatibility::Pca),
-            "a1-literal" | "pca-literal" => Ok(Compatibility::PcaLiteral),
-            "a2" | "random" => Ok(Compatibility::Random { seed: 0 }),
-            other => Err(format!(
-                "unknown compatibility `{other}` (expected a0, a1, a1-literal or a2)"
-            )),
-        }
-    }
-}
 
 /// An embedding method.
 #[derive(Debug, Clone, Copy, PartialEq)]
@@ -105,14 +42,17 @@ pub enum EmbeddingMethod {
         /// Factor `k` of `γ = k sqrt(M γ_x)` (positive).
         gamma_k: f64,
     },
-    /// KSVD (the paper uses SNE and a1 compatibility for biclustering).
+    /// KSVD (the paper uses SNE and a1 compatibility for biclustering; Table 2 runs a1 as
+    /// [`Compat::SharedAxes`]). `G` is [`crate::ksvd_kernel`] with the bandwidth of the rule.
     Ksvd {
-        /// Kernel.
-        kernel: KsvdKernel,
-        /// Factor `k` of the bandwidth rule (positive; unused by the linear kernel).
+        /// The kernel. A kernel with a bandwidth (RBF, Laplacian, SNE) gets
+        /// `γ = gamma_k sqrt(M γ_x)` of `X` ([`Kernel::with_gamma`]): the `γ` given here is
+        /// replaced (write e.g. `Kernel::Sne { gamma: 1.0 }`).
+        kernel: Kernel,
+        /// Factor `k` of the bandwidth rule (positive; unused by kernels without a bandwidth).
         gamma_k: f64,
-        /// Compatibility alternative.
-        compat: Compatibility,
+        /// Compatibility alternative (any but [`Compat::Learned`]).
+        compat: Compat,
     },
 }
 
@@ -241,14 +181,14 @@ pub fn embed(x: &CsrMatrix, method: EmbeddingMethod, rank: usize, seed: u64) -> 
             gamma_k,
             compat,
         } => {
-            let (gamma, gammas) = match kernel {
-                KsvdKernel::Linear => (1.0, Vec::new()),
-                _ => {
+            let (kernel, gammas) = match kernel.gamma() {
+                None => (kernel, Vec::new()),
+                Some(_) => {
                     let g = bandwidth(x, gamma_k)?;
-                    (g, vec![g])
+                    (kernel.with_gamma(g), vec![g])
                 }
             };
-            let g = ksvd_kernel(x, kernel, gamma, compat)?;
+            let g = ksvd_kernel(x, kernel, compat)?;
             let model = Ksvd::params()
                 .rank(rank.min(n.min(m)))
                 .solver(solver())
@@ -269,7 +209,6 @@ pub fn embed(x: &CsrMatrix, method: EmbeddingMethod, rank: usize, seed: u64) -> 
 #[cfg(test)]
 mod tests {
     use super::*;
-    use crate::kernel::gram;
     use crate::{bicluster, nmi, KMeansParams};
     use ksvd_kernels::{Kernel, KernelMatrix};
     use ksvd_linalg::{dense, random, MatrixBlocks};
@@ -336,17 +275,6 @@ mod tests {
         }
     }
 
-    #[test]
-    fn gram_is_x_xt() {
-        let x = random_sparse(13, 7, 3);
-        let d = x.to_dense();
-        let want = d.dot(&d.t());
-        let got = gram(&x).unwrap();
-        let tol = 8.0 * f64::EPSILON * 7.0 * max_abs(&want);
-        assert!(max_abs(&(&got - &want)) <= tol);
-        assert_eq!(got, got.t(), "exactly symmetric");
-    }
-
     /// The KPCA document embedding is an eigenbasis of the centred RBF kernel `K̃ = H K H`:
     /// `K̃ u = λ u` against a dense `K̃` formed here from the dense data, `λ ≥ 0`.
     #[test]
@@ -374,26 +302,29 @@ mod tests {
         assert!(e.doc_values.iter().all(|&l| l >= 0.0), "centred RBF kernel is PSD");
     }
 
-    /// `G` from the shared-principal-axes a1 equals the kernel of the explicit coordinates
-    /// `x' = U Σ` and `z' = V Σ` computed by the kernels crate, for tall, wide and square `X`.
+    /// `G` of every kernel, from the shared-axes inner products, equals `ksvd_kernels`'
+    /// `KernelMatrix` of the explicit coordinates `x' = U Σ`, `z' = V Σ`, for tall, wide and
+    /// square `X`.
     #[test]
-    fn a1_kernel_is_the_kernel_of_the_explicit_principal_coordinates() {
+    fn shared_axes_kernel_is_the_kernel_of_the_explicit_principal_coordinates() {
         for (n, m) in [(14, 9), (8, 15), (10, 10)] {
             let x = random_sparse(n, m, (n * m) as u64);
             let svd = dense::thin_svd(x.to_dense().view()).unwrap();
             let xs = &svd.u * &svd.s.view().insert_axis(Axis(0));
             let zs = &svd.v * &svd.s.view().insert_axis(Axis(0));
-            for (kernel, kk) in [
-                (KsvdKernel::Linear, Kernel::Linear),
-                (KsvdKernel::Rbf, Kernel::Rbf { gamma: 2.5 }),
-                (KsvdKernel::Sne, Kernel::Sne { gamma: 2.5 }),
+            for kernel in [
+                Kernel::Linear,
+                Kernel::Polynomial { degree: 2, offset: 1.0 },
+                Kernel::Rbf { gamma: 2.5 },
+                Kernel::Laplacian { gamma: 2.5 },
+                Kernel::Sne { gamma: 2.5 },
             ] {
-                let g = ksvd_kernel(&x, kernel, 2.5, Compatibility::Pca).unwrap();
+                let g = ksvd_kernel(&x, kernel, Compat::SharedAxes).unwrap();
                 assert_eq!(g.dim(), (n, m));
                 let want = KernelMatrix::new(
                     Samples::dense(xs.clone()).unwrap(),
                     Samples::dense(zs.clone()).unwrap(),
-                    kk,
+                    kernel,
                 )
                 .unwrap();
                 let want = want
@@ -402,31 +333,9 @@ mod tests {
                 let scale = max_abs(&want);
                 let tol = 1e4 * f64::EPSILON * (n.max(m) as f64) * scale.max(1.0);
                 let diff = max_abs(&(&g - &want));
-                assert!(diff <= tol, "{n}x{m} {kernel:?}: {diff} > {tol}");
+                assert!(diff <= tol, "{n}x{m} {kernel}: {diff} > {tol}");
             }
         }
-    }
-
-    /// Relabelling the terms permutes the columns of the a1 kernel (and nothing else); the
-    /// literal Algorithm 1 kernel is not equivariant.
-    #[test]
-    fn a1_kernel_is_equivariant_under_term_permutations() {
-        let (n, m) = (16, 9);
-        let x = random_sparse(n, m, 11);
-        let perm: Vec<usize> = (0..m).map(|j| (j * 4 + 3) % m).collect(); // 4 is coprime to 9
-        let d = x.to_dense();
-        let xp = CsrMatrix::from_dense(d.select(Axis(1), &perm).view()).unwrap();
-        let g = ksvd_kernel(&x, KsvdKernel::Sne, 3.0, Compatibility::Pca).unwrap();
-        let gp = ksvd_kernel(&xp, KsvdKernel::Sne, 3.0, Compatibility::Pca).unwrap();
-        let diff = max_abs(&(&gp - &g.select(Axis(1), &perm)));
-        assert!(diff <= 1e4 * f64::EPSILON * max_abs(&g), "a1: {diff}");
-        let l = ksvd_kernel(&x, KsvdKernel::Sne, 3.0, Compatibility::PcaLiteral).unwrap();
-        let lp = ksvd_kernel(&xp, KsvdKernel::Sne, 3.0, Compatibility::PcaLiteral).unwrap();
-        let diff = max_abs(&(&lp - &l.select(Axis(1), &perm)));
-        assert!(
-            diff > 1e-3 * max_abs(&l),
-            "the literal a1 was expected to mix bases: {diff}"
-        );
     }
 
     /// With the linear kernel, a1 gives `G = U Σ² Vᵀ`: KSVD's embeddings span the singular
@@ -436,9 +345,9 @@ mod tests {
         let (x, _, _) = planted();
         let svd = embed(&x, EmbeddingMethod::Svd, 3, 0).unwrap();
         let lin = EmbeddingMethod::Ksvd {
-            kernel: KsvdKernel::Linear,
+            kernel: Kernel::Linear,
             gamma_k: 1.0,
-            compat: Compatibility::Pca,
+            compat: Compat::SharedAxes,
         };
         let ks = embed(&x, lin, 3, 0).unwrap();
         for (a, b) in [(&svd.docs, &ks.docs), (&svd.terms, &ks.terms)] {
@@ -456,9 +365,9 @@ mod tests {
         let (x, _, _) = planted();
         let svd = embed(&x, EmbeddingMethod::Svd, 3, 0).unwrap();
         let k = EmbeddingMethod::Ksvd {
-            kernel: KsvdKernel::Linear,
+            kernel: Kernel::Linear,
             gamma_k: 1.0,
-            compat: Compatibility::PseudoInverse,
+            compat: Compat::PseudoInverse,
         };
         let ks = embed(&x, k, 3, 0).unwrap();
         for (a, b) in [(&svd.docs, &ks.docs), (&svd.terms, &ks.terms)] {
@@ -475,13 +384,13 @@ mod tests {
             let x = random_sparse(n, m, 7 + n as u64);
             let gamma_k = 0.8;
             let method = EmbeddingMethod::Ksvd {
-                kernel: KsvdKernel::Sne,
+                kernel: Kernel::Sne { gamma: 1.0 },
                 gamma_k,
-                compat: Compatibility::Pca,
+                compat: Compat::SharedAxes,
             };
             let e = embed(&x, method, 5, 3).unwrap();
             assert_eq!((e.docs.dim(), e.terms.dim()), ((n, 5), (m, 5)));
-            let g = ksvd_kernel(&x, KsvdKernel::Sne, e.gammas[0], Compatibility::Pca).unwrap();
+            let g = ksvd_kernel(&x, Kernel::Sne { gamma: e.gammas[0] }, Compat::SharedAxes).unwrap();
             for r in g.outer_iter() {
                 assert!((r.sum() - 1.0).abs() <= 4.0 * m as f64 * f64::EPSILON);
             }
@@ -513,15 +422,6 @@ mod tests {
     }
 
     #[test]
-    fn psd_sqrt_squares_back() {
-        let x = random_sparse(9, 20, 2);
-        let b = gram(&x).unwrap();
-        let r = crate::kernel::psd_sqrt(&b).unwrap();
-        let diff = max_abs(&(&r.dot(&r) - &b));
-        assert!(diff <= 1e3 * f64::EPSILON * 9.0 * max_abs(&b), "{diff}");
-    }
-
-    #[test]
     fn bad_inputs_are_typed_errors() {
         let x = CsrMatrix::from_triplets(0, 3, Vec::new()).unwrap();
         assert!(matches!(
@@ -543,7 +443,15 @@ mod tests {
             embed(&c, EmbeddingMethod::Kpca { gamma_k: 1.0 }, 2, 0),
             Err(BiclusterError::Undefined { .. })
         ));
-        assert_eq!("a1".parse::<Compatibility>(), Ok(Compatibility::Pca));
-        assert!("a9".parse::<Compatibility>().is_err());
+        // a3 has no map: a typed error from ksvd-kernels.
+        let a3 = EmbeddingMethod::Ksvd {
+            kernel: Kernel::Sne { gamma: 1.0 },
+            gamma_k: 1.0,
+            compat: Compat::Learned,
+        };
+        assert!(matches!(
+            embed(&x, a3, 2, 0),
+            Err(BiclusterError::Kernel(ksvd_kernels::KernelError::NoCompatMatrix { .. }))
+        ));
     }
 }

@@ -86,6 +86,9 @@ pub enum BiclusterError {
     /// An error of the sparse/dense linear-algebra layer.
     #[error(transparent)]
     Linalg(#[from] ksvd_linalg::LinalgError),
+    /// A kernel or compatibility computation failed (see `ksvd-kernels`).
+    #[error(transparent)]
+    Kernel(#[from] ksvd_kernels::KernelError),
     /// A metric's input was invalid (see `ksvd-metrics`).
     #[error(transparent)]
     Metrics(#[from] ksvd_metrics::MetricsError),

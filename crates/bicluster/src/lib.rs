@@ -8,13 +8,17 @@
 //!
 //! * [`embed`] / [`EmbeddingMethod`]: the document and term embeddings — SVD of `X`, KPCA (RBF) of
 //!   the documents and, separately, of the terms, and KSVD: the singular vectors of
-//!   `G_ij = κ(x'_i, z'_j)` between documents and terms made compatible by [`Compatibility`]
-//!   (a1: both sides on the shared principal axes of `X`, so that `x'_i · z'_j = (X (XᵀX)^{1/2})_ij`
-//!   and relabelling the terms only permutes the columns of `G`). Unit singular vectors, as the
-//!   paper's "k-means on the left and right singular vectors".
+//!   `G_ij = κ(x'_i, z'_j)` between documents and terms made compatible by a
+//!   [`ksvd_kernels::Compat`] (Table 2: `a1-shared`, both sides on the shared principal axes of
+//!   `X`, so that `x'_i · z'_j = (X (XᵀX)^{1/2})_ij` and relabelling the terms only permutes the
+//!   columns of `G`). Unit singular vectors, as the paper's "k-means on the left and right
+//!   singular vectors".
 //! * KPCA is [`ksvd::Kpca`] and KSVD [`ksvd::Ksvd`] (the model crate owns both, and their
-//!   solvers); [`ksvd_kernel`] and [`gram`] form the dense KSVD matrix `G` they are given (at most
-//!   [`ksvd_linalg::FIXED_DENSE_ENTRIES`] entries, like the stored KPCA kernel; top triplets by Lanczos).
+//!   solvers); [`ksvd_kernel`] forms the dense KSVD matrix `G` they are given (at most
+//!   [`ksvd_linalg::FIXED_DENSE_ENTRIES`] entries, like the stored KPCA kernel; top triplets by
+//!   Lanczos). Its inner products and kernel values come from `ksvd-kernels`
+//!   ([`ksvd_kernels::compat::inner_products`], [`ksvd_kernels::Kernel::values_from_inner_products`]):
+//!   this crate evaluates no kernel itself.
 //! * [`kmeans`] / [`KMeansParams`]: seeded k-means (k-means++ initialisation, `n_runs` restarts
 //!   keeping the smallest inertia) on the rows of a dense matrix, wrapping
 //!   [`linfa_clustering::KMeans`]; optional row L2-normalisation.
@@ -71,9 +75,9 @@ mod kmeans;
 
 pub use bicluster::{bicluster, Biclusterer, Biclustering, EmbedAndCluster};
 pub use coherence::{coherence, ClusterCoherence, Coherence};
-pub use embed::{embed, Compatibility, EmbeddingMethod, Embeddings, KsvdKernel};
+pub use embed::{embed, EmbeddingMethod, Embeddings};
 pub use error::{BiclusterError, Result};
-pub use kernel::{gram, ksvd_kernel};
+pub use kernel::ksvd_kernel;
 pub use kmeans::{kmeans, KMeansFit, KMeansParams, KMeansValidParams};
 /// The NMI of Table 2, defined in `ksvd-metrics`.
 pub use ksvd_metrics::{entropy, mutual_info, nmi};

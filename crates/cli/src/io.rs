@@ -1,12 +1,27 @@
-//! Inputs through the readers of `ksvd-datasets`, outputs written atomically once everything is
-//! computed.
+//! Inputs through the readers of `ksvd-datasets` (files, or standard input for `-`), outputs
+//! written atomically once everything is computed (or to standard output for `--out -`).
 use crate::CliError;
+use ksvd::KsvdModel;
 use ksvd_datasets::{DatasetError, MatrixFormat, TextOptions};
 use ksvd_kernels::Samples;
 use ksvd_linalg::CsrMatrix;
 use ndarray::{Array1, Array2};
 use std::fs;
+use std::io::{Read, Write};
 use std::path::{Path, PathBuf};
+
+/// The path that stands for standard input (and, as `--out -`, standard output).
+pub const STDIO: &str = "-";
+
+/// Whether `path` is `-`: standard input (or output).
+pub fn is_stdio(path: &Path) -> bool {
+    path.as_os_str() == STDIO
+}
+
+/// The name standard input has in error messages.
+fn stdin_name() -> &'static Path {
+    Path::new("<stdin>")
+}
 
 /// How sample files are read.
 #[derive(Debug, Clone, Copy, Default)]
@@ -37,35 +52,122 @@ impl From<DatasetError> for CliError {
     }
 }
 
+/// Standard input can be read once: at most one of `inputs` (flag, path) may be `-`.
+pub fn stdin_at_most_once(inputs: &[(&str, Option<&Path>)]) -> Result<(), CliError> {
+    let from_stdin: Vec<&str> = inputs
+        .iter()
+        .filter(|(_, p)| p.is_some_and(is_stdio))
+        .map(|(flag, _)| *flag)
+        .collect();
+    if from_stdin.len() > 1 {
+        return Err(CliError::Usage(format!(
+            "{} all read standard input (`-`); it can be read once: give files for all but one",
+            from_stdin.join(" and ")
+        )));
+    }
+    Ok(())
+}
+
+/// All of standard input.
+fn read_stdin() -> Result<Vec<u8>, CliError> {
+    let mut bytes = Vec::new();
+    std::io::stdin()
+        .lock()
+        .read_to_end(&mut bytes)
+        .map_err(|e| CliError::Read {
+            path: stdin_name().to_path_buf(),
+            msg: e.to_string(),
+        })?;
+    Ok(bytes)
+}
+
 /// Reads samples, one per row, in the format of the file's extension
 /// ([`MatrixFormat::of_path`]): `.npy` (dense, any numeric dtype; a conversion is said once on
 /// stderr), `.npz` (scipy CSR), `.libsvm` / `.svm` (sparse), anything else CSV / whitespace text.
+/// `-` reads standard input, told apart by its first bytes ([`MatrixFormat::sniff`]): `.npy`,
+/// scipy `.npz`, else CSV / whitespace text (LIBSVM is not read from standard input).
 pub fn read_samples(path: &Path, opts: &ReadOptions) -> Result<Samples, CliError> {
-    let samples = match MatrixFormat::of_path(path) {
-        MatrixFormat::Npy => {
-            let (a, dtype) = ksvd_datasets::read_npy_matrix(path)?;
-            if dtype != ksvd_datasets::NpyDtype::Float64 && !opts.quiet {
-                eprintln!("ksvd: note: {} holds {dtype}; converted to float64", path.display());
+    let (name, samples) = if is_stdio(path) {
+        let name = stdin_name();
+        let bytes = read_stdin()?;
+        let samples = match MatrixFormat::sniff(&bytes) {
+            MatrixFormat::Npy => {
+                let (a, dtype) = ksvd_datasets::read_npy_matrix_from(&bytes[..], name)?;
+                note_dtype(name, dtype, opts);
+                Samples::dense(a)
             }
-            Samples::dense(a)
-        }
-        MatrixFormat::Npz => Samples::sparse(ksvd_datasets::read_npz_csr(path)?),
-        MatrixFormat::Libsvm => {
-            let data = ksvd_datasets::read_libsvm(path, &ksvd_datasets::LibsvmOptions::default())?;
-            Samples::sparse(data.features)
-        }
-        MatrixFormat::Text => Samples::dense(ksvd_datasets::read_text_matrix(path, &opts.text())?),
+            MatrixFormat::Npz => Samples::sparse(ksvd_datasets::read_npz_csr_from(&bytes[..], name)?),
+            _ => Samples::dense(ksvd_datasets::read_text_matrix_from(
+                std::io::Cursor::new(bytes),
+                name,
+                &opts.text(),
+            )?),
+        };
+        (name, samples)
+    } else {
+        let samples = match MatrixFormat::of_path(path) {
+            MatrixFormat::Npy => {
+                let (a, dtype) = ksvd_datasets::read_npy_matrix(path)?;
+                note_dtype(path, dtype, opts);
+                Samples::dense(a)
+            }
+            MatrixFormat::Npz => Samples::sparse(ksvd_datasets::read_npz_csr(path)?),
+            MatrixFormat::Libsvm => {
+                let data = ksvd_datasets::read_libsvm(path, &ksvd_datasets::LibsvmOptions::default())?;
+                Samples::sparse(data.features)
+            }
+            MatrixFormat::Text => Samples::dense(ksvd_datasets::read_text_matrix(path, &opts.text())?),
+        };
+        (path, samples)
     };
     samples.map_err(|e| CliError::Input {
-        path: path.to_path_buf(),
+        path: name.to_path_buf(),
         line: None,
         msg: e.to_string(),
     })
 }
 
+/// Says once on stderr that an `.npy` input was converted to float64.
+fn note_dtype(name: &Path, dtype: ksvd_datasets::NpyDtype, opts: &ReadOptions) {
+    if dtype != ksvd_datasets::NpyDtype::Float64 && !opts.quiet {
+        eprintln!("ksvd: note: {} holds {dtype}; converted to float64", name.display());
+    }
+}
+
 /// Reads a list of 0-based indices (`.npy` or text; see [`ksvd_datasets::read_index_list`]).
 pub fn read_indices(path: &Path, opts: &ReadOptions) -> Result<Vec<usize>, CliError> {
     Ok(ksvd_datasets::read_index_list(path, &opts.text())?)
+}
+
+/// The model file of `path`: `DIR/model.json` for a directory written by `ksvd fit`, the path
+/// itself otherwise.
+pub fn model_file(path: &Path) -> PathBuf {
+    if path.is_dir() {
+        path.join("model.json")
+    } else {
+        path.to_path_buf()
+    }
+}
+
+/// Loads a model (a model file, a directory written by `ksvd fit`, or `-` for standard input):
+/// a missing file is an I/O error (74); a document of another format or version, a changed
+/// byte or a broken invariant is refused by the model's envelope (65).
+pub fn read_model(path: &Path) -> Result<KsvdModel, CliError> {
+    if is_stdio(path) {
+        let bytes = read_stdin()?;
+        return KsvdModel::from_bytes(&bytes).map_err(|source| CliError::Model {
+            path: stdin_name().to_path_buf(),
+            source,
+        });
+    }
+    let file = model_file(path);
+    if !file.exists() {
+        return Err(CliError::Read {
+            path: file,
+            msg: "model file not found (run `ksvd fit --out DIR` first)".into(),
+        });
+    }
+    KsvdModel::load(&file).map_err(|source| CliError::Model { path: file, source })
 }
 
 /// Sparse samples padded with empty features to dimension `dim` (LIBSVM files only know their
@@ -148,4 +250,28 @@ pub fn write_all(dir: &Path, files: &[(PathBuf, Vec<u8>)]) -> Result<(), CliErro
         ksvd_datasets::write_atomic(p, b).map_err(|e| output(p, &e))?;
     }
     Ok(())
+}
+
+/// Writes `bytes` to standard output (and flushes it).
+pub fn write_stdout(bytes: &[u8]) -> Result<(), CliError> {
+    let mut out = std::io::stdout().lock();
+    out.write_all(bytes)
+        .and_then(|()| out.flush())
+        .map_err(|e| CliError::Output {
+            path: PathBuf::from("<stdout>"),
+            msg: e.to_string(),
+        })
+}
+
+/// Writes a matrix to `out`: the files `out/name.csv` and/or `out/name.npy` (`format`), or, for
+/// `out` = `-`, standard output: CSV, or `.npy` bytes with `--format npy`.
+pub fn write_matrix(out: &Path, name: &str, a: &Array2<f64>, format: Format) -> Result<(), CliError> {
+    if is_stdio(out) {
+        let bytes = match format {
+            Format::Npy => ksvd_datasets::npy_bytes(a)?,
+            Format::Csv | Format::Both => ksvd_datasets::csv_bytes(a.view()),
+        };
+        return write_stdout(&bytes);
+    }
+    write_all(out, &matrix_files(out, name, a, format)?)
 }

@@ -1,5 +1,6 @@
-//! Command-line values parsed by the core types that own their names ([`Vocabulary`]): `--graph-input` is a
-//! `GraphInput`, `--sampling` a `Sampling`, `--node-ids` a `NodeIds`. Parsing is the type's
+//! Command-line values parsed by the core types that own their names ([`Vocabulary`]): `--kernel` is
+//! a `KernelKind`, `--solver` a `SolverKind`, `--graph-input` a `GraphInput`, `--sampling` a
+//! `Sampling`, `--node-ids` a `NodeIds`. Parsing is the type's
 //! `FromStr` (its error, listing the valid names, is clap's message) and `--help` lists the
 //! type's canonical names; the other spellings are accepted as aliases.
 use clap::builder::{PossibleValue, TypedValueParser};
@@ -46,7 +47,7 @@ impl<T: Vocabulary + Send + Sync> TypedValueParser for Core<T> {
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
-    use ksvd::Sampling;
+    use ksvd::{KernelKind, Sampling, SolverKind};
     use ksvd_datasets::NodeIds;
     use ksvd_kernels::graph::GraphInput;
 
@@ -75,5 +76,7 @@ mod tests {
         check::<GraphInput>();
         check::<Sampling>();
         check::<NodeIds>();
+        check::<KernelKind>();
+        check::<SolverKind>();
     }
 }

@@ -1,15 +1,9 @@
 //! End-to-end runs of the `ksvd` binary.
-use std::path::Path;
-use std::process::Command;
+#![allow(clippy::unwrap_used)]
+mod common;
 
-fn ksvd(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ksvd"))
-        .args(args)
-        .arg("--quiet")
-        .output()
-        .unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string())
-}
+use common::ksvd;
+use std::path::Path;
 
 fn read_csv(p: &Path) -> Vec<Vec<f64>> {
     std::fs::read_to_string(p)
@@ -332,11 +326,18 @@ fn bad_inputs_fail_with_one_clear_line() {
             vec![
                 "fit", "--rows", &x, "--cols", &z, "--kernel", "rbf", "--rank", "2", "--solver", "nystrom", "--out", o,
             ],
-            "--landmarks",
+            "--n-landmarks",
         ),
     ];
-    for (args, want) in cases {
-        let (ok, err) = ksvd(&args);
+    // Exit statuses: a missing file is I/O (74), a bad value in a file or a rank beyond the
+    // matrix bad data (65), an option out of range or missing a usage error (2).
+    let statuses = [74, 65, 65, 65, 65, 65, 2, 2];
+    for ((args, want), status) in cases.into_iter().zip(statuses) {
+        let mut all = args.clone();
+        all.push("--quiet");
+        let r = common::run(&all, None);
+        let (ok, err) = (r.code == 0, r.stderr);
+        assert_eq!(r.code, status, "{args:?}: {err}");
         assert!(!ok, "{args:?} should fail");
         assert!(err.contains(want), "{args:?}: stderr `{err}` lacks `{want}`");
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");

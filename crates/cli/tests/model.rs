@@ -2,53 +2,13 @@
 //! errors, nothing written).
 // Test helpers unwrap: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
+mod common;
+
+use common::{csv, files_in, ksvd, ok, p, rel, x_data, z_data};
 use ndarray::{Array1, Array2};
 use ndarray_npy::{read_npy, write_npy};
 use std::path::{Path, PathBuf};
 use std::process::Command;
-
-fn ksvd(args: &[&str]) -> (bool, String) {
-    let out = Command::new(env!("CARGO_BIN_EXE_ksvd"))
-        .args(args)
-        .arg("--quiet")
-        .output()
-        .unwrap();
-    (out.status.success(), String::from_utf8_lossy(&out.stderr).to_string())
-}
-
-fn ok(args: &[&str]) {
-    let (ok, err) = ksvd(args);
-    assert!(ok, "{args:?}: {err}");
-}
-
-/// Integer-valued samples (exact in every input format).
-fn x_data() -> Array2<f64> {
-    Array2::from_shape_fn((30, 4), |(i, j)| ((i * 7 + j * 3) % 11) as f64 - 4.0)
-}
-fn z_data() -> Array2<f64> {
-    Array2::from_shape_fn((20, 4), |(i, j)| ((i * 5 + j) % 13) as f64 - 5.0)
-}
-
-fn csv(a: &Array2<f64>) -> String {
-    a.outer_iter()
-        .map(|r| r.iter().map(|v| v.to_string()).collect::<Vec<_>>().join(",") + "\n")
-        .collect()
-}
-
-fn p(path: &Path) -> &str {
-    path.to_str().unwrap()
-}
-
-fn rel(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
-    assert_eq!(a.dim(), b.dim());
-    (a - b).mapv(|v| v * v).sum().sqrt() / b.mapv(|v| v * v).sum().sqrt()
-}
-
-fn files_in(dir: &Path) -> Vec<PathBuf> {
-    std::fs::read_dir(dir)
-        .map(|d| d.map(|e| e.unwrap().path()).collect())
-        .unwrap_or_default()
-}
 
 #[test]
 fn transform_of_training_samples_reproduces_u_and_v() {
@@ -59,7 +19,7 @@ fn transform_of_training_samples_reproduces_u_and_v() {
     let solvers: [&[&str]; 4] = [
         &["--solver", "exact"],
         &["--solver", "lanczos", "--tol", "1e-14"],
-        &["--solver", "nystrom", "--landmarks", "20", "--col-landmarks", "15"],
+        &["--solver", "nystrom", "--n-landmarks", "20", "--n-col-landmarks", "15"],
         &["--solver", "nystrom", "--landmarks", "12", "--sampling", "adaptive"],
     ];
     for kernel in [
@@ -88,18 +48,41 @@ fn transform_of_training_samples_reproduces_u_and_v() {
             ok(&args);
             assert!(fit.join("model.json").exists() && fit.join("summary.json").exists());
             assert!(!fit.join("u.csv").exists(), "--format npy writes no CSV");
-            let out = dir.path().join("t");
-            ok(&["transform", "--model", p(&fit), "--rows", p(&xp), "--out", p(&out)]);
-            ok(&["transform", "--model", p(&fit), "--cols", p(&zp), "--out", p(&out)]);
+            let (out, ext) = (dir.path().join("t"), dir.path().join("e"));
+            for (o, extension) in [(&out, &[][..]), (&ext, &["--extension"][..])] {
+                for side in [["--rows", p(&xp)], ["--cols", p(&zp)]] {
+                    let mut args = vec!["transform", "--model", p(&fit), side[0], side[1], "--out", p(o)];
+                    args.extend_from_slice(extension);
+                    ok(&args);
+                }
+            }
             let u: Array2<f64> = read_npy(fit.join("u.npy")).unwrap();
             let v: Array2<f64> = read_npy(fit.join("v.npy")).unwrap();
-            let tu: Array2<f64> = read_npy(out.join("rows.npy")).unwrap();
-            let tv: Array2<f64> = read_npy(out.join("cols.npy")).unwrap();
-            assert!(rel(&tu, &u) < 1e-10, "{kernel:?} {solver:?}: rows {:e}", rel(&tu, &u));
-            assert!(rel(&tv, &v) < 1e-10, "{kernel:?} {solver:?}: cols {:e}", rel(&tv, &v));
+            let s: Array1<f64> = read_npy(fit.join("s.npy")).unwrap();
+            // --extension (eq. 10) gives back U and V; transform U S^1/2 and V S^1/2.
+            let (eu, ev): (Array2<f64>, Array2<f64>) = (
+                read_npy(ext.join("rows.npy")).unwrap(),
+                read_npy(ext.join("cols.npy")).unwrap(),
+            );
+            assert!(rel(&eu, &u) < 1e-10, "{kernel:?} {solver:?}: rows {:e}", rel(&eu, &u));
+            assert!(rel(&ev, &v) < 1e-10, "{kernel:?} {solver:?}: cols {:e}", rel(&ev, &v));
+            let sqrt_s = s.mapv(f64::sqrt);
+            let (tu, tv): (Array2<f64>, Array2<f64>) = (
+                read_npy(out.join("rows.npy")).unwrap(),
+                read_npy(out.join("cols.npy")).unwrap(),
+            );
+            assert!(
+                rel(&tu, &(&u * &sqrt_s)) < 1e-10,
+                "{kernel:?} {solver:?}: transform rows"
+            );
+            assert!(
+                rel(&tv, &(&v * &sqrt_s)) < 1e-10,
+                "{kernel:?} {solver:?}: transform cols"
+            );
             assert!(out.join("rows.csv").exists());
-            std::fs::remove_dir_all(&fit).unwrap();
-            std::fs::remove_dir_all(&out).unwrap();
+            for d in [&fit, &out, &ext] {
+                std::fs::remove_dir_all(d).unwrap();
+            }
         }
     }
 }
@@ -128,8 +111,10 @@ fn summary_reports_sizes_kernel_gamma_solver_and_residuals() {
     assert_eq!(s["n_rows"], 30);
     assert_eq!(s["n_cols"], 30);
     assert_eq!(s["rank"], 2);
-    assert!(s["gamma"].as_f64().unwrap() > 0.0);
-    assert!(s["gamma_source"].as_str().unwrap().starts_with("rule"));
+    assert!(s["bandwidth"].as_f64().unwrap() > 0.0);
+    assert_eq!(s["bandwidth_rule"].as_f64(), Some(1.0));
+    assert!(s["bandwidth_source"].as_str().unwrap().starts_with("rule"));
+    assert_eq!(s["inputs"]["rows"].as_str(), Some(p(&xp)));
     assert_eq!(s["solver"]["Auto"]["tol"].as_f64(), Some(1e-8), "the default solver");
     assert_eq!(s["singular_values"].as_array().unwrap().len(), 2);
     assert!(s["residuals"]["max_relative_to_s1"].as_f64().unwrap() < 1e-8);
@@ -291,32 +276,36 @@ fn user_landmarks_are_used_and_bad_lists_are_rejected() {
     std::fs::write(d.join("far.txt"), "0 1 2 99\n").unwrap();
     std::fs::write(d.join("dup.txt"), "0 1 2 2\n").unwrap();
     write_npy(d.join("cols.npy"), &Array1::from(vec![0i64, 19, 4, 8])).unwrap();
-    let run = |rows: &str, cols: &str, out: &Path| {
-        ksvd(&[
-            "fit",
-            "--rows",
-            p(&d.join("x.csv")),
-            "--cols",
-            p(&d.join("z.csv")),
-            "--kernel",
-            "rbf",
-            "--gamma",
-            "6",
-            "--rank",
-            "3",
-            "--solver",
-            "nystrom",
-            "--landmark-rows",
-            p(&d.join(rows)),
-            "--landmark-cols",
-            p(&d.join(cols)),
-            "--out",
-            p(out),
-        ])
+    let fit_with = |rows: &str, cols: &str, out: &Path| {
+        common::run(
+            &[
+                "fit",
+                "--rows",
+                p(&d.join("x.csv")),
+                "--cols",
+                p(&d.join("z.csv")),
+                "--kernel",
+                "rbf",
+                "--gamma",
+                "6",
+                "--rank",
+                "3",
+                "--solver",
+                "nystrom",
+                "--landmark-rows",
+                p(&d.join(rows)),
+                "--landmark-cols",
+                p(&d.join(cols)),
+                "--out",
+                p(out),
+                "--quiet",
+            ],
+            None,
+        )
     };
     let fit = d.join("fit");
-    let (ok, err) = run("rows.txt", "cols.npy", &fit);
-    assert!(ok, "{err}");
+    let r = fit_with("rows.txt", "cols.npy", &fit);
+    assert_eq!(r.code, 0, "{}", r.stderr);
     let model: serde_json::Value =
         serde_json::from_str(&std::fs::read_to_string(fit.join("model.json")).unwrap()).unwrap();
     assert_eq!(model["payload"]["row_landmarks"], serde_json::json!([1, 3, 8, 17, 25]));
@@ -326,8 +315,10 @@ fn user_landmarks_are_used_and_bad_lists_are_rejected() {
         ("dup.txt", "index 2 is repeated"),
     ] {
         let out = d.join(format!("bad-{cols}"));
-        let (ok, err) = run("rows.txt", cols, &out);
-        assert!(!ok && err.contains(want), "{cols}: {err}");
+        let r = fit_with("rows.txt", cols, &out);
+        let err = r.stderr;
+        // A landmark list is input data: status 65.
+        assert!(r.code == 65 && err.contains(want), "{cols}: {} {err}", r.code);
         assert_eq!(err.trim().lines().count(), 1, "{err}");
         assert!(files_in(&out).is_empty(), "nothing written for {cols}");
     }
@@ -388,6 +379,7 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
         d.join("x3d.npy"),
         d.join("nan.npy"),
     );
+    // Every case is bad input data (status 65), but a missing model file (I/O, 74).
     let cases: Vec<(Vec<&str>, &str)> = vec![
         (vec!["--model", p(&missing), "--rows", p(&x)], "model file not found"),
         (vec!["--model", p(&truncated), "--rows", p(&x)], "model file refused"),
@@ -421,9 +413,11 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
         let out = d.join("out");
         let mut all = vec!["transform"];
         all.extend(args.iter().copied());
-        all.extend(["--out", p(&out)]);
-        let (ok, err) = ksvd(&all);
-        assert!(!ok, "{all:?} should fail");
+        all.extend(["--out", p(&out), "--quiet"]);
+        let r = common::run(&all, None);
+        let err = r.stderr;
+        let want_code = if args[1] == p(&missing) { 74 } else { 65 };
+        assert_eq!(r.code, want_code, "{all:?}: {err}");
         assert!(err.contains(want), "{all:?}: `{err}` lacks `{want}`");
         assert_eq!(err.trim().lines().count(), 1, "one line: {err}");
         assert!(err.starts_with("ksvd: error:"), "{err}");
@@ -472,6 +466,7 @@ fn the_readme_example_round_trips() {
         "--rows",
         p(&rows),
         "--header",
+        "--extension",
         "--out",
         p(&back),
     ]);
@@ -530,6 +525,7 @@ fn precomputed_kernel_round_trip() {
             p(&fit),
             "--rows",
             p(&d.join("g.npy")),
+            "--extension",
             "--out",
             p(&out),
         ]);
@@ -539,6 +535,7 @@ fn precomputed_kernel_round_trip() {
             p(&fit),
             "--cols",
             p(&d.join("gt.npy")),
+            "--extension",
             "--out",
             p(&out),
         ]);

@@ -40,9 +40,13 @@ pub(crate) fn open_reader(path: &Path) -> Result<Box<dyn BufRead + Send>> {
 
 /// The whole (decompressed) content of `path`.
 pub(crate) fn read_bytes(path: &Path) -> Result<Vec<u8>> {
-    let mut r = open_reader(path)?;
+    read_to_end(open_reader(path)?, path)
+}
+
+/// The rest of a stream; `name` names it in errors.
+pub(crate) fn read_to_end(mut r: impl Read, name: &Path) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
-    r.read_to_end(&mut buf).map_err(|e| DatasetError::io(path, e))?;
+    r.read_to_end(&mut buf).map_err(|e| DatasetError::io(name, e))?;
     Ok(buf)
 }
 

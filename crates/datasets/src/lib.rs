@@ -14,8 +14,9 @@
 //! It also owns every reader of the files a user hands to the `ksvd` command: `.npy` matrices of any numeric dtype ([`read_npy_matrix`]),
 //! CSV / whitespace text ([`read_text_matrix`]), LIBSVM ([`read_libsvm`]), scipy CSR `.npz`
 //! ([`read_npz_csr`]), edge lists ([`read_edge_list`]) and index lists ([`read_index_list`]);
-//! [`MatrixFormat::of_path`] tells them apart by extension, and [`npy_bytes`] / [`csv_bytes`]
-//! encode results.
+//! [`MatrixFormat::of_path`] tells them apart by extension ([`MatrixFormat::sniff`] by their first
+//! bytes, for standard input and the `_from` readers that take any reader), and [`npy_bytes`] /
+//! [`csv_bytes`] encode results.
 //!
 //! ## Conventions
 //!
@@ -116,8 +117,8 @@ pub use libsvm::{
 };
 pub use mat::{keep_mat_variables, parse_mat, read_mat, MatData, MatFile, MatVariable};
 pub use matrix::{
-    csv_bytes, npy_bytes, read_index_list, read_npy, read_npy_matrix, read_npz_csr, read_text_matrix, MatrixFormat,
-    NpyDtype, TextOptions,
+    csv_bytes, npy_bytes, read_index_list, read_npy, read_npy_matrix, read_npy_matrix_from, read_npz_csr,
+    read_npz_csr_from, read_text_matrix, read_text_matrix_from, MatrixFormat, NpyDtype, TextOptions,
 };
 pub use registry::{DatasetKind, DatasetName};
 pub use root::{

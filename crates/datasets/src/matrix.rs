@@ -10,7 +10,10 @@
 //! | 0-based index lists (`.npy` or text) | [`read_index_list`] | `Vec<usize>` |
 //!
 //! [`MatrixFormat::of_path`] names the format of a file by its extension. Files ending in `.bz2`
-//! are decompressed on the fly. Every reader rejects what it cannot represent exactly
+//! are decompressed on the fly. A stream without a name (standard input) is told apart by its
+//! first bytes ([`MatrixFormat::sniff`]: `.npy`, `.npz`, else text) and read by the `_from`
+//! readers ([`read_npy_matrix_from`], [`read_npz_csr_from`], [`read_text_matrix_from`]), which
+//! take any [`Read`] and a name for their errors. Every reader rejects what it cannot represent exactly
 //! (non-finite values, ragged rows, fractional indices) with a [`DatasetError`] naming the file
 //! and, for text, the line; nothing panics or allocates more than the file's size on a corrupt
 //! header. [`npy_bytes`] and [`csv_bytes`] encode results (the `.npy` as float64, the CSV with
@@ -23,7 +26,7 @@ use ndarray::{Array, Array2, ArrayView, ArrayView2, Dimension, Ix1, Ix2};
 use ndarray_npy::{ViewNpyError, ViewNpyExt, WriteNpyExt};
 
 use crate::error::{DatasetError, Result};
-use crate::io::{read_bytes, LineReader};
+use crate::io::{read_bytes, read_to_end, LineReader};
 
 /// The file formats of a sample matrix, told apart by extension (case-insensitive; a trailing
 /// `.bz2` is looked through).
@@ -55,6 +58,20 @@ impl MatrixFormat {
             "npz" => MatrixFormat::Npz,
             "libsvm" | "svm" => MatrixFormat::Libsvm,
             _ => MatrixFormat::Text,
+        }
+    }
+
+    /// The format of a stream by its first bytes (standard input has no extension): `.npy`'s
+    /// magic `\x93NUMPY` is [`MatrixFormat::Npy`], a zip archive's `PK\x03\x04` is
+    /// [`MatrixFormat::Npz`], anything else [`MatrixFormat::Text`]. LIBSVM text is not told
+    /// apart from CSV (it reads as text, and fails there), nor is a bzip2 stream decompressed.
+    pub fn sniff(head: &[u8]) -> Self {
+        if head.starts_with(b"\x93NUMPY") {
+            MatrixFormat::Npy
+        } else if head.starts_with(b"PK\x03\x04") {
+            MatrixFormat::Npz
+        } else {
+            MatrixFormat::Text
         }
     }
 }
@@ -195,6 +212,18 @@ pub fn read_npy<D: Dimension>(path: &Path) -> Result<(Array<f64, D>, NpyDtype)> 
 /// an empty array and non-finite values.
 pub fn read_npy_matrix(path: &Path) -> Result<(Array2<f64>, NpyDtype)> {
     let (a, dtype) = read_npy::<Ix2>(path)?;
+    check_npy_matrix(path, a, dtype)
+}
+
+/// [`read_npy_matrix`] from a stream (read to its end); `name` names it in errors (e.g.
+/// `<stdin>`).
+pub fn read_npy_matrix_from<R: Read>(reader: R, name: &Path) -> Result<(Array2<f64>, NpyDtype)> {
+    let (a, dtype) = parse_npy::<Ix2>(name, &read_to_end(reader, name)?)?;
+    check_npy_matrix(name, a, dtype)
+}
+
+/// Rejects an empty `.npy` matrix and non-finite values.
+fn check_npy_matrix(path: &Path, a: Array2<f64>, dtype: NpyDtype) -> Result<(Array2<f64>, NpyDtype)> {
     if a.is_empty() {
         return Err(DatasetError::InvalidValue {
             path: path.to_path_buf(),
@@ -237,9 +266,17 @@ pub(crate) fn fields(line: &str) -> impl Iterator<Item = &str> {
 pub(crate) fn for_data_lines(
     path: &Path,
     options: &TextOptions,
+    each: impl FnMut(usize, &str) -> Result<()>,
+) -> Result<()> {
+    for_data_lines_of(LineReader::open(path)?, options, each)
+}
+
+/// [`for_data_lines`] over the lines of `r`.
+fn for_data_lines_of(
+    mut r: LineReader,
+    options: &TextOptions,
     mut each: impl FnMut(usize, &str) -> Result<()>,
 ) -> Result<()> {
-    let mut r = LineReader::open(path)?;
     let mut skip_header = options.header;
     while let Some((line_no, line)) = r.next_line()? {
         let line = line.split('#').next().unwrap_or("").trim();
@@ -260,9 +297,24 @@ pub(crate) fn for_data_lines(
 /// be finite. A first line that is not numeric, read without a header, is a
 /// [`DatasetError::UnexpectedHeader`].
 pub fn read_text_matrix(path: &Path, options: &TextOptions) -> Result<Array2<f64>> {
+    parse_text_matrix(LineReader::open(path)?, path, options)
+}
+
+/// [`read_text_matrix`] from a stream (standard input, a pipe); `name` names it in errors
+/// (e.g. `<stdin>:3: ...`).
+pub fn read_text_matrix_from<R: Read + Send + 'static>(
+    reader: R,
+    name: &Path,
+    options: &TextOptions,
+) -> Result<Array2<f64>> {
+    let lines = LineReader::from_reader(Box::new(std::io::BufReader::new(reader)), name);
+    parse_text_matrix(lines, name, options)
+}
+
+fn parse_text_matrix(lines: LineReader, path: &Path, options: &TextOptions) -> Result<Array2<f64>> {
     let mut values: Vec<f64> = Vec::new();
     let (mut rows, mut ncols) = (0usize, 0usize);
-    for_data_lines(path, options, |line_no, line| {
+    for_data_lines_of(lines, options, |line_no, line| {
         let start = values.len();
         for tok in fields(line) {
             let Ok(v) = tok.parse::<f64>() else {
@@ -350,11 +402,19 @@ pub fn read_index_list(path: &Path, options: &TextOptions) -> Result<Vec<usize>>
 /// arrays of any integer dtype, values of any numeric dtype). Duplicate entries are summed and
 /// column indices sorted; explicit zeros are kept.
 pub fn read_npz_csr(path: &Path) -> Result<CsrMatrix> {
+    parse_npz_csr(path, read_bytes(path)?)
+}
+
+/// [`read_npz_csr`] from a stream (read to its end); `name` names it in errors.
+pub fn read_npz_csr_from<R: Read>(reader: R, name: &Path) -> Result<CsrMatrix> {
+    parse_npz_csr(name, read_to_end(reader, name)?)
+}
+
+fn parse_npz_csr(path: &Path, bytes: Vec<u8>) -> Result<CsrMatrix> {
     let malformed = |message: String| DatasetError::Malformed {
         path: path.to_path_buf(),
         message,
     };
-    let bytes = read_bytes(path)?;
     let mut archive = zip::ZipArchive::new(std::io::Cursor::new(bytes))
         .map_err(|e| malformed(format!("not a valid .npz (zip) file: {e}")))?;
     let mut entry = |name: &str| -> Result<Vec<u8>> {

@@ -24,8 +24,9 @@
 use std::path::{Path, PathBuf};
 
 use ksvd_datasets::{
-    csv_bytes, npy_bytes, read_edge_list, read_index_list, read_libsvm, read_npy, read_npy_matrix, read_npz_csr,
-    read_text_matrix, DatasetError, LibsvmOptions, MatrixFormat, NodeIds, NpyDtype, TextOptions,
+    csv_bytes, npy_bytes, read_edge_list, read_index_list, read_libsvm, read_npy, read_npy_matrix,
+    read_npy_matrix_from, read_npz_csr, read_npz_csr_from, read_text_matrix, read_text_matrix_from, DatasetError,
+    LibsvmOptions, MatrixFormat, NodeIds, NpyDtype, TextOptions,
 };
 use ksvd_linalg::Vocabulary;
 use ndarray::{array, Array2, Ix1};
@@ -68,6 +69,47 @@ fn formats_are_told_apart_by_extension() {
     ] {
         assert_eq!(MatrixFormat::of_path(Path::new(name)), format, "{name}");
     }
+}
+
+/// Standard input has no extension: its first bytes tell `.npy`, `.npz` and text apart, and the
+/// `_from` readers give what the file readers give, naming the stream in their errors.
+#[test]
+fn streams_are_sniffed_and_read_like_files() {
+    let dir = tempfile::tempdir().unwrap();
+    let text = write(dir.path(), "x.csv", "# c\n1, 2;3\n4 5 6\n");
+    let stdin = Path::new("<stdin>");
+    for path in [
+        fixture("f32.npy"),
+        fixture("i16.npy"),
+        fixture("csr.npz"),
+        fixture("csr_compressed.npz"),
+        text.clone(),
+    ] {
+        let bytes = std::fs::read(&path).unwrap();
+        let format = MatrixFormat::sniff(&bytes);
+        assert_eq!(format, MatrixFormat::of_path(&path), "{}", path.display());
+        match format {
+            MatrixFormat::Npy => assert_eq!(
+                read_npy_matrix_from(&bytes[..], stdin).unwrap(),
+                read_npy_matrix(&path).unwrap()
+            ),
+            MatrixFormat::Npz => assert_eq!(
+                read_npz_csr_from(&bytes[..], stdin).unwrap().to_dense(),
+                read_npz_csr(&path).unwrap().to_dense()
+            ),
+            _ => assert_eq!(
+                read_text_matrix_from(std::io::Cursor::new(bytes), stdin, &TextOptions::default()).unwrap(),
+                read_text_matrix(&path, &TextOptions::default()).unwrap()
+            ),
+        }
+    }
+    assert_eq!(MatrixFormat::sniff(b""), MatrixFormat::Text);
+    let e = read_text_matrix_from(&b"1,2\n3,x\n"[..], stdin, &TextOptions::default()).unwrap_err();
+    assert!(matches!(e, DatasetError::Parse { line: 2, .. }), "{e:?}");
+    assert!(message_naming(e, stdin).contains("`x` is not a number"));
+    let e = read_npy_matrix_from(&b"\x93NUMPY\x01"[..], stdin).unwrap_err();
+    assert!(matches!(e, DatasetError::Malformed { .. }), "{e:?}");
+    message_naming(e, stdin);
 }
 
 #[test]
@@ -366,6 +408,9 @@ proptest::proptest! {
             let _ = read_text_matrix(&p, &TextOptions::default());
             let _ = read_edge_list(&p, NodeIds::Auto);
             let _ = read_index_list(&p, &TextOptions::default());
+            let _ = read_npy_matrix_from(&content[..], &p);
+            let _ = read_npz_csr_from(&content[..], &p);
+            let _ = read_text_matrix_from(std::io::Cursor::new(content.clone()), &p, &TextOptions::default());
         }
     }
 }

@@ -22,7 +22,7 @@
 //! landmarks replaces `K` (see [`KpcaPlan`]).
 use ksvd::{Ksvd, LanczosParams, MemoryBudget, Scaling, Solver};
 use ksvd_kernels::compat::{compat_matrix, Compat};
-use ksvd_kernels::Samples;
+use ksvd_kernels::{Kernel, Samples};
 use ksvd_linalg::{dense, random::rng_from_seed, random::sample_indices};
 use linfa::ParamGuard;
 use ndarray::{s, Array1, Array2, ArrayView2, Axis};
@@ -33,7 +33,8 @@ use crate::kernel::DiffKernel;
 /// The compatibility matrix `C ∈ R^{N×M}` of alternative a0, a1 or a2 for the training matrix
 /// `x` (`N × M`, `N > M`), from [`ksvd_kernels::compat`]: a0 `C = X (XᵀX)^†` (so `Z = XᵀC` is the
 /// projector on the row space of `X`, `I_M` at full rank), a1 the top-`M` left singular vectors
-/// of `X` (`Z = V_X Σ_X`), a2 a seeded `randn(N, M)`.
+/// of `X` (`Z = V_X Σ_X`), a2 a seeded `randn(N, M)` (the seed of [`Compat::Random`]). The other
+/// alternatives have no closed-form `C` (a typed error): a3 is [`LearnableKsvd`].
 pub fn compatibility_matrix(x: ArrayView2<'_, f64>, alternative: Compat) -> Result<Array2<f64>> {
     let (n, m) = x.dim();
     if n <= m {
@@ -53,12 +54,12 @@ pub enum EmbeddingScale {
 
 /// `G = 0` (every kernel value underflowed, e.g. the RBF with the paper's `γ² = 1e6` on raw
 /// protein rows, squared distances ~1e12) gives all-zero features: an error, not a row.
-fn check_not_zero(s: &Array1<f64>, kernel: DiffKernel) -> Result<()> {
+fn check_not_zero(s: &Array1<f64>, kernel: Kernel) -> Result<()> {
     if s.first().is_some_and(|&s1| s1 > 0.0) {
         return Ok(());
     }
     Err(GeneralError::DegenerateKernel {
-        detail: format!("G = 0 for {kernel:?}: every entry underflowed"),
+        detail: format!("G = 0 for {kernel}: every entry underflowed"),
     })
 }
 
@@ -106,7 +107,7 @@ pub fn ksvd_fixed(
     x_train: ArrayView2<'_, f64>,
     x_test: ArrayView2<'_, f64>,
     c: ArrayView2<'_, f64>,
-    kernel: DiffKernel,
+    kernel: Kernel,
     rank: usize,
     scale: EmbeddingScale,
 ) -> Result<FixedEmbedding> {
@@ -123,7 +124,7 @@ pub fn ksvd_fixed(
     let z = dense::matmul(x_train.t(), c)?;
     // G is N x M (M <= 34 here): the exact solver materialises N M entries, never N^2.
     let model = Ksvd::params()
-        .kernel(kernel.to_kernel())
+        .kernel(kernel)
         .rank(rank)
         .solver(Solver::Exact)
         .memory_budget(MemoryBudget::fixed())
@@ -322,10 +323,11 @@ pub struct LearnableKsvd {
 }
 
 impl LearnableKsvd {
-    /// Starts from the compatibility matrix `c0` (`N × M`); call
+    /// Starts from the compatibility matrix `c0` (`N × M`) with a differentiable `kernel`
+    /// ([`DiffKernel::new`]: linear, polynomial, RBF or SNE); call
     /// [`LearnableEmbedding::refresh`] before the first forward pass.
-    pub fn new(x_train: Array2<f64>, c0: Array2<f64>, kernel: DiffKernel, rank: usize) -> Result<Self> {
-        kernel.validate()?;
+    pub fn new(x_train: Array2<f64>, c0: Array2<f64>, kernel: Kernel, rank: usize) -> Result<Self> {
+        let kernel = DiffKernel::new(kernel)?;
         let (n, m) = x_train.dim();
         if n <= m {
             return Err(GeneralError::NotTall { rows: n, cols: m });
@@ -370,7 +372,7 @@ impl LearnableEmbedding for LearnableKsvd {
     fn refresh(&mut self) -> Result<Array2<f64>> {
         let g = self.kernel.block(self.x.view(), self.z.view())?; // N x M
         let (s, mut v, mut f) = tall_svd_right(g.view(), self.rank)?;
-        check_not_zero(&s, self.kernel)?;
+        check_not_zero(&s, self.kernel.kernel())?;
         if self.v.iter().any(|&x| x != 0.0) {
             // Keep the head's meaning: flip towards the previous V (the first refresh keeps the
             // U-sign convention of `tall_svd_right`).
@@ -499,18 +501,18 @@ pub struct Kpca {
 }
 
 impl Kpca {
-    /// KPCA with the RBF bandwidth `gamma2` on `x_train`, starting from `C = c0` (`M × M`; pass
-    /// the identity for plain KPCA). `seed` draws the Nyström landmarks and the Lanczos start.
+    /// KPCA with the RBF kernel of bandwidth `gamma` (`exp(−‖x − x'‖²/γ²)`) on `x_train`,
+    /// starting from `C = c0` (`M × M`; pass the identity for plain KPCA). `seed` draws the
+    /// Nyström landmarks and the Lanczos start.
     pub fn new(
         x_train: Array2<f64>,
         c0: Array2<f64>,
-        gamma2: f64,
+        gamma: f64,
         rank: usize,
         plan: KpcaPlan,
         seed: u64,
     ) -> Result<Self> {
-        let kernel = DiffKernel::Rbf { gamma2 };
-        kernel.validate()?;
+        let kernel = DiffKernel::new(Kernel::Rbf { gamma })?;
         let (n, m) = x_train.dim();
         if c0.nrows() != m || c0.ncols() == 0 {
             return Err(GeneralError::ShapeMismatch {
@@ -568,7 +570,7 @@ impl Kpca {
         // K̃ = H K H is positive semi-definite (centred RBF): ksvd::Kpca's restarted Lanczos
         // costs O(N²) per iteration instead of the O(N³) of a full eigendecomposition.
         let kpca = ksvd::Kpca::params()
-            .kernel(self.kernel.to_kernel())
+            .kernel(self.kernel.kernel())
             .rank(self.rank)
             .solver(Solver::Lanczos(LanczosParams {
                 tol: 1e-10,
@@ -606,7 +608,7 @@ impl Kpca {
                 "kpca_landmarks",
                 m,
                 format!(
-                    "landmark kernel has numerical rank {q} < {}; increase γ² or the landmarks",
+                    "landmark kernel has numerical rank {q} < {}; increase γ or the landmarks",
                     self.rank
                 ),
             ));
@@ -798,11 +800,11 @@ mod tests {
         let x = data(30, 5, 4);
         let c = compatibility_matrix(x.view(), Compat::Pca).unwrap();
         let z = dense::matmul(x.t(), c.view()).unwrap();
-        for kernel in [DiffKernel::Rbf { gamma2: 40.0 }, DiffKernel::Sne { gamma2: 40.0 }] {
+        for kernel in [Kernel::Rbf { gamma: 40f64.sqrt() }, Kernel::Sne { gamma: 40f64.sqrt() }] {
             // Test rows = the first 3 training rows: their test features must equal the training ones.
             let x_test = x.slice(s![..3, ..]).to_owned();
             let emb = ksvd_fixed(x.view(), x_test.view(), c.view(), kernel, 3, EmbeddingScale::Projection).unwrap();
-            let g = kernel.block(x.view(), z.view()).unwrap();
+            let g = kernel.dense_block(x.view(), z.view()).unwrap();
             let svd = ksvd_solvers::dense_svd(g.view(), 3).unwrap();
             let gv = dense::matmul(g.view(), svd.v.view()).unwrap();
             let scale = emb.spectrum[0];
@@ -861,9 +863,9 @@ mod tests {
         // Rows ~1e6 apart with γ² = 1: exp(−1e12) = 0 in every entry of G.
         let x = data(12, 3, 8) * 1e6;
         let c = compatibility_matrix(x.view(), Compat::Random { seed: 1 }).unwrap();
-        let k = DiffKernel::Rbf { gamma2: 1.0 };
+        let k = Kernel::Rbf { gamma: 1.0 };
         assert!(k
-            .block(x.view(), dense::matmul(x.t(), c.view()).unwrap().view())
+            .dense_block(x.view(), dense::matmul(x.t(), c.view()).unwrap().view())
             .unwrap()
             .iter()
             .all(|&g| g == 0.0));
@@ -878,7 +880,7 @@ mod tests {
         let x = data(25, 4, 6);
         let x_test = data(5, 4, 7);
         let c = compatibility_matrix(x.view(), Compat::Random { seed: 1 }).unwrap();
-        for kernel in [DiffKernel::Rbf { gamma2: 60.0 }, DiffKernel::Sne { gamma2: 60.0 }] {
+        for kernel in [Kernel::Rbf { gamma: 60f64.sqrt() }, Kernel::Sne { gamma: 60f64.sqrt() }] {
             let fixed = ksvd_fixed(x.view(), x_test.view(), c.view(), kernel, 3, EmbeddingScale::Projection).unwrap();
             let mut emb = LearnableKsvd::new(x.clone(), c.clone(), kernel, 3).unwrap();
             let f = emb.refresh().unwrap();
@@ -932,7 +934,7 @@ mod tests {
         let c = compatibility_matrix(x.view(), Compat::Random { seed: 2 }).unwrap() * 0.3;
         let y_cls = Array1::from_iter((0..14).map(|i| (i % 2) as f64));
         let y_reg = x.column(0).mapv(|v| 2.0 * v + 0.5);
-        for kernel in [DiffKernel::Rbf { gamma2: 5.0 }, DiffKernel::Sne { gamma2: 5.0 }] {
+        for kernel in [Kernel::Rbf { gamma: 5f64.sqrt() }, Kernel::Sne { gamma: 5f64.sqrt() }] {
             for (loss, y) in [(Loss::CrossEntropy { classes: 2 }, &y_cls), (Loss::Mse, &y_reg)] {
                 let mut emb = LearnableKsvd::new(x.clone(), c.clone(), kernel, 2).unwrap();
                 check_composite_gradient(&mut emb, y, loss, &[0, 3, 4, 9, 13]);
@@ -948,7 +950,7 @@ mod tests {
         let y_reg = x.column(1).to_owned();
         for plan in [KpcaPlan::Exact, KpcaPlan::Nystrom { landmarks: 8 }] {
             for (loss, y) in [(Loss::CrossEntropy { classes: 2 }, &y_cls), (Loss::Mse, &y_reg)] {
-                let mut emb = Kpca::new(x.clone(), c0.clone(), 4.0, 2, plan, 5).unwrap();
+                let mut emb = Kpca::new(x.clone(), c0.clone(), 2.0, 2, plan, 5).unwrap();
                 check_composite_gradient(&mut emb, y, loss, &[1, 2, 7, 15]);
             }
         }
@@ -958,14 +960,14 @@ mod tests {
     fn exact_kpca_matches_ksvd_kernels_centred_matrix() {
         let x = data(40, 3, 20);
         let x_test = x.slice(s![..4, ..]).to_owned();
-        let gamma2 = 3.0;
-        let mut kpca = Kpca::new(x.clone(), Array2::eye(3), gamma2, 3, KpcaPlan::Exact, 0).unwrap();
+        let gamma = 3f64.sqrt();
+        let mut kpca = Kpca::new(x.clone(), Array2::eye(3), gamma, 3, KpcaPlan::Exact, 0).unwrap();
         let f = kpca.refresh().unwrap();
         // Reference: the centred implicit kernel matrix of ksvd-kernels, materialised, eigen-decomposed.
         let g = KernelMatrix::new(
             Samples::dense(x.clone()).unwrap(),
             Samples::dense(x.clone()).unwrap(),
-            DiffKernel::Rbf { gamma2 }.to_kernel(),
+            Kernel::Rbf { gamma },
         )
         .unwrap()
         .centered()
@@ -992,11 +994,11 @@ mod tests {
     #[test]
     fn nystrom_kpca_with_every_row_as_landmark_is_exact() {
         let x = data(30, 3, 21);
-        let mut exact = Kpca::new(x.clone(), Array2::eye(3), 6.0, 3, KpcaPlan::Exact, 0).unwrap();
+        let mut exact = Kpca::new(x.clone(), Array2::eye(3), 6f64.sqrt(), 3, KpcaPlan::Exact, 0).unwrap();
         let mut nys = Kpca::new(
             x.clone(),
             Array2::eye(3),
-            6.0,
+            6f64.sqrt(),
             3,
             KpcaPlan::Nystrom { landmarks: 30 },
             0,
@@ -1037,7 +1039,7 @@ mod tests {
         let mut k = Kpca::new(
             x.clone(),
             Array2::eye(2),
-            2.0,
+            2f64.sqrt(),
             2,
             KpcaPlan::choose(x.nrows(), 1000, 50),
             1,
@@ -1057,7 +1059,7 @@ mod tests {
         // keeps only M x M and M x r state.
         let x = data(5000, 3, 31);
         let c = compatibility_matrix(x.view(), Compat::Pca).unwrap();
-        let mut emb = LearnableKsvd::new(x, c, DiffKernel::Rbf { gamma2: 10.0 }, 2).unwrap();
+        let mut emb = LearnableKsvd::new(x, c, Kernel::Rbf { gamma: 10f64.sqrt() }, 2).unwrap();
         assert_eq!(emb.refresh().unwrap().dim(), (5000, 2));
         assert_eq!(emb.z().dim(), (3, 3));
     }

@@ -1,5 +1,7 @@
-//! Kernel blocks `G = [k(x_i, z_j)]` with analytic reverse-mode derivatives with respect to both
-//! sample sets, for the learnable compatibility matrix (a3) and KPCA with a learnable `C`.
+//! Analytic reverse-mode derivatives of kernel blocks `G = [k(x_i, z_j)]` with respect to both
+//! sample sets, for the learnable compatibility matrix (a3) and KPCA with a learnable `C`. The
+//! kernel and its forward values are `ksvd_kernels`' ([`Kernel`],
+//! [`Kernel::dense_block`]); [`DiffKernel`] adds the backward pass.
 //!
 //! # Derivation
 //!
@@ -18,102 +20,64 @@
 //!   whole Z set): the softmax Jacobian gives `∂L/∂S_ij = G_ij (Ḡ_ij − Σ_l Ḡ_il G_il)`, and
 //!   `E = −(∂L/∂S)/γ²`.
 //! * **Polynomial** `G_ij = (x_i·z_j + c)^p` depends on `P = X Zᵀ` instead: with
-//!   `P̄ = Ḡ ∘ p (P + c)^{p−1}`, `X̄ = P̄ Z` and `Z̄ = P̄ᵀ X`.
+//!   `P̄ = Ḡ ∘ p (P + c)^{p−1}`, `X̄ = P̄ Z` and `Z̄ = P̄ᵀ X`; the **linear** kernel `G = P` gives
+//!   `X̄ = Ḡ Z` and `Z̄ = Ḡᵀ X`.
 //!
-//! The bandwidth is given as `γ²` (the paper quotes `γ² = 1e7` etc.); the matching
-//! [`ksvd_kernels::Kernel`] has `gamma = sqrt(γ²)`. Every formula is checked against central
-//! finite differences in the tests.
-use ksvd_kernels::bandwidth::sq_distances;
-use ksvd_kernels::Kernel;
-use ksvd_linalg::dense;
+//! The bandwidth is the kernel's `γ` (`γ² = γ · γ` above), as everywhere in `ksvd_kernels`.
+//! Every formula is checked against central finite differences in the tests. The Laplacian
+//! kernel (not differentiable where `x = z`) has no backward pass.
+use ksvd_kernels::{Kernel, KernelError};
+use ksvd_linalg::{dense, LinalgError};
 use ndarray::{Array1, Array2, ArrayView2, Axis, Zip};
 
 use crate::error::{GeneralError, Result};
 
-/// A kernel whose block `G = [k(x_i, z_j)]` is differentiable with respect to both sample sets.
+/// A [`Kernel`] whose block `G = [k(x_i, z_j)]` is differentiated with respect to both sample
+/// sets: linear, polynomial, RBF or SNE (checked by [`DiffKernel::new`]).
 #[derive(Debug, Clone, Copy, PartialEq)]
-pub enum DiffKernel {
-    /// `exp(−‖x − z‖² / γ²)`, parameterised by `gamma2 = γ²`.
-    Rbf {
-        /// `γ² > 0`.
-        gamma2: f64,
-    },
-    /// The RBF normalised over the whole Z set: every row of `G` sums to 1.
-    Sne {
-        /// `γ² > 0`.
-        gamma2: f64,
-    },
-    /// `(x·z + offset)^degree`.
-    Poly {
-        /// Degree `p ≥ 1`.
-        degree: u32,
-        /// Offset `c` (finite).
-        offset: f64,
-    },
+pub struct DiffKernel {
+    kernel: Kernel,
 }
 
 impl DiffKernel {
-    /// Checks the hyper-parameters.
-    pub fn validate(&self) -> Result<()> {
-        match *self {
-            DiffKernel::Rbf { gamma2 } | DiffKernel::Sne { gamma2 } => {
-                if !(gamma2.is_finite() && gamma2 > 0.0) {
-                    return Err(GeneralError::invalid(
-                        "gamma2",
-                        gamma2,
-                        "a positive finite bandwidth γ²",
-                    ));
-                }
-            }
-            DiffKernel::Poly { degree, offset } => {
-                if degree == 0 {
-                    return Err(GeneralError::invalid("degree", degree, "a degree >= 1"));
-                }
-                if !offset.is_finite() {
-                    return Err(GeneralError::invalid("offset", offset, "a finite offset"));
-                }
-            }
+    /// Wraps `kernel` after checking its hyper-parameters.
+    ///
+    /// # Errors
+    /// Invalid hyper-parameters ([`Kernel::validate`]), or the Laplacian kernel, which has no
+    /// backward pass here.
+    pub fn new(kernel: Kernel) -> Result<Self> {
+        kernel.validate()?;
+        if let Kernel::Laplacian { .. } = kernel {
+            return Err(GeneralError::invalid(
+                "kernel",
+                kernel,
+                "a differentiable kernel: linear, polynomial, RBF or SNE",
+            ));
         }
-        Ok(())
+        Ok(DiffKernel { kernel })
     }
 
-    /// The same kernel in `ksvd-kernels` conventions (`gamma = sqrt(γ²)`).
-    pub fn to_kernel(&self) -> Kernel {
-        match *self {
-            DiffKernel::Rbf { gamma2 } => Kernel::Rbf { gamma: gamma2.sqrt() },
-            DiffKernel::Sne { gamma2 } => Kernel::Sne { gamma: gamma2.sqrt() },
-            DiffKernel::Poly { degree, offset } => Kernel::Polynomial { degree, offset },
-        }
+    /// The kernel.
+    pub fn kernel(&self) -> Kernel {
+        self.kernel
     }
 
-    /// `G = [k(x_i, z_j)]` (`B × m`) for the rows of `x` (`B × d`) and of `z` (`m × d`).
-    /// Squared distances use a shifted GEMM identity, SNE rows are normalised in the log domain.
+    /// `G = [k(x_i, z_j)]` (`B × m`) for the rows of `x` (`B × d`) and of `z` (`m × d`):
+    /// [`Kernel::dense_block`] (SNE rows normalised over `z`), checked to be finite (the
+    /// gradients need it).
+    ///
+    /// # Errors
+    /// [`GeneralError::NonFinite`] for non-finite inputs or values (training reads it as
+    /// divergence), [`GeneralError::ShapeMismatch`] for samples of different dimension.
     pub fn block(&self, x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        self.validate()?;
         check_dims(x, z)?;
-        let g = match *self {
-            DiffKernel::Rbf { gamma2 } => {
-                let mut d = sq_distances(x, z)?;
-                d.mapv_inplace(|v| (-v / gamma2).exp());
-                d
-            }
-            DiffKernel::Sne { gamma2 } => {
-                let mut s = sq_distances(x, z)?;
-                s.mapv_inplace(|v| -v / gamma2);
-                for mut row in s.outer_iter_mut() {
-                    let max = row.iter().cloned().fold(f64::NEG_INFINITY, f64::max);
-                    row.mapv_inplace(|v| (v - max).exp());
-                    let sum = row.sum();
-                    row.mapv_inplace(|v| v / sum);
-                }
-                s
-            }
-            DiffKernel::Poly { degree, offset } => {
-                let mut p = dense::matmul(x, z.t())?;
-                p.mapv_inplace(|v| (v + offset).powi(degree as i32));
-                p
-            }
-        };
+        let g = self.kernel.dense_block(x, z).map_err(|e| match e {
+            KernelError::Linalg(LinalgError::NonFinite { what, row, col }) => GeneralError::NonFinite {
+                what: "kernel input",
+                detail: format!("{what}[{row}, {col}]"),
+            },
+            e => e.into(),
+        })?;
         if let Some(((i, j), v)) = g.indexed_iter().find(|(_, v)| !v.is_finite()) {
             return Err(GeneralError::NonFinite {
                 what: "kernel block",
@@ -156,12 +120,14 @@ impl DiffKernel {
                 });
             }
         }
-        match *self {
-            DiffKernel::Rbf { gamma2 } => {
+        match self.kernel {
+            Kernel::Rbf { gamma } => {
+                let gamma2 = gamma * gamma;
                 Zip::from(&mut dg).and(g).for_each(|e, &g| *e = -*e * g / gamma2);
                 distance_backward(x, z, dg.view())
             }
-            DiffKernel::Sne { gamma2 } => {
+            Kernel::Sne { gamma } => {
+                let gamma2 = gamma * gamma;
                 for (mut e_row, g_row) in dg.outer_iter_mut().zip(g.outer_iter()) {
                     let inner: f64 = g_row.iter().zip(e_row.iter()).map(|(a, b)| a * b).sum();
                     Zip::from(&mut e_row)
@@ -170,7 +136,8 @@ impl DiffKernel {
                 }
                 distance_backward(x, z, dg.view())
             }
-            DiffKernel::Poly { degree, offset } => {
+            Kernel::Linear => Ok((dense::matmul(dg.view(), z)?, dense::matmul(dg.t(), x)?)),
+            Kernel::Polynomial { degree, offset } => {
                 let mut pbar = dense::matmul(x, z.t())?;
                 let p = degree as i32;
                 Zip::from(&mut pbar)
@@ -180,6 +147,11 @@ impl DiffKernel {
                 let dz = dense::matmul(pbar.t(), x)?;
                 Ok((dx, dz))
             }
+            Kernel::Laplacian { .. } => Err(GeneralError::invalid(
+                "kernel",
+                self.kernel,
+                "a differentiable kernel: linear, polynomial, RBF or SNE",
+            )),
         }
     }
 }
@@ -228,12 +200,16 @@ mod tests {
     use ksvd_linalg::MatrixBlocks;
 
     fn kernels() -> Vec<DiffKernel> {
-        vec![
-            DiffKernel::Rbf { gamma2: 3.0 },
-            DiffKernel::Sne { gamma2: 2.5 },
-            DiffKernel::Poly { degree: 2, offset: 1.0 },
-            DiffKernel::Poly { degree: 3, offset: 0.5 },
+        [
+            Kernel::Rbf { gamma: 3f64.sqrt() },
+            Kernel::Sne { gamma: 2.5f64.sqrt() },
+            Kernel::Polynomial { degree: 2, offset: 1.0 },
+            Kernel::Polynomial { degree: 3, offset: 0.5 },
+            Kernel::Linear,
         ]
+        .into_iter()
+        .map(|k| DiffKernel::new(k).unwrap())
+        .collect()
     }
 
     /// A fixed smooth scalar loss of G: L = Σ W ∘ G + ½ Σ (G ∘ G) with W random; ∂L/∂G = W + G.
@@ -252,7 +228,7 @@ mod tests {
             let g = KernelMatrix::new(
                 Samples::dense(x.clone()).unwrap(),
                 Samples::dense(z.clone()).unwrap(),
-                k.to_kernel(),
+                k.kernel(),
             )
             .unwrap();
             let theirs = g
@@ -269,7 +245,10 @@ mod tests {
         // Distances ~1e6 / γ² = 1: the plain exponentials underflow, the log-domain ones do not.
         let x = ndarray::array![[1000.0, 0.0], [0.0, -1000.0]];
         let z = ndarray::array![[0.0, 0.0], [1.0, 0.0], [0.0, 2.0]];
-        let g = DiffKernel::Sne { gamma2: 1.0 }.block(x.view(), z.view()).unwrap();
+        let g = DiffKernel::new(Kernel::Sne { gamma: 1.0 })
+            .unwrap()
+            .block(x.view(), z.view())
+            .unwrap();
         for row in g.outer_iter() {
             assert!((row.sum() - 1.0).abs() < 4.0 * f64::EPSILON);
         }
@@ -314,8 +293,29 @@ mod tests {
     fn invalid_inputs_are_errors() {
         let x = Array2::<f64>::zeros((2, 3));
         let z = Array2::<f64>::zeros((2, 4));
-        assert!(DiffKernel::Rbf { gamma2: 1.0 }.block(x.view(), z.view()).is_err());
-        assert!(DiffKernel::Rbf { gamma2: -1.0 }.block(x.view(), x.view()).is_err());
-        assert!(DiffKernel::Poly { degree: 0, offset: 1.0 }.validate().is_err());
+        let rbf = DiffKernel::new(Kernel::Rbf { gamma: 1.0 }).unwrap();
+        assert!(rbf.block(x.view(), z.view()).is_err());
+        assert!(DiffKernel::new(Kernel::Rbf { gamma: -1.0 }).is_err());
+        assert!(DiffKernel::new(Kernel::Polynomial { degree: 0, offset: 1.0 }).is_err());
+        assert!(matches!(
+            DiffKernel::new(Kernel::Laplacian { gamma: 1.0 }),
+            Err(GeneralError::InvalidParameter { name: "kernel", .. })
+        ));
+        // An overflowing polynomial block and a diverged input are the error that training reads
+        // as divergence, not a non-finite gradient later.
+        let big = Array2::from_elem((1, 3), 1e200);
+        let poly = DiffKernel::new(Kernel::Polynomial { degree: 2, offset: 0.0 }).unwrap();
+        assert!(matches!(
+            poly.block(big.view(), big.view()),
+            Err(GeneralError::NonFinite { .. })
+        ));
+        let nan = Array2::from_elem((1, 3), f64::NAN);
+        assert!(matches!(
+            rbf.block(nan.view(), big.view()),
+            Err(GeneralError::NonFinite {
+                what: "kernel input",
+                ..
+            })
+        ));
     }
 }

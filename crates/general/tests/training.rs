@@ -3,8 +3,8 @@
 use ksvd_general::embed::LearnableEmbedding;
 use ksvd_general::head::Loss;
 use ksvd_general::train::{train, FeatureSource, SgdOptions};
-use ksvd_general::{compatibility_matrix, ksvd_fixed, DiffKernel, EmbeddingScale, Kpca, KpcaPlan, LearnableKsvd};
-use ksvd_kernels::Compat;
+use ksvd_general::{compatibility_matrix, ksvd_fixed, EmbeddingScale, Kpca, KpcaPlan, LearnableKsvd};
+use ksvd_kernels::{Compat, Kernel};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ndarray::{Array1, Array2};
 
@@ -33,7 +33,7 @@ fn opts(lr: f64) -> SgdOptions {
 fn a3_lowers_the_training_loss_below_the_frozen_start() {
     let (x, y_cls, y_reg) = problem();
     let c0 = compatibility_matrix(x.view(), Compat::Random { seed: 3 }).unwrap() * 0.2;
-    for kernel in [DiffKernel::Rbf { gamma2: 8.0 }, DiffKernel::Sne { gamma2: 8.0 }] {
+    for kernel in [Kernel::Rbf { gamma: 8f64.sqrt() }, Kernel::Sne { gamma: 8f64.sqrt() }] {
         for (loss, y, lr) in [
             (Loss::CrossEntropy { classes: 2 }, &y_cls, 0.2),
             (Loss::Mse, &y_reg, 0.02),
@@ -72,11 +72,11 @@ fn a3_lowers_the_training_loss_below_the_frozen_start() {
 fn kpca_with_learnable_c_lowers_the_training_loss() {
     let (x, y_cls, _) = problem();
     let c0: Array2<f64> = Array2::eye(3);
-    let mut frozen = Kpca::new(x.clone(), c0.clone(), 6.0, 3, KpcaPlan::Exact, 0).unwrap();
+    let mut frozen = Kpca::new(x.clone(), c0.clone(), 6f64.sqrt(), 3, KpcaPlan::Exact, 0).unwrap();
     let f = frozen.refresh().unwrap();
     let loss = Loss::CrossEntropy { classes: 2 };
     let t_frozen = train(FeatureSource::Fixed(f.view()), y_cls.view(), loss, &opts(0.2)).unwrap();
-    let mut emb = Kpca::new(x.clone(), c0, 6.0, 3, KpcaPlan::Exact, 0).unwrap();
+    let mut emb = Kpca::new(x.clone(), c0, 6f64.sqrt(), 3, KpcaPlan::Exact, 0).unwrap();
     let t = train(FeatureSource::Learnable(&mut emb), y_cls.view(), loss, &opts(0.2)).unwrap();
     assert!(t.final_train_loss < t.first_loss);
     assert!(

@@ -45,9 +45,28 @@ pub enum KernelError {
         /// What does not fit.
         reason: String,
     },
+    /// A kernel that is not a function of `‖x − z‖²` alone was given squared distances.
+    #[error("the {kernel} kernel is not a function of the squared distance: evaluate it from inner products")]
+    NeedsInnerProducts {
+        /// The kernel's name ([`crate::Kernel::name`]).
+        kernel: &'static str,
+    },
+    /// A compatibility alternative that has no matrix `C` for the operation asked.
+    #[error("compatibility {compat} has no {what}: {reason}")]
+    NoCompatMatrix {
+        /// The alternative.
+        compat: crate::compat::Compat,
+        /// What was asked for.
+        what: &'static str,
+        /// Why, and what to use instead.
+        reason: &'static str,
+    },
     /// An error of the linear-algebra layer (shapes, NaN, factorisations).
     #[error(transparent)]
     Linalg(#[from] LinalgError),
+    /// A name that is not in a vocabulary (kernel, compatibility, graph input).
+    #[error(transparent)]
+    UnknownName(#[from] ksvd_linalg::UnknownName),
 }
 
 /// Result alias for this crate.

@@ -1,4 +1,5 @@
-//! Kernel functions `k(x, z)` and their evaluation from inner products and squared norms.
+//! Kernel functions `k(x, z)`: the one definition of every kernel and of its bandwidth unit `γ`
+//! (dense evaluation in [`crate::values`], implicit matrices in [`crate::KernelMatrix`]).
 use crate::error::{KernelError, Result};
 
 /// An (asymmetric) kernel `k(x, z)` between a sample `x` of the row set X and a sample `z` of
@@ -14,6 +15,10 @@ use crate::error::{KernelError, Result};
 ///
 /// The SNE kernel is asymmetric by construction: every row of `G` (one `x`, all of Z) sums to 1.
 /// Even the symmetric functions give an asymmetric `G` when X and Z differ.
+///
+/// The bandwidth is always the paper's `γ` (never `γ²`): where a source quotes `γ²` (the paper's
+/// appendix, the median heuristic [`crate::bandwidth::median_sq_distance`]), the caller converts
+/// once, `γ = sqrt(γ²)`, where it reads the value.
 #[derive(Debug, Clone, Copy, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub enum Kernel {
@@ -78,11 +83,24 @@ impl Kernel {
         }
     }
 
-    /// The bandwidth, for kernels that have one.
+    /// The bandwidth `γ`, for kernels that have one (RBF, Laplacian, SNE).
     pub fn gamma(&self) -> Option<f64> {
         match *self {
             Kernel::Rbf { gamma } | Kernel::Laplacian { gamma } | Kernel::Sne { gamma } => Some(gamma),
             _ => None,
+        }
+    }
+
+    /// The same kernel with bandwidth `gamma` (the paper's `γ`, as in `exp(−‖x − z‖²/γ²)`):
+    /// for a bandwidth chosen by a rule after the kernel (e.g.
+    /// [`crate::graph::bandwidth_rule`]). Kernels without a bandwidth are returned unchanged.
+    /// Not validated here (see [`Kernel::validate`]).
+    pub fn with_gamma(self, gamma: f64) -> Kernel {
+        match self {
+            Kernel::Rbf { .. } => Kernel::Rbf { gamma },
+            Kernel::Laplacian { .. } => Kernel::Laplacian { gamma },
+            Kernel::Sne { .. } => Kernel::Sne { gamma },
+            k => k,
         }
     }
 

@@ -11,6 +11,7 @@
 //! | NMI (arithmetic normalisation, as scikit-learn) | [`nmi`], [`mutual_info`], [`entropy`] | Table 2 (`ksvd-bicluster`, `ksvd-baselines`) |
 //! | RMSE `sqrt(mean((y − ŷ)²))` | [`rmse`] | Table 3 (regression) |
 //! | mean and sample std over seeds (`n − 1`) | [`mean_std`] | result rows |
+//! | median (mean of the middle two for an even count) | [`median`] | timing repeats, landmark errors over seeds |
 //!
 //! Conventions, stated once:
 //! * Argument order is truth-first for labelings (`y_true`, `y_pred`) and **scores first** for
@@ -49,4 +50,4 @@ pub use classification::{
 };
 pub use error::{MetricsError, Result};
 pub use nmi::{entropy, mutual_info, nmi};
-pub use regression::{mean_std, rmse};
+pub use regression::{mean_std, median, rmse};

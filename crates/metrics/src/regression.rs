@@ -1,4 +1,4 @@
-//! Regression error and the summary of a metric over seeds.
+//! Regression error and the summaries of a metric over seeds or repeats (mean and std, median).
 use crate::error::{check_len, check_nonempty, MetricsError, Result};
 
 /// Root mean squared error `sqrt(mean((y − ŷ)²))`, in the units of `y`.
@@ -34,6 +34,21 @@ pub fn mean_std(values: &[f64]) -> Option<(f64, f64)> {
     Some((mean, var.sqrt()))
 }
 
+/// Median of `values`: the middle value of the sorted values for an odd count, the mean of the
+/// two middle ones (`0.5 (a + b)`) for an even count; `None` for an empty slice. Values are
+/// ordered by IEEE total order ([`f64::total_cmp`]), so a NaN sorts above every number. The
+/// summary of timing repeats, robust to a slow outlier.
+pub fn median(values: &[f64]) -> Option<f64> {
+    let mut v = values.to_vec();
+    v.sort_by(f64::total_cmp);
+    let n = v.len();
+    match n {
+        0 => None,
+        _ if n % 2 == 1 => Some(v[n / 2]),
+        _ => Some(0.5 * (v[n / 2 - 1] + v[n / 2])),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     // A failed unwrap in a test is a test failure with a backtrace, which is what we want here.
@@ -62,5 +77,18 @@ mod tests {
         assert_eq!(mean_std(&[1.0, 3.0]), Some((2.0, 2f64.sqrt())));
         assert_eq!(mean_std(&[7.0]), Some((7.0, 0.0)));
         assert_eq!(mean_std(&[]), None);
+    }
+
+    #[test]
+    fn median_by_hand() {
+        assert_eq!(median(&[3.0, 1.0, 2.0]), Some(2.0));
+        // Even count: the mean of the two middle values 2 and 3.
+        assert_eq!(median(&[4.0, 1.0, 3.0, 2.0]), Some(2.5));
+        assert_eq!(median(&[7.0]), Some(7.0));
+        assert_eq!(median(&[]), None);
+        // One slow outlier does not move it.
+        assert_eq!(median(&[1.0, 1.0, 1000.0]), Some(1.0));
+        // NaN sorts last.
+        assert_eq!(median(&[f64::NAN, 1.0, 2.0]), Some(2.0));
     }
 }

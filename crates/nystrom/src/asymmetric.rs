@@ -5,7 +5,7 @@ use crate::extension::{col_coefficients, landmark_scales, row_coefficients, scal
 use crate::sampling::{sketched_leverage, uniform_indices, weighted_indices, Sampling};
 use ksvd_kernels::{KernelMatrix, Samples};
 use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
-use ksvd_solvers::{dense_svd, randomized_svd, RsvdParams, SvdResult};
+use ksvd_solvers::{column_signs, dense_svd, randomized_svd, RsvdParams, SvdResult};
 use ndarray::{Array1, Array2, Axis};
 
 /// Squared row and column norms of a matrix, for [`Sampling::SquaredNorm`].
@@ -258,9 +258,10 @@ where
     let mut v = g.block_t_mul(&rows, &all_cols, left.view())?;
     let u_norm = normalize_columns(&mut u);
     let v_norm = normalize_columns(&mut v);
-    // Deterministic signs: the largest-magnitude entry of every ũ_s is positive. The sign is
-    // folded into the stored norms so that out-of-sample extensions stay consistent.
-    let signs = column_signs(&u);
+    // Deterministic signs (`ksvd_solvers::column_signs`, the workspace's convention): the
+    // largest-magnitude entry of every ũ_s is positive. The sign is folded into the stored norms
+    // so that out-of-sample extensions stay consistent.
+    let signs = column_signs(u.view());
     u *= &signs;
     v *= &signs;
     let u_norm = &u_norm * &signs;
@@ -295,7 +296,7 @@ where
     let selection_seconds = started.elapsed().as_secs_f64();
     let fit = cross_svd(&cross, params.rank, pivots)?;
     // Deterministic signs, as for the sampled methods.
-    let signs = column_signs(&fit.u);
+    let signs = column_signs(fit.u.view());
     let (u, v) = (fit.u * &signs, fit.v * &signs);
     let (row_coef, col_coef) = (fit.row_coef * &signs, fit.col_coef * &signs);
     // Landmarks sorted, coefficient rows permuted alike.
@@ -318,19 +319,6 @@ where
         row_coef,
         col_coef,
     })
-}
-
-/// `±1` per column of `u`: the sign that makes its largest-magnitude entry positive (the first
-/// such entry on ties), the deterministic sign convention of every scheme.
-fn column_signs(u: &Array2<f64>) -> Array1<f64> {
-    Array1::from_iter(u.axis_iter(Axis(1)).map(|c| {
-        let big = c.iter().fold(0.0f64, |a, &x| if x.abs() > a.abs() { x } else { a });
-        if big < 0.0 {
-            -1.0
-        } else {
-            1.0
-        }
-    }))
 }
 
 /// Divides every column by its norm, returning the norms (zero columns are left as they are).

@@ -26,16 +26,6 @@ pub enum NystromError {
         /// Requested rank.
         rank: usize,
     },
-    /// The adaptive driver reached its largest size without meeting the tolerance.
-    #[error("tolerance eps = {eps} not reached: best eta = {best_eta:.3e} at size {size}")]
-    ToleranceNotReached {
-        /// Target tolerance.
-        eps: f64,
-        /// Best accuracy seen.
-        best_eta: f64,
-        /// Largest size tried.
-        size: usize,
-    },
     /// An error of the solvers.
     #[error(transparent)]
     Solver(#[from] ksvd_solvers::SolverError),

@@ -19,8 +19,11 @@
 //! * Accuracy as a whole: `ksvd_solvers::low_rank_error` (`‖G − Ũ S̃ Ṽᵀ‖_F`, matrix-free)
 //!   against `ksvd_solvers::optimal_low_rank_error` (`‖G − G_r‖_F`).
 //! * [`symmetric_nystrom`] (Williams & Seeger) and [`symmetric_nystrom_svd`], the baseline
-//!   on `G Gᵀ` and `Gᵀ G`.
-//! * [`grow_until`]: the timing protocol, growing `m` until `η ≤ ε` against a reference.
+//!   on `G Gᵀ` and `Gᵀ G`; [`symmetric_nystrom_lanczos`], the same baseline with the paper's
+//!   Lanczos sub-problem on the matrix-free landmark block (no `N × m` Gram columns).
+//! * [`grow_until`]: the timing protocol, growing a size (`m`, or an oversampling) over a grid
+//!   until `η ≤ ε` against a reference, within a time budget; the [`Growth`] record says where
+//!   it stopped and why.
 //! * The building blocks of every fit, for fits that gather their landmark blocks elsewhere (the
 //!   out-of-core passes of `ksvd-streaming`): the normalisers [`landmark_scales`] and the scaled
 //!   block [`scale_block`] (`D_r G[I, J] D_c`), the rank rule [`numerical_rank`], and the
@@ -62,7 +65,7 @@ mod extension;
 mod sampling;
 mod symmetric;
 
-pub use adaptive::{grow_until, AdaptiveOutcome, GrowthSchedule};
+pub use adaptive::{grow_until, Attempt, Growth, GrowthSchedule, GrowthStop};
 pub use asymmetric::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, LandmarkWeights, NystromParams};
 pub use error::{NystromError, Result};
 pub use extension::{
@@ -70,4 +73,4 @@ pub use extension::{
     row_coefficients, scale_block,
 };
 pub use sampling::{sketched_leverage, uniform_indices, weighted_indices, Sampling};
-pub use symmetric::{symmetric_nystrom, symmetric_nystrom_svd, Gram, SymmetricNystrom};
+pub use symmetric::{symmetric_nystrom, symmetric_nystrom_lanczos, symmetric_nystrom_svd, Gram, SymmetricNystrom};

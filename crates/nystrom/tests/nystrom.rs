@@ -4,7 +4,7 @@ use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_linalg::CsrMatrix;
 use ksvd_nystrom::*;
-use ksvd_solvers::{dense_svd, dense_svd_operator, eta_of, subspace_error, EtaWeights};
+use ksvd_solvers::{dense_svd, dense_svd_operator, eta_of, subspace_error, Accuracy, EtaWeights, LanczosParams, Truth};
 use ndarray::Array2;
 
 fn tol(n: usize) -> f64 {
@@ -188,6 +188,11 @@ fn bad_parameters_are_typed_errors() {
     assert!(bad.sizes().is_err());
 }
 
+/// A synthetic accuracy whose `η` is `eta` (the other measures NaN).
+fn eta_only(eta: f64) -> Accuracy {
+    Accuracy { eta, ..Accuracy::nan() }
+}
+
 #[test]
 fn adaptive_driver_finds_first_size_meeting_tolerance() {
     let sched = GrowthSchedule {
@@ -196,29 +201,140 @@ fn adaptive_driver_finds_first_size_meeting_tolerance() {
         min_step: 5,
         max: 60,
     };
-    assert_eq!(sched.sizes().unwrap(), vec![10, 15, 23, 35, 53, 60]);
-    let out = grow_until(&sched, 0.1, |m| Ok((m, 1.0 / m as f64))).unwrap();
-    assert_eq!((out.size, out.history.len()), (10, 1));
-    let out = grow_until(&sched, 0.03, |m| Ok((m, 1.0 / m as f64))).unwrap();
-    assert_eq!(out.size, 35);
-    assert!(matches!(
-        grow_until(&sched, 1e-3, |m| Ok((m, 1.0 / m as f64))),
-        Err(NystromError::ToleranceNotReached { .. })
-    ));
-    // End to end on a kernel: the found size meets eps.
+    let sizes = sched.sizes().unwrap();
+    assert_eq!(sizes, vec![10, 15, 23, 35, 53, 60]);
+    let inverse =
+        |eps: f64, budget: f64| grow_until(&sizes, eps, budget, |m| Ok(m), |&m| Ok(eta_only(1.0 / m as f64))).unwrap();
+    let out = inverse(0.1, f64::INFINITY);
+    assert_eq!(
+        (out.stop, out.result, out.attempts.len()),
+        (GrowthStop::Reached, Some(10), 1)
+    );
+    let out = inverse(0.03, f64::INFINITY);
+    assert_eq!(
+        (out.stop, out.result, out.attempts.len()),
+        (GrowthStop::Reached, Some(35), 4)
+    );
+    // Not reached: an outcome that says how far the search got.
+    let out = inverse(1e-3, f64::INFINITY);
+    assert_eq!((out.stop, out.result, out.largest), (GrowthStop::GridEnd, None, 60));
+    assert_eq!(out.best().map(|a| a.size), Some(60));
+    assert_eq!(out.first_reaching(0.05).map(|a| a.size), Some(23));
+    // A spent budget stops the search before the next size.
+    let out = inverse(1e-3, 0.0);
+    assert_eq!((out.stop, out.attempts.len()), (GrowthStop::Budget, 0));
+    // A rank-deficient sample is recorded without an accuracy; the search goes on.
+    let deficient = |m: usize| -> Result<usize> {
+        if m < 20 {
+            Err(NystromError::RankDeficientSample {
+                rows: m,
+                cols: m,
+                numerical_rank: 3,
+                rank: 4,
+            })
+        } else {
+            Ok(m)
+        }
+    };
+    let out = grow_until(&sizes, 0.04, f64::INFINITY, deficient, |&m| {
+        Ok(eta_only(1.0 / m as f64))
+    })
+    .unwrap();
+    let accuracies: Vec<bool> = out.attempts.iter().map(|a| a.accuracy.is_some()).collect();
+    assert_eq!(accuracies, vec![false, false, true, true]);
+    assert_eq!(out.result, Some(35));
+    // Any other error ends the search.
+    let failing = |_: usize| -> Result<usize> {
+        Err(NystromError::InvalidParameter {
+            name: "m",
+            value: 0.0,
+            reason: "test".into(),
+        })
+    };
+    assert!(grow_until(&sizes, 0.1, f64::INFINITY, failing, |_| Ok(eta_only(0.0))).is_err());
+
+    // End to end on a kernel: the found size meets eps, against the exact SVD.
     let g = rbf(200, 150, 1, 2);
     let exact = dense_svd(ksvd_linalg::materialize(&g).unwrap().view(), 4).unwrap();
+    let fro_sq: f64 = g.row_sq_norms().iter().sum();
+    let truth = Truth::new(fro_sq, &exact);
     let sched = GrowthSchedule {
         start: 8,
         factor: 1.3,
         min_step: 4,
         max: 150,
     };
-    let out = grow_until(&sched, 0.01, |m| {
-        let ny = asymmetric_nystrom(&g, &NystromParams::new(4, m.min(150)).seed(3))?;
-        let e = eta_of(&exact, &ny.svd, EtaWeights::Normalized)?;
-        Ok((ny, e))
-    })
+    let out = grow_until(
+        &sched.sizes().unwrap(),
+        0.01,
+        f64::INFINITY,
+        |m| asymmetric_nystrom(&g, &NystromParams::new(4, m.min(150)).seed(3)),
+        |ny| Ok(Accuracy::of(&g, &truth, &ny.svd)?),
+    )
     .unwrap();
-    assert!(out.eta <= 0.01);
+    assert_eq!(out.stop, GrowthStop::Reached);
+    let ny = out.result.unwrap();
+    assert!(eta_of(&exact, &ny.svd, EtaWeights::SingularValues).unwrap() <= 0.01);
+    // Every earlier size missed it.
+    let (last, earlier) = out.attempts.split_last().unwrap();
+    assert!(last.accuracy.unwrap().eta <= 0.01);
+    assert!(earlier.iter().all(|a| a.accuracy.is_none_or(|x| x.eta > 0.01)));
+}
+
+/// An SNE kernel of Gaussian samples, `n × m`.
+fn sne(n: usize, m: usize, seed: u64) -> KernelMatrix {
+    let mut rng = rng_from_seed(seed);
+    let x = Samples::dense(gaussian_matrix(&mut rng, n, 5)).unwrap();
+    let z = Samples::dense(gaussian_matrix(&mut rng, m, 5)).unwrap();
+    KernelMatrix::new(x, z, Kernel::Sne { gamma: 2.0 }).unwrap()
+}
+
+/// Lanczos sub-problems to a relative residual of `1e-12`.
+fn tight_lanczos() -> LanczosParams {
+    LanczosParams {
+        tol: 1e-12,
+        ..LanczosParams::default()
+    }
+}
+
+/// The Lanczos form equals the dense symmetric Nyström method (same landmarks) up to the
+/// sub-problem tolerance, on a rectangular matrix, for several landmark counts.
+#[test]
+fn lanczos_symmetric_nystrom_matches_dense() {
+    let g = sne(70, 60, 1);
+    let r = 4;
+    for m in [10, 25, 60] {
+        let dense = symmetric_nystrom_svd(&g, r, m, m, 7).unwrap();
+        let lz = symmetric_nystrom_lanczos(&g, r, m, 7, &tight_lanczos()).unwrap();
+        let rel = (&dense.s - &lz.s).mapv(f64::abs).sum() / dense.s.sum();
+        assert!(rel < 1e-9, "m = {m}: singular values differ by {rel:e}");
+        let err = subspace_error(&dense, lz.u.view(), lz.v.view()).unwrap();
+        assert!(err < 1e-6, "m = {m}: subspaces differ (sin {err:e})");
+        let eta = eta_of(&dense, &lz, EtaWeights::Uniform).unwrap();
+        assert!(eta < 1e-8, "m = {m}: vectors differ (unweighted eta {eta:e})");
+    }
+}
+
+/// With m = N = M the symmetric method is exact: it recovers the truncated SVD; a landmark
+/// count outside `rank..=min(N, M)` is rejected, and a rank-one matrix is rank deficient.
+#[test]
+fn lanczos_symmetric_nystrom_is_exact_at_full_size() {
+    let g = sne(40, 40, 2);
+    let r = 3;
+    let exact = dense_svd_operator(&g, r).unwrap();
+    let lz = symmetric_nystrom_lanczos(&g, r, 40, 3, &tight_lanczos()).unwrap();
+    let rel = (&exact.s - &lz.s).mapv(f64::abs).sum() / exact.s.sum();
+    assert!(rel < 1e-9, "{rel:e}");
+    assert!(subspace_error(&exact, lz.u.view(), lz.v.view()).unwrap() < 1e-6);
+    for m in [2, 41] {
+        assert!(matches!(
+            symmetric_nystrom_lanczos(&g, r, m, 3, &tight_lanczos()),
+            Err(NystromError::InvalidParameter { name: "landmarks", .. })
+        ));
+    }
+    let ones = Array2::<f64>::ones((30, 20));
+    assert!(matches!(
+        symmetric_nystrom_lanczos(&ones, 2, 10, 0, &tight_lanczos()),
+        Err(NystromError::RankDeficientSample { numerical_rank: 1, .. })
+    ));
 }

@@ -19,6 +19,10 @@
 //! [`optimal_low_rank_error`] the best any rank-`r` approximation can do, `‖G − G_r‖_F`
 //! (Eckart–Young): their ratio is meaningful however the singular values cluster, because it
 //! compares matrices, not individual vectors.
+//!
+//! [`Accuracy::of`] gathers every measure of one approximation against a [`Truth`] (the
+//! reference SVD with `‖G‖_F²` and the optimal error it implies): the paper's `η`, the
+//! unweighted `η`, the largest principal angle and the error ratio `‖G − Ũ S̃ Ṽᵀ‖_F / ‖G − G_r‖_F`.
 use crate::error::{Result, SolverError};
 use crate::svd::SvdResult;
 use ksvd_linalg::{dense, LinearOperator};
@@ -188,4 +192,147 @@ pub fn low_rank_error<O: LinearOperator + ?Sized>(
 pub fn optimal_low_rank_error(g_fro_sq: f64, sigma: ArrayView1<'_, f64>) -> f64 {
     let top: f64 = sigma.iter().map(|x| x * x).sum();
     (g_fro_sq - top).max(0.0).sqrt()
+}
+
+/// What an approximation of one matrix `G` is measured against: the reference rank-`r` SVD,
+/// `‖G‖_F²`, and the optimal rank-`r` error `‖G − G_r‖_F` they imply.
+#[derive(Debug, Clone, Copy)]
+pub struct Truth<'a> {
+    /// The reference (certified) rank-`r` SVD.
+    pub svd: &'a SvdResult,
+    /// `‖G‖_F²`.
+    pub fro_sq: f64,
+    /// `‖G − G_r‖_F = sqrt(‖G‖_F² − Σ_{i≤r} σ_i²)` ([`optimal_low_rank_error`] of the reference's
+    /// singular values).
+    pub optimal_error: f64,
+}
+
+impl<'a> Truth<'a> {
+    /// The truth of a matrix with squared Frobenius norm `fro_sq` and reference SVD `svd`.
+    pub fn new(fro_sq: f64, svd: &'a SvdResult) -> Truth<'a> {
+        Truth {
+            svd,
+            fro_sq,
+            optimal_error: optimal_low_rank_error(fro_sq, svd.s.view()),
+        }
+    }
+}
+
+/// Every accuracy measure of one approximate rank-`r` SVD against a [`Truth`].
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Accuracy {
+    /// The paper's `η` ([`EtaWeights::SingularValues`]).
+    pub eta: f64,
+    /// `η` with unit weights ([`EtaWeights::Uniform`], in `[0, 2]`).
+    pub eta_unweighted: f64,
+    /// The largest principal angle, in radians, between the left or the right subspaces
+    /// (`asin` of [`subspace_error`], in `[0, π/2]`).
+    pub max_angle: f64,
+    /// `‖G − Ũ S̃ Ṽᵀ‖_F / ‖G − G_r‖_F` ([`low_rank_error`] over the truth's optimal error):
+    /// 1 is optimal; NaN when the optimal error is 0 (`G` has rank `≤ r`).
+    pub error_ratio: f64,
+}
+
+impl Accuracy {
+    /// The accuracy of `approx`, an approximation of `op`, against `truth` (one product with
+    /// `G` for the error ratio, two thin QRs for the angles).
+    pub fn of<O: LinearOperator + ?Sized>(op: &O, truth: &Truth<'_>, approx: &SvdResult) -> Result<Accuracy> {
+        let reference = truth.svd;
+        let err = low_rank_error(op, truth.fro_sq, approx.u.view(), approx.s.view(), approx.v.view())?;
+        Ok(Accuracy {
+            eta: eta_of(reference, approx, EtaWeights::SingularValues)?,
+            eta_unweighted: eta_of(reference, approx, EtaWeights::Uniform)?,
+            max_angle: subspace_error(reference, approx.u.view(), approx.v.view())?
+                .min(1.0)
+                .asin(),
+            error_ratio: if truth.optimal_error > 0.0 {
+                err / truth.optimal_error
+            } else {
+                f64::NAN
+            },
+        })
+    }
+
+    /// Every measure NaN: an approximation that could not be computed.
+    pub fn nan() -> Accuracy {
+        Accuracy {
+            eta: f64::NAN,
+            eta_unweighted: f64::NAN,
+            max_angle: f64::NAN,
+            error_ratio: f64::NAN,
+        }
+    }
+
+    /// The worse of two, measure by measure (the larger; NaN if either is NaN).
+    pub fn worst(self, other: Accuracy) -> Accuracy {
+        let max = |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) };
+        Accuracy {
+            eta: max(self.eta, other.eta),
+            eta_unweighted: max(self.eta_unweighted, other.eta_unweighted),
+            max_angle: max(self.max_angle, other.max_angle),
+            error_ratio: max(self.error_ratio, other.error_ratio),
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
+    use super::*;
+    use crate::svd::dense_svd;
+    use ndarray::{array, Array2};
+
+    /// `G = diag(3, 2, 1)` (padded to 4 x 3), rank 2: the exact SVD is `e_1, e_2`.
+    fn diagonal() -> (Array2<f64>, SvdResult) {
+        let mut g = Array2::zeros((4, 3));
+        for (i, &d) in [3.0, 2.0, 1.0].iter().enumerate() {
+            g[[i, i]] = d;
+        }
+        let svd = dense_svd(g.view(), 2).unwrap();
+        (g, svd)
+    }
+
+    /// The reference against itself: `η` 0, angle 0, error ratio 1; the optimal error is the
+    /// dropped singular value.
+    #[test]
+    fn the_reference_is_exact() {
+        let (g, svd) = diagonal();
+        let fro_sq = g.iter().map(|x| x * x).sum::<f64>();
+        let truth = Truth::new(fro_sq, &svd);
+        assert!((truth.optimal_error - 1.0).abs() <= 4.0 * f64::EPSILON);
+        let a = Accuracy::of(&g, &truth, &svd).unwrap();
+        assert_eq!((a.eta, a.eta_unweighted), (0.0, 0.0));
+        assert!(a.max_angle <= 4.0 * f64::EPSILON, "{}", a.max_angle);
+        assert!((a.error_ratio - 1.0).abs() <= 8.0 * f64::EPSILON, "{}", a.error_ratio);
+    }
+
+    /// Second pair replaced by `e_3` on both sides: pair 2 orthogonal to the reference, so
+    /// `η = (1/r) (2 σ_2)` = 2 (weighted) and 1 (unweighted), the angle is π/2, and the error is
+    /// `‖G − 3 e_1 e_1ᵀ − 2 e_3 e_3ᵀ‖_F = sqrt(2² + 1²)` against the optimal 1.
+    #[test]
+    fn an_orthogonal_pair_by_hand() {
+        let (g, svd) = diagonal();
+        let fro_sq = 14.0;
+        let truth = Truth::new(fro_sq, &svd);
+        let mut u = Array2::zeros((4, 2));
+        let mut v = Array2::zeros((3, 2));
+        u[[0, 0]] = 1.0;
+        v[[0, 0]] = 1.0;
+        u[[2, 1]] = 1.0;
+        v[[2, 1]] = 1.0;
+        let approx = SvdResult::new(u, array![3.0, 2.0], v);
+        let a = Accuracy::of(&g, &truth, &approx).unwrap();
+        assert!((a.eta - 2.0).abs() <= 8.0 * f64::EPSILON, "{}", a.eta);
+        assert!((a.eta_unweighted - 1.0).abs() <= 8.0 * f64::EPSILON);
+        assert!(
+            (a.max_angle - std::f64::consts::FRAC_PI_2).abs() <= 1e-7,
+            "{}",
+            a.max_angle
+        );
+        assert!((a.error_ratio - 5f64.sqrt()).abs() <= 1e-14, "{}", a.error_ratio);
+        // `worst` is componentwise and NaN wins.
+        let exact = Accuracy::of(&g, &truth, &svd).unwrap();
+        assert_eq!(exact.worst(a), a);
+        assert!(a.worst(Accuracy::nan()).eta.is_nan());
+    }
 }

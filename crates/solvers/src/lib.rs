@@ -21,7 +21,8 @@
 //! explicitly: results are certified, not assumed. Fixed-iteration RSVD reports its residuals
 //! rather than claiming accuracy. The Krylov solvers work on blocks of vectors (every product
 //! with `G` is a GEMM) and resolve repeated or clustered singular values up to the block size.
-//! The paper's accuracy measure `η` and subspace angles are in [`accuracy`].
+//! The paper's accuracy measure `η`, subspace angles and the error ratio against the optimal
+//! rank-`r` error are in [`accuracy`] ([`Accuracy::of`] gathers them).
 //!
 //! ```
 //! use ksvd_solvers::{dense_svd, lanczos_svd, LanczosParams};
@@ -47,7 +48,7 @@ mod slicing;
 mod svd;
 mod twins;
 
-pub use accuracy::{eta, eta_of, low_rank_error, optimal_low_rank_error, subspace_error, EtaWeights};
+pub use accuracy::{eta, eta_of, low_rank_error, optimal_low_rank_error, subspace_error, Accuracy, EtaWeights, Truth};
 pub use auto::{auto_choice, auto_svd, AutoChoice, AutoParams};
 pub use error::{Result, SolverError};
 pub use ksvd_linalg::{Progress, ProgressFn};
@@ -59,5 +60,5 @@ pub use shift_invert::{shift_invert_svd, ShiftInvertInfo, ShiftInvertParams};
 pub use slicing::{slice_svd, SliceInfo, SliceParams};
 #[cfg(feature = "lapack")]
 pub use svd::lapack_svd;
-pub use svd::{check_rank, dense_svd, dense_svd_numbers, dense_svd_operator, Residuals, SvdResult};
+pub use svd::{check_rank, column_signs, dense_svd, dense_svd_numbers, dense_svd_operator, Residuals, SvdResult};
 pub use twins::{twin_split_svd, TwinSplitInfo};

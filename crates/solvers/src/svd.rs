@@ -98,23 +98,35 @@ impl SvdResult {
     }
 
     /// Makes the sign of every pair deterministic: the largest-magnitude entry of each `u_i`
-    /// is positive (flipping `v_i` with it).
+    /// is positive (flipping `v_i` with it); the rule of [`column_signs`].
     pub fn normalize_signs(&mut self) {
-        for i in 0..self.rank() {
-            let col = self.u.column(i);
-            let (mut best, mut val) = (0.0f64, 0.0);
-            for &x in col.iter() {
-                if x.abs() > best {
-                    best = x.abs();
-                    val = x;
-                }
-            }
-            if val < 0.0 {
+        let signs = column_signs(self.u.view());
+        for (i, &sign) in signs.iter().enumerate() {
+            if sign < 0.0 {
                 self.u.column_mut(i).mapv_inplace(|x| -x);
                 self.v.column_mut(i).mapv_inplace(|x| -x);
             }
         }
     }
+}
+
+/// The sign convention of every singular (and eigen) vector in the workspace: `±1` per column
+/// of `u`, the sign that makes the column's largest-magnitude entry positive. On ties the first
+/// such entry decides; a zero column (or one whose entries are all NaN) gets `+1`.
+///
+/// Multiplying a column and its partner (the right singular vector, or the normaliser of a
+/// Nyström extension) by its sign fixes the pair without changing the product `u_i s_i v_iᵀ`;
+/// the sign of a column does not change when it is scaled by a positive number, so it may be
+/// taken before or after normalising (up to ties that the scaling's rounding creates).
+pub fn column_signs(u: ArrayView2<'_, f64>) -> Array1<f64> {
+    Array1::from_iter(u.columns().into_iter().map(|col| {
+        let big = col.iter().fold(0.0f64, |a, &x| if x.abs() > a.abs() { x } else { a });
+        if big < 0.0 {
+            -1.0
+        } else {
+            1.0
+        }
+    }))
 }
 
 /// Residuals relative to `s_1` from the products `G V` and `Gᵀ U` of a result's vectors.
@@ -199,4 +211,35 @@ pub fn lapack_svd(a: ArrayView2<'_, f64>, rank: usize) -> Result<SvdResult> {
     let mut r = SvdResult::new(svd.u, svd.s, svd.v).truncate(rank);
     r.normalize_signs();
     r.certify(&a)
+}
+
+#[cfg(test)]
+mod tests {
+    #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
+    use super::*;
+    use ndarray::array;
+
+    /// The largest magnitude decides, the first of equal magnitudes wins, a zero column is `+1`.
+    #[test]
+    fn column_signs_follow_the_largest_entry() {
+        let u = array![[0.1, -3.0, 0.0, 2.0], [-0.5, 2.0, 0.0, -2.0], [0.2, 1.0, 0.0, 1.0]];
+        assert_eq!(column_signs(u.view()), array![-1.0, -1.0, 1.0, 1.0]);
+        // Scaling by a positive number keeps the signs.
+        assert_eq!(column_signs((&u * 7.5).view()), column_signs(u.view()));
+    }
+
+    /// `normalize_signs` flips `u_i` and `v_i` together: `U S Vᵀ` is unchanged and every
+    /// column of `U` ends with a positive largest entry.
+    #[test]
+    fn normalize_signs_keeps_the_product() {
+        let u = array![[0.6, -0.8], [-0.8, -0.6]];
+        let v = array![[-1.0, 0.0], [0.0, 1.0]];
+        let s = array![2.0, 1.0];
+        let mut r = SvdResult::new(u.clone(), s.clone(), v.clone());
+        r.normalize_signs();
+        let product = |u: &Array2<f64>, v: &Array2<f64>| (u * &s).dot(&v.t());
+        assert_eq!(product(&r.u, &r.v), product(&u, &v));
+        assert_eq!(column_signs(r.u.view()), array![1.0, 1.0]);
+        assert_eq!(r.u.column(0).to_vec(), vec![-0.6, 0.8]);
+    }
 }

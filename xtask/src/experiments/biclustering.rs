@@ -1,7 +1,8 @@
 //! `kind = "biclustering"`: Table 2 of the paper: biclustering of documents × terms matrices by
 //! k-means on left (documents) and right (terms) embeddings of SVD, KPCA (rows and columns
 //! separately) and KSVD (SNE kernel, compatibility a1), scored by NMI of the document clusters
-//! and BCOT's PMI coherence of the term clusters.
+//! and BCOT's PMI coherence of the term clusters. One cell per dataset and seed (every method),
+//! run by the driver ([`Context::run_cells`]); the data is loaded once per dataset.
 //!
 //! Choices (the paper leaves them open; all label-free, documented in `experiments/table2.toml`):
 //!
@@ -30,14 +31,14 @@ use std::time::Instant;
 use anyhow::{Context as _, Result};
 use ksvd_baselines::{BiclusterBaseline, BiclusterBaselineConfig};
 use ksvd_bicluster::{
-    coherence, nmi, Biclusterer, Biclustering as Clusters, Compatibility, EmbedAndCluster, EmbeddingMethod,
-    KMeansParams, KsvdKernel,
+    coherence, nmi, Biclusterer, Biclustering as Clusters, EmbedAndCluster, EmbeddingMethod, KMeansParams,
 };
-use ksvd_datasets::{DataRoot, DatasetError, DatasetName, DocumentTermData};
+use ksvd_datasets::{DataRoot, DatasetName, DocumentTermData};
+use ksvd_kernels::{Compat, Kernel};
 use serde::{Deserialize, Serialize};
 
-use super::{Context, Experiment};
-use crate::rows::{Row, Status};
+use super::{Cell, Context, Experiment, PerDataset};
+use crate::rows::Row;
 
 /// How many singular/eigen vectors feed k-means.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Deserialize, Serialize)]
@@ -71,9 +72,10 @@ impl Components {
 #[derive(Debug, Clone, Deserialize, Serialize)]
 #[serde(deny_unknown_fields)]
 pub struct Params {
-    /// Stated: compatibility alternative: `a1` (both sides on the shared principal axes),
-    /// `a1-literal` (Algorithm 1 literally), `a0` or `a2` ([`Compatibility`]).
-    pub compatibility: String,
+    /// Stated: compatibility alternative, by its [`Compat`] name: `a1-shared` (a1 with both sides
+    /// on the shared principal axes), `a1` (Algorithm 1 literally: only the longer side
+    /// projected), `a0` or `a2`.
+    pub compatibility: Compat,
     /// Stated: "kernel setup the same as above": `sne` (or `rbf`).
     pub ksvd_kernel: String,
     /// Stated: KPCA with RBF, applied twice.
@@ -128,13 +130,7 @@ impl<B: Biclusterer> Method for B {
 type Runs<'a> = Vec<(Option<f64>, Box<dyn Method + 'a>)>;
 
 /// The runs of `method` on a dataset with `kd` document and `kt` term clusters.
-fn runs<'a>(
-    params: &'a Params,
-    method: &str,
-    kernel: (KsvdKernel, Compatibility),
-    kd: usize,
-    kt: usize,
-) -> Result<Runs<'a>> {
+fn runs<'a>(params: &'a Params, method: &str, kernel: (Kernel, Compat), kd: usize, kt: usize) -> Result<Runs<'a>> {
     let km = KMeansParams::new().n_runs(params.kmeans_restarts);
     let ours = |method: EmbeddingMethod, first: bool| -> Box<dyn Method> {
         let (doc_components, term_components) = params.components.sides(kd, kt);
@@ -177,9 +173,16 @@ fn scores(data: &DocumentTermData, b: &Clusters) -> Result<(f64, f64), String> {
 }
 
 /// The `nmi` and `coherence` rows of one method on one dataset and seed: its first run scored,
-/// its note (else the cluster counts), the audit of its further runs; `failed` rows with the
-/// error otherwise.
-fn method_rows(id: &str, runs: &Runs<'_>, data: &DocumentTermData, kd: usize, kt: usize, seed: u64) -> Vec<Row> {
+/// its note (else the cluster counts), the audit of its further runs; the error otherwise (the
+/// driver writes its failure rows).
+fn method_rows(
+    id: &str,
+    runs: &Runs<'_>,
+    data: &DocumentTermData,
+    kd: usize,
+    kt: usize,
+    seed: u64,
+) -> Result<Vec<Row>, String> {
     let clusters = format!("k_docs = {kd}, k_terms = {kt}");
     let t = Instant::now();
     let scored = (|| {
@@ -206,20 +209,19 @@ fn method_rows(id: &str, runs: &Runs<'_>, data: &DocumentTermData, kd: usize, kt
     })();
     let method = runs[0].1.id();
     let threads = rayon::current_num_threads() as u32;
-    ["nmi", "coherence"]
+    let (values, secs, note) = scored.map_err(|e| format!("{e} ({clusters})"))?;
+    Ok(["nmi", "coherence"]
         .into_iter()
-        .enumerate()
-        .map(|(i, metric)| {
-            let row = match &scored {
-                Ok((values, secs, note)) => Row::ok(id, method, metric, values[i])
-                    .seconds(*secs)
-                    .trials(1, None)
-                    .note(note.clone()),
-                Err(e) => Row::status(id, method, metric, Status::Failed, Some(format!("{e} ({clusters})"))),
-            };
-            row.seed(seed).threads(threads)
+        .zip(values)
+        .map(|(metric, value)| {
+            Row::ok(id, method, metric, value)
+                .seconds(secs)
+                .trials(1, None)
+                .note(note.clone())
+                .seed(seed)
+                .threads(threads)
         })
-        .collect()
+        .collect())
 }
 
 impl Experiment for Biclustering {
@@ -227,14 +229,15 @@ impl Experiment for Biclustering {
     const VERSION: u32 = 3;
 
     fn run(&self, cx: &Context<'_>, params: &Params) -> Result<Vec<Row>> {
-        let compat: Compatibility = params.compatibility.parse().map_err(anyhow::Error::msg)?;
+        let compat = params.compatibility;
         anyhow::ensure!(
             !params.gamma_grid.is_empty(),
             "biclustering: gamma_grid needs at least one bandwidth factor"
         );
+        // The bandwidth is set by the rule `γ = k sqrt(M γ_x)` (`gamma_grid`): 1 is a placeholder.
         let ksvd_kernel = match params.ksvd_kernel.as_str() {
-            "sne" => KsvdKernel::Sne,
-            "rbf" => KsvdKernel::Rbf,
+            "sne" => Kernel::Sne { gamma: 1.0 },
+            "rbf" => Kernel::Rbf { gamma: 1.0 },
             other => anyhow::bail!("biclustering: unknown ksvd_kernel `{other}`"),
         };
         anyhow::ensure!(
@@ -244,25 +247,7 @@ impl Experiment for Biclustering {
         params.baselines.bcot.check()?;
         params.baselines.ebc.check()?;
         let root = DataRoot::committed()?;
-        let seeds = cx.spec.file.seeds.clone();
-        cx.progress
-            .set_length((cx.spec.run_datasets.len() * seeds.len()) as u64);
-        let mut rows = Vec::new();
-        for id in &cx.spec.run_datasets {
-            let name: DatasetName = id.parse().with_context(|| format!("dataset `{id}`"))?;
-            let data = match root.document_term(name) {
-                Ok(d) => d,
-                Err(e @ DatasetError::MissingFile { .. }) => {
-                    for m in &cx.spec.run_methods {
-                        for metric in ["nmi", "coherence"] {
-                            rows.push(Row::status(id, m, metric, Status::MissingData, Some(e.to_string())));
-                        }
-                    }
-                    cx.progress.inc(seeds.len() as u64);
-                    continue;
-                }
-                Err(e) => return Err(e.into()),
-            };
+        let clusters = |id: &str| -> Result<(usize, usize)> {
             let kd = *params
                 .doc_clusters
                 .get(id)
@@ -271,24 +256,42 @@ impl Experiment for Biclustering {
                 .term_clusters
                 .get(id)
                 .with_context(|| format!("term_clusters has no `{id}`"))?;
-            let methods = cx
-                .spec
-                .run_methods
-                .iter()
-                .map(|m| runs(params, m, (ksvd_kernel, compat), kd, kt))
-                .collect::<Result<Vec<_>>>()?;
-            for &seed in &seeds {
-                cx.progress.set_message(format!("biclustering {id} seed {seed}"));
-                let key = ("table2", id, seed, params);
-                let mut cell = cx.cell(&key, || {
-                    Ok(methods
-                        .iter()
-                        .flat_map(|runs| method_rows(id, runs, &data, kd, kt, seed))
-                        .collect())
-                })?;
-                rows.append(&mut cell);
+            Ok((kd, kt))
+        };
+        // A wrong dataset, cluster count or method is an error of the spec, found before any cell runs.
+        for id in &cx.spec.run_datasets {
+            id.parse::<DatasetName>().with_context(|| format!("dataset `{id}`"))?;
+            let (kd, kt) = clusters(id)?;
+            for m in &cx.spec.run_methods {
+                runs(params, m, (ksvd_kernel, compat), kd, kt)?;
             }
         }
-        Ok(rows)
+        // One cell per dataset and seed, every method of the run; the data loaded once per dataset
+        // (an absent file: the driver's `missing-data` rows).
+        let mut loaded: PerDataset<DocumentTermData> = PerDataset::new();
+        cx.run_cells(
+            &cx.grid().all_methods().cells(),
+            |c| ("table2", c.dataset.clone(), c.seed(), params),
+            |c, _| {
+                let id = c.dataset.as_str();
+                let data = loaded.get(id, || Ok(root.document_term(id.parse()?)?))?;
+                let (kd, kt) = clusters(id)?;
+                let mut rows = Vec::new();
+                for m in &cx.spec.run_methods {
+                    let runs = runs(params, m, (ksvd_kernel, compat), kd, kt)?;
+                    match method_rows(id, &runs, data, kd, kt, c.seed()) {
+                        Ok(r) => rows.extend(r),
+                        Err(e) => rows.extend(cx.failed_rows(
+                            &Cell {
+                                method: Some(m.clone()),
+                                ..c.clone()
+                            },
+                            &anyhow::anyhow!(e),
+                        )),
+                    }
+                }
+                Ok(rows)
+            },
+        )
     }
 }

@@ -4,7 +4,7 @@
 //! behind the edge conventions (stored arcs, self-loops, undirected pairs, labelled nodes) so that any
 //! difference is explained by numbers. Document-term matrices give documents, terms and document clusters;
 //! term clusters are a protocol value and come from the spec. A file that is not available becomes a
-//! `missing-data` row naming it.
+//! `missing-data` row naming it. One cell per dataset (method `data`).
 //!
 //! Cells are not cached: loading is fast, and a cached count would not notice a changed data file.
 use std::collections::BTreeMap;
@@ -12,10 +12,10 @@ use std::path::PathBuf;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
-use ksvd_datasets::{DataRoot, DatasetError, DatasetKind, DatasetName, GraphOptions, SelfLoops};
+use ksvd_datasets::{DataRoot, DatasetKind, DatasetName, GraphOptions, SelfLoops};
 use serde::Deserialize;
 
-use super::{Context, Experiment};
+use super::{Cell, Context, Experiment};
 use crate::fsx::{project_root, root_relative};
 use crate::rows::{Row, Status};
 
@@ -91,29 +91,14 @@ fn root(params: &Params) -> Result<(DataRoot, String)> {
     }
 }
 
-/// A row for a dataset that could not be loaded: `missing-data` if a file is absent, else `failed`.
-fn unavailable(dataset: &str, metrics: &[&str], err: &DatasetError) -> Vec<Row> {
-    let status = if matches!(err, DatasetError::MissingFile { .. }) {
-        Status::MissingData
-    } else {
-        Status::Failed
-    };
-    metrics
-        .iter()
-        .map(|m| Row::status(dataset, "data", m, status, Some(err.to_string())))
-        .collect()
-}
-
-fn graph_rows(root: &DataRoot, id: &str, name: DatasetName, convention: EdgeConvention) -> Vec<Row> {
+/// The rows of a graph dataset; an error if it cannot be loaded.
+fn graph_rows(root: &DataRoot, id: &str, name: DatasetName, convention: EdgeConvention) -> Result<Vec<Row>> {
     let start = Instant::now();
     let self_loops = match convention {
         EdgeConvention::ArcsWithSelfLoops => SelfLoops::AddMissing,
         _ => SelfLoops::AsInFile,
     };
-    let g = match root.graph(name, &GraphOptions::default().self_loops(self_loops)) {
-        Ok(g) => g,
-        Err(e) => return unavailable(id, &["nodes", "edges", "classes"], &e),
-    };
+    let g = root.graph(name, &GraphOptions::default().self_loops(self_loops))?;
     let s = g.stats();
     let edges = match convention {
         EdgeConvention::Arcs | EdgeConvention::ArcsWithSelfLoops => s.arcs,
@@ -126,7 +111,7 @@ fn graph_rows(root: &DataRoot, id: &str, name: DatasetName, convention: EdgeConv
     };
     let secs = start.elapsed().as_secs_f64();
     let count = |metric: &str, v: usize| Row::ok(id, "data", metric, v as f64).seconds(secs);
-    vec![
+    Ok(vec![
         count("nodes", s.nodes),
         count("edges", edges).note(note),
         count("classes", s.classes),
@@ -134,23 +119,20 @@ fn graph_rows(root: &DataRoot, id: &str, name: DatasetName, convention: EdgeConv
         count("self_loops", s.self_loops),
         count("undirected_pairs", s.undirected_pairs),
         count("labelled_nodes", s.labelled_nodes),
-    ]
+    ])
 }
 
-fn document_term_rows(root: &DataRoot, id: &str, name: DatasetName, term_clusters: Option<usize>) -> Vec<Row> {
+/// The rows of a document-term dataset: counts from the file (the cell's failure rows for them
+/// when it cannot be loaded) and the term clusters, a protocol value from the spec.
+fn document_term_rows(
+    cx: &Context<'_>,
+    cell: &Cell,
+    root: &DataRoot,
+    name: DatasetName,
+    term_clusters: Option<usize>,
+) -> Vec<Row> {
+    let id = cell.dataset.as_str();
     let start = Instant::now();
-    let protocol_rows = |status_rows: &mut Vec<Row>| match term_clusters {
-        Some(k) => {
-            status_rows.push(Row::ok(id, "data", "term_clusters", k as f64).note("protocol value from the spec"))
-        }
-        None => status_rows.push(Row::status(
-            id,
-            "data",
-            "term_clusters",
-            Status::MissingData,
-            Some("no `term_clusters` entry in [params]".into()),
-        )),
-    };
     let mut rows = match root.document_term(name) {
         Ok(d) => {
             let s = d.stats();
@@ -162,9 +144,22 @@ fn document_term_rows(root: &DataRoot, id: &str, name: DatasetName, term_cluster
                 count("doc_clusters", s.clusters),
             ]
         }
-        Err(e) => unavailable(id, &["documents", "terms", "doc_clusters"], &e),
+        Err(e) => cx
+            .failed_rows(cell, &e.into())
+            .into_iter()
+            .filter(|r| r.metric != "term_clusters")
+            .collect(),
     };
-    protocol_rows(&mut rows);
+    rows.push(match term_clusters {
+        Some(k) => Row::ok(id, "data", "term_clusters", k as f64).note("protocol value from the spec"),
+        None => Row::status(
+            id,
+            "data",
+            "term_clusters",
+            Status::MissingData,
+            Some("no `term_clusters` entry in [params]".into()),
+        ),
+    });
     rows
 }
 
@@ -173,26 +168,29 @@ impl Experiment for Datasets {
 
     fn run(&self, cx: &Context<'_>, params: &Params) -> Result<Vec<Row>> {
         let (root, what) = root(params)?;
-        cx.progress.set_length(cx.spec.run_datasets.len() as u64);
         cx.progress.set_message(what.clone());
-        let mut rows = Vec::new();
+        // Every dataset is checked before the cells run: a wrong spec is an error of the spec.
         for id in &cx.spec.run_datasets {
             let name: DatasetName = id.parse().with_context(|| format!("dataset `{id}` of the spec"))?;
-            let mut cell = match name.kind() {
-                DatasetKind::Graph => {
-                    let Some(&conv) = params.edge_convention.get(id) else {
-                        bail!("[params] edge_convention has no entry for graph dataset `{id}`");
-                    };
-                    graph_rows(&root, id, name, conv)
+            match name.kind() {
+                DatasetKind::Graph if !params.edge_convention.contains_key(id) => {
+                    bail!("[params] edge_convention has no entry for graph dataset `{id}`")
                 }
-                DatasetKind::DocumentTerm => document_term_rows(&root, id, name, params.term_clusters.get(id).copied()),
+                DatasetKind::Graph | DatasetKind::DocumentTerm => {}
                 other => bail!(
                     "dataset `{id}` is a {other} dataset; the datasets tables cover graphs and document-term data"
                 ),
-            };
-            rows.append(&mut cell);
-            cx.progress.inc(1);
+            }
         }
+        let cells = cx.grid().methods(["data"]).unseeded().cells();
+        let rows = cx.run_cells_uncached(&cells, |cell, _| {
+            let id = cell.dataset.as_str();
+            let name: DatasetName = id.parse()?;
+            Ok(match params.edge_convention.get(id) {
+                Some(&conv) if name.kind() == DatasetKind::Graph => graph_rows(&root, id, name, conv)?,
+                _ => document_term_rows(cx, cell, &root, name, params.term_clusters.get(id).copied()),
+            })
+        })?;
         Ok(rows
             .into_iter()
             .map(|r| {

@@ -4,12 +4,17 @@
 //! matrix-free: `ksvd_solvers::low_rank_error` and `optimal_low_rank_error` with certified
 //! singular values), its wall time end to end (selection included) and the selection's share.
 //! A derived table gives the landmarks and time each scheme needs to reach an error ratio.
+//!
+//! Cells: first the reference of every input (method `optimal`, unseeded: the certified top-`r`
+//! singular values and the optimal error), then every scheme x `m` (the setting axis `m=<m>`) x
+//! seed against it. A sample that sees fewer than `r` directions, and a target ratio no `m` of
+//! the grid reaches, are `unmet` rows: outcomes of the measurement.
 use std::collections::BTreeMap;
 use std::time::Instant;
 
 use anyhow::{bail, Context as _, Result};
 use ksvd_datasets::{DataRoot, DatasetName};
-use ksvd_kernels::graph::{bandwidth_rule, graph_samples};
+use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
 use ksvd_linalg::LinearOperator;
@@ -18,10 +23,10 @@ use ksvd_solvers::{auto_svd, low_rank_error, optimal_low_rank_error, AutoParams}
 use ndarray::{Array2, Axis};
 use serde::{Deserialize, Serialize};
 
-use super::race::{self, graph_input};
 use super::timing::adjacency;
-use super::{Context, Experiment};
+use super::{Cell, Context, Experiment, PerDataset};
 use crate::rows::{Row, Status};
+use crate::spec::setting_value;
 
 /// What one dataset id of the spec is.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -30,7 +35,8 @@ pub struct Input {
     /// `cora`, `citeseer`, `pubmed` (graphs: SNE kernel of the adjacency rows and columns) or
     /// `protein` (CASP features: dense SNE kernel between two disjoint random row sets).
     pub source: String,
-    /// Graphs: the input transform (`raw`, `row-normalised-self-loops`, ...). Dense: `standardised`.
+    /// Graphs: the input transform (`ksvd_kernels::graph::GraphInput`: `raw`, `row-normalized-self-loops`,
+    /// ...). Dense: `standardised`.
     pub transform: String,
     /// Graphs: `k` of the bandwidth rule for this input (default: `[params] gamma_k`).
     #[serde(default)]
@@ -62,16 +68,9 @@ pub struct Params {
 /// The experiment.
 pub struct Landmarks;
 
-/// A method id of the spec and its sampling scheme.
+/// A method id of the spec and its sampling scheme (the names are [`Sampling`]'s vocabulary).
 fn sampling(method: &str) -> Result<Sampling> {
-    Ok(match method {
-        "uniform" => Sampling::Uniform,
-        "squared_norm" => Sampling::SquaredNorm,
-        "leverage" => Sampling::Leverage,
-        "adaptive" => Sampling::AdaptiveCross,
-        "greedy" => Sampling::GreedyCross,
-        other => bail!("landmarks: unknown method `{other}` (uniform, squared_norm, leverage, adaptive, greedy)"),
-    })
+    Ok(method.parse::<Sampling>()?)
 }
 
 /// The kernel matrix of an input (the Nyström runs and the reference use the same one; dense
@@ -111,7 +110,8 @@ fn build(root: &DataRoot, input: &Input, p: &Params, seed: u64) -> Result<(Kerne
         return Ok((g, what));
     }
     let adj = adjacency(root, &input.source, false)?;
-    let (x, z) = graph_samples(&adj, graph_input(&input.transform)?)?;
+    let transform: GraphInput = input.transform.parse().map_err(anyhow::Error::msg)?;
+    let (x, z) = graph_samples(&adj, transform)?;
     let k = input.gamma_k.unwrap_or(p.gamma_k);
     let gamma = bandwidth_rule(&x, k);
     let what = format!(
@@ -129,7 +129,6 @@ impl Experiment for Landmarks {
 
     fn run(&self, cx: &Context<'_>, p: &Params) -> Result<Vec<Row>> {
         let root = DataRoot::committed()?;
-        let seeds = cx.spec.file.seeds.clone();
         // `optimal` is the reference (the truncated SVD), not a landmark scheme.
         let methods: Vec<String> = cx
             .spec
@@ -141,90 +140,104 @@ impl Experiment for Landmarks {
         for m in &methods {
             sampling(m)?;
         }
-        let cells = cx.spec.run_datasets.len() * (1 + methods.len() * p.m_grid.len() * seeds.len());
-        cx.progress.set_length(cells as u64);
-        let threads = cx.threads as u32;
-        let mut rows = Vec::new();
-        for id in &cx.spec.run_datasets {
-            let input = p
-                .inputs
+        let input = |id: &str| {
+            p.inputs
                 .get(id)
-                .with_context(|| format!("landmarks: dataset `{id}` has no entry in [params.inputs]"))?;
-            // The dense input is drawn once (seed 0) so that every scheme and seed sees one G.
-            let (g, what) = build(&root, input, p, 0)?;
-            let key = (
+                .with_context(|| format!("landmarks: dataset `{id}` has no entry in [params.inputs]"))
+        };
+        for id in &cx.spec.run_datasets {
+            input(id)?;
+        }
+        let threads = cx.threads as u32;
+        // The matrix of an input and its squared Frobenius norm. The dense input is drawn once
+        // (seed 0) so that every scheme and seed sees one G.
+        let load = |id: &str| -> Result<(KernelMatrix, String, f64)> {
+            let (g, what) = build(&root, input(id)?, p, 0)?;
+            let fro_sq: f64 = g.row_sq_norms().iter().sum();
+            Ok((g, what, fro_sq))
+        };
+
+        // First the reference of every input (method `optimal`, unseeded): the optimal error.
+        let references = cx.grid().methods(["optimal"]).unseeded().cells();
+        let mut matrices = PerDataset::new();
+        let reference_key = |c: &Cell| {
+            let id = c.dataset.as_str();
+            (
                 "landmarks-reference",
-                id,
-                input,
+                id.to_string(),
+                p.inputs.get(id).cloned(),
                 p.rank,
                 p.reference_tol,
                 p.gamma_k,
                 p.dense_n,
                 p.dense_gamma.to_bits(),
-            );
-            cx.progress.set_message(format!("landmarks {id}: reference"));
-            let reference = cx.cell(&key, || {
-                let t = Instant::now();
-                let fro_sq: f64 = g.row_sq_norms().iter().sum();
-                let params = AutoParams {
-                    tol: p.reference_tol,
-                    ..AutoParams::default()
-                };
-                let (svd, _) = auto_svd(&g, p.rank, &params, &mut |_| {})?;
-                let opt = optimal_low_rank_error(fro_sq, svd.s.view());
-                let note = format!(
-                    "{what}; ||G||_F = {:.6e}, s_1 = {:.6e}, s_r = {:.6e}, largest residual {:.1e} (certified)",
-                    fro_sq.sqrt(),
-                    svd.s[0],
-                    svd.s[p.rank - 1],
-                    svd.max_residual().unwrap_or(f64::NAN)
-                );
-                Ok(vec![
-                    Row::ok(id, "optimal", "optimal_error", opt)
-                        .note(note.clone())
-                        .seconds(t.elapsed().as_secs_f64()),
-                    Row::ok(id, "optimal", "fro_sq", fro_sq).note(note),
-                ])
-            })?;
-            let opt = reference
-                .iter()
-                .find(|r| r.metric == "optimal_error")
-                .and_then(|r| r.value);
-            let fro_sq = reference.iter().find(|r| r.metric == "fro_sq").and_then(|r| r.value);
-            let (Some(opt), Some(fro_sq)) = (opt, fro_sq) else {
-                bail!("landmarks {id}: the reference cell has no optimal error");
+            )
+        };
+        let mut rows = cx.run_cells(&references, reference_key, |c, _| {
+            let id = c.dataset.as_str();
+            let (g, what, fro_sq) = matrices.get(id, || load(id))?;
+            let t = Instant::now();
+            let params = AutoParams {
+                tol: p.reference_tol,
+                ..AutoParams::default()
             };
-            rows.extend(reference.into_iter().filter(|r| r.metric == "optimal_error"));
-            for method in &methods {
-                let scheme = sampling(method)?;
-                for &m in &p.m_grid {
-                    for &seed in &seeds {
-                        cx.progress
-                            .set_message(format!("landmarks {id} {method} m={m} seed {seed}"));
-                        let key = (
-                            "landmarks",
-                            id,
-                            input,
-                            method,
-                            m,
-                            seed,
-                            p.rank,
-                            p.gamma_k,
-                            p.dense_n,
-                            p.dense_gamma.to_bits(),
-                            threads,
-                        );
-                        rows.extend(cx.cell(&key, || {
-                            Ok(one_run(&g, id, method, scheme, m, seed, p.rank, opt, fro_sq)?
-                                .into_iter()
-                                .map(|r| r.setting(format!("m={m}")).seed(seed).threads(threads))
-                                .collect())
-                        })?);
-                    }
-                }
-            }
-        }
-        rows.extend(needed(&rows, &methods, p));
+            let (svd, _) = auto_svd(g, p.rank, &params, &mut |_| {})?;
+            let opt = optimal_low_rank_error(*fro_sq, svd.s.view());
+            let note = format!(
+                "{what}; ||G||_F = {:.6e}, s_1 = {:.6e}, s_r = {:.6e}, largest residual {:.1e} (certified)",
+                fro_sq.sqrt(),
+                svd.s[0],
+                svd.s[p.rank - 1],
+                svd.max_residual().unwrap_or(f64::NAN)
+            );
+            Ok(vec![Row::ok(id, "optimal", "optimal_error", opt)
+                .note(note)
+                .seconds(t.elapsed().as_secs_f64())])
+        })?;
+        let optimal: BTreeMap<String, f64> = rows
+            .iter()
+            .filter(|r| r.metric == "optimal_error" && r.status == Status::Ok)
+            .filter_map(|r| Some((r.dataset.clone(), r.value?)))
+            .collect();
+
+        // Then every scheme at every m (the setting axis `m=<m>`) and seed, against it.
+        let cells = cx
+            .grid()
+            .methods(&methods)
+            .settings(p.m_grid.iter().map(|m| format!("m={m}")))
+            .cells();
+        let m_of = |c: &Cell| setting_value(&c.setting, "m").map_or(0, |m| m as usize);
+        let key = |c: &Cell| {
+            let id = c.dataset.as_str();
+            (
+                "landmarks",
+                id.to_string(),
+                p.inputs.get(id).cloned(),
+                c.method().to_string(),
+                m_of(c),
+                c.seed(),
+                p.rank,
+                p.gamma_k,
+                p.dense_n,
+                p.dense_gamma.to_bits(),
+                threads,
+            )
+        };
+        rows.extend(cx.run_cells(&cells, key, |c, _| {
+            let id = c.dataset.as_str();
+            let opt = *optimal
+                .get(id)
+                .with_context(|| format!("landmarks {id}: the reference cell has no optimal error"))?;
+            let (g, _, fro_sq) = matrices.get(id, || load(id))?;
+            let (m, seed) = (m_of(c), c.seed());
+            Ok(
+                one_run(g, id, c.method(), sampling(c.method())?, m, seed, p.rank, opt, *fro_sq)?
+                    .into_iter()
+                    .map(|r| r.setting(c.setting.clone()).seed(seed).threads(threads))
+                    .collect(),
+            )
+        })?);
+        rows.extend(needed(&cx.spec.run_datasets, &rows, &methods, p));
         Ok(rows)
     }
 }
@@ -255,7 +268,7 @@ fn one_run(
                 id,
                 method,
                 "error_ratio",
-                Status::Failed,
+                Status::Unmet,
                 Some(e.to_string()),
             )]);
         }
@@ -272,16 +285,13 @@ fn one_run(
 }
 
 /// Per scheme and target ratio: the smallest `m` of the grid whose median ratio over seeds meets
-/// it, and the median time there (rows with setting `ratio<=T`; absent when no `m` does).
-fn needed(rows: &[Row], methods: &[String], p: &Params) -> Vec<Row> {
-    let median = |v: Vec<f64>| Some(race::median(v)).filter(|m| !m.is_nan());
+/// it, and the median time there (rows with setting `ratio<=T`; `unmet` when no `m` of the grid
+/// does).
+fn needed(datasets: &[String], rows: &[Row], methods: &[String], p: &Params) -> Vec<Row> {
+    let median = |v: Vec<f64>| ksvd_metrics::median(&v).filter(|m| !m.is_nan());
     let mut out = Vec::new();
-    let datasets: Vec<&str> = {
-        let mut d: Vec<&str> = rows.iter().map(|r| r.dataset.as_str()).collect();
-        d.dedup();
-        d
-    };
-    for d in datasets {
+    for d in datasets.iter().filter(|d| rows.iter().any(|r| &r.dataset == *d)) {
+        let d = d.as_str();
         for method in methods {
             for &target in &p.targets {
                 let hit = p.m_grid.iter().find_map(|&m| {
@@ -311,7 +321,7 @@ fn needed(rows: &[Row], methods: &[String], p: &Params) -> Vec<Row> {
                             d,
                             method,
                             "m_needed",
-                            Status::Failed,
+                            Status::Unmet,
                             Some(format!("no m up to {} reaches it", p.m_grid.iter().max().unwrap_or(&0))),
                         )
                         .setting(setting),

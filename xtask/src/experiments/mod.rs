@@ -1,4 +1,34 @@
-//! The experiments: one implementation per spec `kind`, looked up in [`registry`].
+//! The experiments: one implementation per spec `kind`, looked up in [`registry`], all driven by
+//! one loop ([`Context::run_cells`]).
+//!
+//! # The driver
+//!
+//! An experiment is a cell function and the list of its cells. A [`Cell`] is the unit of
+//! computation, caching, progress and failure: a dataset, a method (or all methods of the run
+//! together, when one computation yields them all), a value of the spec's setting axis (or
+//! none), a seed (or none). [`Context::grid`] lists the run's cells (the spec's datasets x methods
+//! x seeds, the `--quick` subset under `--quick`); [`Grid`] reshapes it (`methods`,
+//! `all_methods`, `settings`, `unseeded`). [`Context::run_cells`] then owns the loop: for each
+//! cell in order it shows the cell in the spec's progress bar (a cell reports its own steps as
+//! [`ksvd_linalg::Progress`] through the callback it is given), reads its rows from the cell
+//! cache or computes and stores them ([`Context::cell`], keyed by everything the cell depends
+//! on), keeps the rows of declared metrics and of the run's methods, and turns a cell that
+//! returns an error into [`Context::failed_rows`] (`missing-data` for an absent input file,
+//! `failed` otherwise) while the other cells still run. [`PerDataset`] holds what the cells of
+//! one dataset share (a loaded graph), loaded only if one of them is computed.
+//!
+//! How each kind maps onto cells:
+//!
+//! | kind | cell | setting axis |
+//! |---|---|---|
+//! | `datasets` | dataset (method `data`, unseeded, not cached) | — |
+//! | `graph-embedding` (Table 1, `cargo xtask table1-config`) | dataset x method x seed | — (rows carry `arcs=reversed`, ...) |
+//! | `nystrom-f1` | dataset x method (`ksvd`, `kpca`) x seed | — (rows carry `m=...`, `exact`) |
+//! | `timing` | dataset x seed, all methods (the scans share a reference) | — (rows carry `eps=...`) |
+//! | `spectrum` | dataset x gamma x seed, all methods | `gamma=<γ>` |
+//! | `landmarks` | the reference per dataset (method `optimal`), then dataset x scheme x m x seed | `m=<m>` |
+//! | `uci`, `ablation` (Table 3) | dataset x seed, all methods (one shared preparation) | — |
+//! | `biclustering` (Table 2) | dataset x seed, all methods | — |
 //!
 //! # Adding an experiment
 //!
@@ -6,13 +36,15 @@
 //!    metrics with the paper's labels, `[params]`, `[quick]`, the layouts and the paper's values.
 //! 2. Define the parameters as a struct with `#[derive(Deserialize)] #[serde(deny_unknown_fields)]`: it is
 //!    what `[params]` (merged with `[quick.params]` under `--quick`) deserialises into. Every choice the paper
-//!    leaves open belongs there, with a doc comment.
+//!    leaves open belongs there, with a doc comment. Validate it once, before the cells run (an invalid
+//!    parameter is an error of the spec, not of a cell).
 //! 3. Implement [`Experiment`]: `run` gets the validated parameters and a [`Context`] (the spec, `quick`,
-//!    `threads`, the cell cache, the progress bar) and returns [`Row`]s, one per
-//!    dataset x method x metric x setting x seed. Wrap each expensive cell in [`Context::cell`] so that it is
-//!    cached and counted in the progress bar; give the key every parameter the cell depends on. Return rows
-//!    with [`Status::MissingData`] / [`Status::NotImplemented`] / [`Status::Failed`] and a note (rather than
-//!    skipping) when something is unavailable; put the likely cause of a known mismatch in the row's note.
+//!    `threads`, the cell cache, the progress bar) and returns [`Row`]s (built with [`Row`]'s builder), one
+//!    per dataset x method x metric x setting x seed, from [`Context::run_cells`] over its cells. A cell
+//!    reports a measured target it did not reach (a tolerance, a rank) as [`Status::Unmet`] rows whose
+//!    note says which target and what was reached: a result, cached like `ok`. A fault is an error of the
+//!    cell function (the driver writes its `failed` rows); put the likely cause of a known mismatch in the
+//!    row's note.
 //! 4. Register it in [`registry`] under its kind. Bump `VERSION` whenever a change alters results: cached
 //!    cells of the old version are then ignored.
 //!
@@ -37,23 +69,29 @@
 //! impl Experiment for Demo {
 //!     type Params = Params;
 //!     fn run(&self, cx: &Context<'_>, p: &Params) -> Result<Vec<Row>> {
-//!         let seeds = &cx.spec.file.seeds;
-//!         cx.progress.set_length((cx.spec.run_datasets.len() * seeds.len()) as u64);
-//!         let mut rows = Vec::new();
-//!         for dataset in &cx.spec.run_datasets {
-//!             for &seed in seeds {
-//!                 // Everything the cell depends on goes into its key.
-//!                 let key = (dataset, p.rank, seed, cx.threads);
-//!                 rows.extend(cx.cell(&key, || {
-//!                     let (f1, seconds) = (0.79, 1.5); // the real computation
-//!                     Ok(vec![Row::ok(dataset, "ksvd_sne", "micro_f1", f1).seed(seed).seconds(seconds)])
-//!                 })?);
-//!             }
-//!         }
-//!         Ok(rows)
+//!         let cells = cx.grid().cells(); // dataset x method x seed of this run
+//!         cx.run_cells(
+//!             &cells,
+//!             // Everything the cell depends on goes into its key.
+//!             |cell| (cell.clone(), p.rank, cx.threads),
+//!             |cell, _progress| {
+//!                 let (f1, seconds) = (0.79, 1.5); // the real computation
+//!                 Ok(vec![Row::ok(&cell.dataset, cell.method(), "micro_f1", f1)
+//!                     .seed(cell.seed())
+//!                     .seconds(seconds)])
+//!             },
+//!         )
 //!     }
 //! }
 //! ```
+//!
+//! An experiment that loops itself (the large-scale kinds, for now) uses the parts directly:
+//! [`Context::cell`] for the cache, `cx.progress` for the bar, [`Context::failed_rows`] for a cell
+//! that errs. Adopting the driver means listing its cells ([`Context::grid`]: `large-scale` is
+//! dataset x seed with all methods, `cx.grid().all_methods()`; `scaling` is one cell per size
+//! and seed, a setting axis `cx.grid().all_methods().settings(sizes)` of one dataset) and moving
+//! the body of its loop into the cell function given to [`Context::run_cells`], with the key it
+//! builds now.
 use std::any::type_name;
 use std::marker::PhantomData;
 
@@ -68,6 +106,7 @@ use crate::spec::Spec;
 
 mod biclustering;
 mod datasets;
+mod driver;
 mod general;
 mod graph;
 mod landmarks;
@@ -78,6 +117,8 @@ pub use large_scale::scaling_child;
 mod spectrum;
 mod timing;
 
+pub use driver::{Cell, Grid, PerDataset};
+
 /// An experiment implementation: turns a spec into result rows.
 pub trait Experiment: Send + Sync + 'static {
     /// The spec's `[params]`.
@@ -87,8 +128,8 @@ pub trait Experiment: Send + Sync + 'static {
     /// Whether this kind is implemented; unimplemented kinds are listed as such by `cargo xtask list`.
     const IMPLEMENTED: bool = true;
 
-    /// Runs the experiment. Errors abort the spec (recorded as one `failed` row); a failing *cell* should
-    /// rather return a row with [`Status::Failed`].
+    /// Runs the experiment. Errors abort the spec (every row of it `failed`); a failing *cell* is an error
+    /// of its cell function, which [`Context::run_cells`] turns into that cell's `failed` rows.
     fn run(&self, cx: &Context<'_>, params: &Self::Params) -> Result<Vec<Row>>;
 }
 
@@ -123,25 +164,39 @@ impl Context<'_> {
     /// Only datasets and methods selected for this run are included. Datasets the spec marks `unavailable`
     /// get `missing-data` with the spec's reason instead.
     pub fn rows_with_status(&self, status: Status, note: &str) -> Vec<Row> {
+        self.status_rows(|_, _| true, None, status, note, true)
+    }
+
+    /// [`Context::rows_with_status`] for the dataset x method pairs `keep` accepts and, with
+    /// `setting`, that setting only; `unavailable`: whether datasets the spec marks unavailable
+    /// get its reason instead.
+    fn status_rows(
+        &self,
+        keep: impl Fn(&str, &str) -> bool,
+        setting: Option<&str>,
+        status: Status,
+        note: &str,
+        unavailable: bool,
+    ) -> Vec<Row> {
         let f = &self.spec.file;
         let selected = |d: &str, m: &str| {
-            self.spec.run_datasets.iter().any(|x| x == d) && self.spec.run_methods.iter().any(|x| x == m)
+            keep(d, m) && self.spec.run_datasets.iter().any(|x| x == d) && self.spec.run_methods.iter().any(|x| x == m)
         };
-        let row = |d: &str, m: &str, metric: &str| match self.spec.unavailable(d) {
+        let row = |d: &str, m: &str, metric: &str| match self.spec.unavailable(d).filter(|_| unavailable) {
             Some(why) => Row::status(d, m, metric, Status::MissingData, Some(why.to_string())),
             None => Row::status(d, m, metric, status, Some(note.to_string())),
         };
         let mut rows: Vec<Row> = f
             .paper
             .iter()
-            .filter(|p| selected(&p.dataset, &p.method))
+            .filter(|p| selected(&p.dataset, &p.method) && setting.is_none_or(|s| s == p.setting))
             .map(|p| row(&p.dataset, &p.method, &p.metric).setting(p.setting.clone()))
             .collect();
         // Pairs without any paper value get the metrics the paper reports for that method elsewhere (all
         // metrics when it reports none, as for figures).
         for d in &self.spec.run_datasets {
             for m in &self.spec.run_methods {
-                if f.paper.iter().any(|p| &p.dataset == d && &p.method == m) {
+                if !selected(d, m) || f.paper.iter().any(|p| &p.dataset == d && &p.method == m) {
                     continue;
                 }
                 let reported: Vec<&str> = f
@@ -155,7 +210,8 @@ impl Context<'_> {
                 } else {
                     reported
                 };
-                rows.extend(metrics.into_iter().map(|metric| row(d, m, metric)));
+                let setting = setting.unwrap_or_default();
+                rows.extend(metrics.into_iter().map(|metric| row(d, m, metric).setting(setting)));
             }
         }
         rows
@@ -245,7 +301,8 @@ impl<P: DeserializeOwned + 'static> Experiment for NotImplemented<P> {
     }
 }
 
-/// `cargo xtask table1-config FILE` (see [`graph::run_config_file`]).
+/// `cargo xtask table1-config FILE`: the Table 1 experiment with a protocol from a file (see
+/// `graph::run_config_file`).
 pub fn graph_config(path: &std::path::Path) -> Result<()> {
     graph::run_config_file(path)
 }

@@ -9,12 +9,12 @@
 //!   against the reference is reported as the measure's *floor*: when the top-`r` subspace is not
 //!   determined by the matrix (`σ_r ≈ σ_{r+1}`), no solver can be expected to get below it;
 //! * RSVD grows its oversampling over `rsvd_oversampling_grid`, the symmetric Nyström method (on
-//!   `G Gᵀ` and `Gᵀ G`, Lanczos sub-problems, [`symmetric_nystrom_lanczos`]) and ours (asymmetric
-//!   Nyström, RSVD at rank `r` for the sub-problem) grow `m` over `m_grid` (with `n = m`, uniform
-//!   sampling; values at or above `N` become `N`, the exact case), each in order, once for all
-//!   tolerances ([`scan`]): the kernel is built once per scan, the scan stops at the first size
-//!   meeting the smallest tolerance, at the end of the grid, or when its attempts have used
-//!   `scan_budget` seconds. `η` is not monotone in `m` (nor in the oversampling), so the grid is
+//!   `G Gᵀ` and `Gᵀ G`, Lanczos sub-problems, [`ksvd_nystrom::symmetric_nystrom_lanczos`]) and
+//!   ours (asymmetric Nyström, RSVD at rank `r` for the sub-problem) grow `m` over `m_grid` (with
+//!   `n = m`, uniform sampling; values at or above `N` become `N`, the exact case), each in order,
+//!   once for all tolerances ([`scan`], by [`ksvd_nystrom::grow_until`]): the kernel is built once
+//!   per scan, the scan stops at the first size meeting the smallest tolerance, at the end of the
+//!   grid, or when its attempts have used `scan_budget` seconds. `η` is not monotone in `m` (nor in the oversampling), so the grid is
 //!   scanned in order rather than bisected, as the paper's "increase until `η ≤ ε`" prescribes;
 //! * for every tolerance, the first size meeting it is timed ([`time_setting`]) end to end (kernel
 //!   construction, i.e. norms, `X Zᵀ` and the exact SNE normalisers, included), `repeats` times or
@@ -27,8 +27,9 @@
 //! matrices (REPRODUCTION-NOTES §2), and the relative low-rank error
 //! `‖G − Ũ S̃ Ṽᵀ‖_F / ‖G − G_r‖_F`, which stays meaningful when `σ_r ≈ σ_{r+1}` (any basis of a
 //! cluster of equal singular values is then as good as the reference's). Both norms are computed
-//! matrix-free ([`low_rank_error`], [`optimal_low_rank_error`]): `‖G‖_F²` from the kernel's row
-//! norms, `G_r` from the reference's singular values.
+//! matrix-free (`ksvd_solvers::Accuracy`, from [`ksvd_solvers::low_rank_error`] and
+//! [`optimal_low_rank_error`]): `‖G‖_F²` from the kernel's row norms, `G_r` from the reference's
+//! singular values.
 //!
 //! Set `KSVD_TRACE=1` to print every attempt and timing to stderr.
 use std::time::Instant;
@@ -36,13 +37,15 @@ use std::time::Instant;
 use anyhow::{anyhow, Result};
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
-use ksvd_linalg::{CsrMatrix, LinearOperator, MatrixBlocks, MemoryBudget};
-use ksvd_nystrom::{asymmetric_nystrom, uniform_indices, NystromError, NystromParams};
-use ksvd_solvers::{
-    auto_svd, eta_of, lanczos_svd_with_progress, low_rank_error, optimal_low_rank_error, randomized_svd,
-    subspace_error, AutoChoice, AutoParams, EtaWeights, LanczosParams, RsvdParams, SvdResult,
+use ksvd_linalg::{CsrMatrix, LinearOperator, MemoryBudget};
+use ksvd_metrics::median;
+use ksvd_nystrom::{
+    asymmetric_nystrom, grow_until, symmetric_nystrom_lanczos, Attempt, Growth, GrowthStop, NystromError, NystromParams,
 };
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
+use ksvd_solvers::{
+    auto_svd, lanczos_svd_with_progress, optimal_low_rank_error, randomized_svd, Accuracy, AutoChoice, AutoParams,
+    LanczosParams, RsvdParams, SvdResult, Truth,
+};
 
 use crate::rows::{Row, Status};
 
@@ -128,84 +131,6 @@ impl Problem {
     }
 }
 
-/// Accuracy of an approximation against the reference.
-#[derive(Debug, Clone, Copy, PartialEq)]
-pub struct Accuracy {
-    /// The paper's η (weights λ_i).
-    pub eta: f64,
-    /// η with unit weights.
-    pub eta_unweighted: f64,
-    /// Largest principal angle (radians) between the left or the right subspaces.
-    pub max_angle: f64,
-    /// Relative low-rank error `‖G − Ũ S̃ Ṽᵀ‖_F / ‖G − G_r‖_F` (1 is optimal).
-    pub error_ratio: f64,
-}
-
-/// What an approximation of one kernel matrix is measured against: the reference SVD, `‖G‖_F²`
-/// and the optimal rank-`r` error `‖G − G_r‖_F` it implies.
-pub struct Truth<'a> {
-    /// The reference (certified) rank-`r` SVD.
-    pub svd: &'a SvdResult,
-    /// `‖G‖_F²`.
-    pub fro_sq: f64,
-    /// `‖G − G_r‖_F = sqrt(‖G‖_F² − Σ_{i≤r} σ_i²)`.
-    pub optimal_error: f64,
-}
-
-impl<'a> Truth<'a> {
-    /// The truth of `g` given its reference SVD (`‖G‖_F²` in `O(nnz)` for the rank-one-plus-sparse
-    /// SNE kernel).
-    pub fn new(g: &KernelMatrix, svd: &'a SvdResult) -> Truth<'a> {
-        let fro_sq: f64 = g.row_sq_norms().iter().sum();
-        Truth {
-            svd,
-            fro_sq,
-            optimal_error: optimal_low_rank_error(fro_sq, svd.s.view()),
-        }
-    }
-}
-
-impl Accuracy {
-    /// Accuracy of `approx`, an approximation of `g`, against `truth`.
-    pub fn of(g: &KernelMatrix, truth: &Truth<'_>, approx: &SvdResult) -> Result<Accuracy> {
-        let reference = truth.svd;
-        let err = low_rank_error(g, truth.fro_sq, approx.u.view(), approx.s.view(), approx.v.view())?;
-        Ok(Accuracy {
-            eta: eta_of(reference, approx, EtaWeights::SingularValues)?,
-            eta_unweighted: eta_of(reference, approx, EtaWeights::Uniform)?,
-            max_angle: subspace_error(reference, approx.u.view(), approx.v.view())?
-                .min(1.0)
-                .asin(),
-            error_ratio: if truth.optimal_error > 0.0 {
-                err / truth.optimal_error
-            } else {
-                f64::NAN
-            },
-        })
-    }
-
-    /// Every measure NaN (no output to measure).
-    fn nan() -> Accuracy {
-        Accuracy {
-            eta: f64::NAN,
-            eta_unweighted: f64::NAN,
-            max_angle: f64::NAN,
-            error_ratio: f64::NAN,
-        }
-    }
-
-    /// The worse of two (componentwise maximum; NaN propagates).
-    fn worst(self, o: Accuracy) -> Accuracy {
-        let max = |a: f64, b: f64| if a.is_nan() || b.is_nan() { f64::NAN } else { a.max(b) };
-        Accuracy {
-            eta: max(self.eta, o.eta),
-            eta_unweighted: max(self.eta_unweighted, o.eta_unweighted),
-            max_angle: max(self.max_angle, o.max_angle),
-            error_ratio: max(self.error_ratio, o.error_ratio),
-        }
-    }
-}
-
 /// The reference solution, its time, and the measure's floor.
 pub struct Reference {
     /// Rank-r truncated SVD (Lanczos from the cell's seed).
@@ -236,8 +161,8 @@ impl Reference {
     pub fn certified_by(mut self, g: &KernelMatrix, svd: SvdResult) -> Result<(Reference, Accuracy)> {
         let tsvd = std::mem::replace(&mut self.svd, svd);
         self.optimal_error = optimal_low_rank_error(self.fro_sq, self.svd.s.view());
-        let tsvd_accuracy = Accuracy::of(g, &self.truth(), &tsvd)?;
-        self.own = Accuracy::of(g, &self.truth(), &self.svd)?;
+        let tsvd_accuracy = self.accuracy(g, &tsvd)?;
+        self.own = self.accuracy(g, &self.svd)?;
         Ok((self, tsvd_accuracy))
     }
 
@@ -251,7 +176,7 @@ impl Reference {
     }
 
     /// Accuracy of `approx`, an approximation of `g` (the problem's kernel matrix).
-    pub fn accuracy(&self, g: &KernelMatrix, approx: &SvdResult) -> Result<Accuracy> {
+    pub fn accuracy(&self, g: &KernelMatrix, approx: &SvdResult) -> ksvd_solvers::Result<Accuracy> {
         Accuracy::of(g, &self.truth(), approx)
     }
 
@@ -299,20 +224,6 @@ impl Reference {
 fn trace(args: std::fmt::Arguments<'_>) {
     if std::env::var_os("KSVD_TRACE").is_some() {
         eprintln!("[race] {args}");
-    }
-}
-
-/// Median (mean of the two middle values for an even count; NaN when empty).
-pub(crate) fn median(mut v: Vec<f64>) -> f64 {
-    v.sort_by(f64::total_cmp);
-    let n = v.len();
-    if n == 0 {
-        return f64::NAN;
-    }
-    if n % 2 == 1 {
-        v[n / 2]
-    } else {
-        0.5 * (v[n / 2 - 1] + v[n / 2])
     }
 }
 
@@ -387,7 +298,7 @@ pub fn reference(p: &Problem, cfg: &RaceConfig, seed: u64) -> Result<Reference> 
             ));
             match &first {
                 None => {
-                    let truth = Truth::new(g, &r);
+                    let truth = Truth::new(g.row_sq_norms().iter().sum(), &r);
                     let (fro_sq, opt) = (truth.fro_sq, truth.optimal_error);
                     let own = Accuracy::of(g, &truth, &r)?;
                     first = Some((r, fro_sq, opt, own));
@@ -411,7 +322,7 @@ pub fn reference(p: &Problem, cfg: &RaceConfig, seed: u64) -> Result<Reference> 
         fro_sq,
         optimal_error,
         own,
-        seconds: median(times.clone()),
+        seconds: median(&times).unwrap_or(f64::NAN),
         runs: times.len(),
         products,
         floor,
@@ -457,18 +368,24 @@ pub fn certified(p: &Problem, cfg: &RaceConfig, seed: u64) -> Result<Certified> 
     Ok(Certified {
         svd,
         choice,
-        seconds: median(times.clone()),
+        seconds: median(&times).unwrap_or(f64::NAN),
         runs: times.len(),
     })
 }
 
-/// One run of `solver` at `size` on the built kernel; `None` when the sample is numerically rank
-/// deficient (the solver cannot return `r` pairs).
-fn attempt(g: &KernelMatrix, solver: Solver, size: usize, cfg: &RaceConfig, seed: u64) -> Result<Option<SvdResult>> {
+/// One run of `solver` at `size` on the built kernel ([`NystromError::RankDeficientSample`] when
+/// the sample is numerically rank deficient: the solver cannot return `r` pairs).
+fn attempt(
+    g: &KernelMatrix,
+    solver: Solver,
+    size: usize,
+    cfg: &RaceConfig,
+    seed: u64,
+) -> ksvd_nystrom::Result<SvdResult> {
     let n = g.nrows().min(g.ncols());
     let r = cfg.rank;
-    let out = match solver {
-        Solver::Rsvd => Some(randomized_svd(
+    Ok(match solver {
+        Solver::Rsvd => randomized_svd(
             g,
             r,
             &RsvdParams {
@@ -476,8 +393,10 @@ fn attempt(g: &KernelMatrix, solver: Solver, size: usize, cfg: &RaceConfig, seed
                 power_iters: cfg.power_iters,
                 seed,
             },
-        )?),
-        Solver::SymNystrom => symmetric_nystrom_lanczos(g, r, size.min(n), seed, cfg.sym_tol)?,
+        )?,
+        Solver::SymNystrom => {
+            symmetric_nystrom_lanczos(g, r, size.min(n), seed, &lanczos_params(r, cfg.sym_tol, seed))?
+        }
         Solver::AsymNystrom => {
             let params = NystromParams::new(r, size.min(n))
                 .seed(seed)
@@ -485,14 +404,9 @@ fn attempt(g: &KernelMatrix, solver: Solver, size: usize, cfg: &RaceConfig, seed
                     oversampling: 10,
                     power_iters: cfg.power_iters,
                 });
-            match asymmetric_nystrom(g, &params) {
-                Ok(a) => Some(a.svd),
-                Err(NystromError::RankDeficientSample { .. }) => None,
-                Err(e) => return Err(e.into()),
-            }
+            asymmetric_nystrom(g, &params)?.svd
         }
-    };
-    Ok(out)
+    })
 }
 
 /// The sizes a solver tries, increasing: oversamplings with `r + o ≤ min(N, M)`; landmark counts
@@ -517,60 +431,13 @@ pub fn grid(solver: Solver, cfg: &RaceConfig, n: usize) -> Vec<usize> {
     g
 }
 
-/// One size tried by a scan.
-#[derive(Debug, Clone, Copy)]
-pub struct Attempt {
-    /// Size parameter (m, or the oversampling).
-    pub size: usize,
-    /// Accuracy, `None` when the sample was rank deficient.
-    pub accuracy: Option<Accuracy>,
-    /// Seconds of the attempt (kernel prebuilt, not a timing).
-    pub seconds: f64,
-}
-
-/// Why a scan stopped.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Stop {
-    /// The smallest tolerance was met.
-    Reached,
-    /// Every size of the grid was tried.
-    GridEnd,
-    /// The attempts used the scan budget.
-    Budget,
-}
-
-/// A solver's scan over its grid.
+/// A solver's scan over its grid ([`ksvd_nystrom::grow_until`]).
 #[derive(Debug, Clone)]
 pub struct Scan {
     /// The solver.
     pub solver: Solver,
-    /// Every size tried, in order.
-    pub attempts: Vec<Attempt>,
-    /// Why it stopped.
-    pub stop: Stop,
-    /// The largest size of the grid.
-    pub grid_max: usize,
-}
-
-impl Scan {
-    /// The first attempt meeting `eps`.
-    pub fn first_reaching(&self, eps: f64) -> Option<&Attempt> {
-        self.attempts.iter().find(|a| a.accuracy.is_some_and(|x| x.eta <= eps))
-    }
-
-    /// The attempt with the smallest η.
-    pub fn best(&self) -> Option<&Attempt> {
-        self.attempts
-            .iter()
-            .filter(|a| a.accuracy.is_some_and(|x| x.eta.is_finite()))
-            .min_by(|a, b| {
-                let (x, y) = (
-                    a.accuracy.map_or(f64::INFINITY, |x| x.eta),
-                    b.accuracy.map_or(f64::INFINITY, |x| x.eta),
-                );
-                x.total_cmp(&y)
-            })
-    }
+    /// Every size tried, where and why the scan stopped.
+    pub growth: Growth<SvdResult>,
 }
 
 /// Scans `solver`'s grid in order on the kernel `g` (built once) until `η ≤ eps_min`, the end of
@@ -584,37 +451,23 @@ pub fn scan(
     seed: u64,
 ) -> Result<Scan> {
     let sizes = grid(solver, cfg, g.nrows().min(g.ncols()));
-    let grid_max = sizes.last().copied().unwrap_or(0);
-    let mut attempts = Vec::new();
-    let mut used = 0.0;
-    let mut stop = Stop::GridEnd;
-    for size in sizes {
-        if used >= cfg.scan_budget {
-            stop = Stop::Budget;
-            break;
-        }
-        let t = Instant::now();
-        let out = attempt(g, solver, size, cfg, seed)?;
-        let seconds = t.elapsed().as_secs_f64();
-        used += seconds;
-        let accuracy = out.as_ref().map(|s| reference.accuracy(g, s)).transpose()?;
-        trace(format_args!("{} size {size}: {seconds:.3}s {accuracy:?}", solver.id()));
-        attempts.push(Attempt {
-            size,
-            accuracy,
-            seconds,
-        });
-        if accuracy.is_some_and(|a| a.eta <= eps_min) {
-            stop = Stop::Reached;
-            break;
-        }
+    let growth = grow_until(
+        &sizes,
+        eps_min,
+        cfg.scan_budget,
+        |size| attempt(g, solver, size, cfg, seed),
+        |svd| Ok(reference.accuracy(g, svd)?),
+    )?;
+    for a in &growth.attempts {
+        trace(format_args!(
+            "{} size {}: {:.3}s {:?}",
+            solver.id(),
+            a.size,
+            a.seconds,
+            a.accuracy
+        ));
     }
-    Ok(Scan {
-        solver,
-        attempts,
-        stop,
-        grid_max,
-    })
+    Ok(Scan { solver, growth })
 }
 
 /// The timing of one setting.
@@ -644,7 +497,11 @@ pub fn time_setting(
         1,
         |_| {
             let g = p.build()?;
-            let out = attempt(&g, solver, size, cfg, seed)?;
+            let out = match attempt(&g, solver, size, cfg, seed) {
+                Ok(svd) => Some(svd),
+                Err(NystromError::RankDeficientSample { .. }) => None,
+                Err(e) => return Err(e.into()),
+            };
             Ok((g, out))
         },
         |_, _, g, out| {
@@ -660,11 +517,11 @@ pub fn time_setting(
     trace(format_args!(
         "{} size {size} timed: median {:.4}s over {} runs, worst {accuracy:?}",
         solver.id(),
-        median(times.clone()),
+        median(&times).unwrap_or(f64::NAN),
         times.len()
     ));
     Ok(Timed {
-        seconds: median(times.clone()),
+        seconds: median(&times).unwrap_or(f64::NAN),
         runs: times.len(),
         accuracy,
     })
@@ -682,8 +539,8 @@ pub enum Verdict {
         /// Caveat for the note (e.g. met through the dominant pair only), if any.
         caveat: Option<String>,
     },
-    /// Not reached; the note says how far it got and why.
-    Failed(String),
+    /// `η ≤ ε` not reached (status `unmet`); the note says how far it got and why.
+    Unmet(String),
 }
 
 /// Times the first setting of `scan` meeting `eps` and validates it: the row is `ok` only if every
@@ -698,8 +555,9 @@ pub fn verdict(
     timings: &mut Vec<(usize, Timed)>,
 ) -> Result<Verdict> {
     let what = scan.solver.size_metric();
-    let Some(hit) = scan.first_reaching(eps) else {
-        let best = match scan.best() {
+    let growth = &scan.growth;
+    let Some(hit) = growth.first_reaching(eps) else {
+        let best = match growth.best() {
             Some(b) => format!(
                 "best eta {:.4} at {what} = {} (unweighted {:.3}, largest principal angle {:.2} rad)",
                 b.accuracy.map_or(f64::NAN, |a| a.eta),
@@ -709,11 +567,11 @@ pub fn verdict(
             ),
             None => "every sample tried was rank deficient".to_string(),
         };
-        let last = scan.attempts.last().map_or(0, |a| a.size);
-        let stopped = match scan.stop {
-            Stop::Budget => format!(
+        let last = growth.attempts.last().map_or(0, |a: &Attempt| a.size);
+        let stopped = match growth.stop {
+            GrowthStop::Budget => format!(
                 "scan stopped by its {:.0} s budget after {what} = {last} (grid up to {})",
-                cfg.scan_budget, scan.grid_max
+                cfg.scan_budget, growth.largest
             ),
             _ => format!("grid exhausted up to {what} = {last}"),
         };
@@ -733,7 +591,7 @@ pub fn verdict(
             ),
             _ => reference.describe(),
         };
-        return Ok(Verdict::Failed(format!(
+        return Ok(Verdict::Unmet(format!(
             "eta <= {eps} not reached: {best}; {stopped}. Likely cause: {why}"
         )));
     };
@@ -747,7 +605,7 @@ pub fn verdict(
     };
     let a = timed.accuracy;
     if !meets(a.eta, eps) {
-        return Ok(Verdict::Failed(format!(
+        return Ok(Verdict::Unmet(format!(
             "eta <= {eps} met in the scan at {what} = {} but not by every timed run (worst eta {:.4})",
             hit.size, a.eta
         )));
@@ -781,7 +639,7 @@ fn meets(eta: f64, eps: f64) -> bool {
 
 /// The invariant, checked on the finished rows: every `ok` solver result has `η ≤ ε`.
 /// For each `ok` row with metric `eta` of a solver (not the `tsvd` reference) whose value is not
-/// `≤ eps_of(row)`, every row of the same dataset, method, setting and seed becomes `failed` with
+/// `≤ eps_of(row)`, every row of the same dataset, method, setting and seed becomes `unmet` with
 /// a note saying so (its value is dropped); the `speedup` row too when RSVD or ours is affected.
 pub fn enforce_eta(rows: &mut [Row], eps_of: impl Fn(&Row) -> Option<f64>) {
     let bad: Vec<(String, String, String, Option<u64>, String)> = rows
@@ -807,7 +665,7 @@ pub fn enforce_eta(rows: &mut [Row], eps_of: impl Fn(&Row) -> Option<f64>) {
             let same = r.dataset == dataset && r.setting == setting && r.seed == seed;
             let hit = same && (r.method == method || (speedup_hit && r.metric == "speedup"));
             if hit && r.status == Status::Ok {
-                r.status = Status::Failed;
+                r.status = Status::Unmet;
                 r.value = None;
                 r.note = Some(match r.note.take() {
                     Some(n) => format!("{note}; {n}"),
@@ -818,192 +676,9 @@ pub fn enforce_eta(rows: &mut [Row], eps_of: impl Fn(&Row) -> Option<f64>) {
     }
 }
 
-/// Parses the spec's graph-input names (British or American spelling).
-pub fn graph_input(name: &str) -> Result<GraphInput> {
-    name.replace("normalised", "normalized")
-        .parse::<GraphInput>()
-        .map_err(|e| anyhow!(e))
-}
-
-/// `G[I, :]` (`rows`) or `G[:, J]` of a kernel matrix as a matrix-free operator: products cost
-/// `O(N + nnz)` through [`MatrixBlocks::block_mul`], nothing of size `m × N` is formed.
-struct Slice<'a> {
-    g: &'a KernelMatrix,
-    idx: &'a [usize],
-    all: Vec<usize>,
-    rows: bool,
-}
-
-impl<'a> Slice<'a> {
-    fn rows(g: &'a KernelMatrix, idx: &'a [usize]) -> Self {
-        let all = (0..g.ncols()).collect();
-        Slice {
-            g,
-            idx,
-            all,
-            rows: true,
-        }
-    }
-    fn cols(g: &'a KernelMatrix, idx: &'a [usize]) -> Self {
-        let all = (0..g.nrows()).collect();
-        Slice {
-            g,
-            idx,
-            all,
-            rows: false,
-        }
-    }
-    fn index_sets(&self) -> (&[usize], &[usize]) {
-        if self.rows {
-            (self.idx, &self.all)
-        } else {
-            (&self.all, self.idx)
-        }
-    }
-}
-
-/// Writes the block product `r` into `out` (its error is the product's).
-fn write_block(r: ksvd_linalg::Result<Array2<f64>>, mut out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
-    out.assign(&r?);
-    Ok(())
-}
-
-impl LinearOperator for Slice<'_> {
-    fn nrows(&self) -> usize {
-        self.index_sets().0.len()
-    }
-    fn ncols(&self) -> usize {
-        self.index_sets().1.len()
-    }
-    fn apply_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
-        let (i, j) = self.index_sets();
-        write_block(self.g.block_mul(i, j, x), out)
-    }
-    fn apply_transpose_into(&self, x: ArrayView2<'_, f64>, out: ArrayViewMut2<'_, f64>) -> ksvd_linalg::Result<()> {
-        let (i, j) = self.index_sets();
-        write_block(self.g.block_t_mul(i, j, x), out)
-    }
-}
-
-/// Scales the columns of `a` to unit norm, largest-magnitude entry positive (the dense version's
-/// sign convention).
-fn unit_columns(mut a: Array2<f64>) -> Array2<f64> {
-    for mut col in a.axis_iter_mut(Axis(1)) {
-        let n = col.dot(&col).sqrt();
-        let big = col.iter().fold(0.0f64, |b, &x| if x.abs() > b.abs() { x } else { b });
-        if n > 0.0 {
-            col /= if big < 0.0 { -n } else { n };
-        }
-    }
-    a
-}
-
-/// The symmetric Nyström SVD baseline (Williams & Seeger on `K = G Gᵀ` for `U` and `K = Gᵀ G`
-/// for `V`, as [`ksvd_nystrom::symmetric_nystrom_svd`]) with the paper's Lanczos sub-problem,
-/// in a form that never builds `K`'s landmark columns.
-///
-/// With landmarks `I` and `B = G[I, :]`: `K[I, I] = B Bᵀ`, so its top eigenpairs are
-/// `(σ_s², p_s)` from the SVD `B = P Σ Qᵀ`, and the Nyström extension
-/// `ũ_s ∝ K[:, I] p_s / σ_s² = G Bᵀ p_s / σ_s² = G q_s / σ_s`. The top-`r` SVD of `B` is computed
-/// by restarted Lanczos on the matrix-free `B` (relative residual `tol`), `U` by one product with
-/// `G`; likewise `V` from `B' = G[:, J]`: `ṽ_s ∝ Gᵀ p'_s`. Singular values are
-/// `sqrt(N/m) σ_s` of the left problem (eq. 15 of the appendix). In exact arithmetic this is the
-/// dense method; it costs `O(r (N + nnz))` per Lanczos step instead of an `m × m` eigenproblem
-/// and `N × m` Gram columns (infeasible at `m ~ 20000`). Landmarks are drawn exactly as in the
-/// dense version. `Ok(None)` when the sample is numerically rank deficient
-/// (`σ_r² ≤ ε m σ_1²`, the dense version's test).
-pub fn symmetric_nystrom_lanczos(
-    g: &KernelMatrix,
-    rank: usize,
-    landmarks: usize,
-    seed: u64,
-    tol: f64,
-) -> Result<Option<SvdResult>> {
-    let (n, m) = (g.nrows(), g.ncols());
-    anyhow::ensure!(
-        landmarks >= rank && landmarks <= n.min(m),
-        "symmetric Nystrom: landmarks {landmarks} must lie in {rank}..={}",
-        n.min(m)
-    );
-    let deficient = |s: &Array1<f64>| {
-        let tiny = f64::EPSILON * landmarks as f64 * s[0] * s[0];
-        s.iter().filter(|&&x| x * x > tiny && x > 0.0).count() < rank
-    };
-    // Left: K = G Gᵀ, landmarks I (the same indices as the dense version).
-    let rows = uniform_indices(n, landmarks, seed);
-    let (b, _) = lanczos_svd_with_progress(
-        &Slice::rows(g, &rows),
-        rank,
-        &lanczos_params(rank, tol, seed),
-        &mut |_| {},
-    )?;
-    if deficient(&b.s) {
-        return Ok(None);
-    }
-    let u = unit_columns(g.apply((&b.v / &b.s).view())?);
-    // Right: K = Gᵀ G, landmarks J.
-    let right_seed = seed.wrapping_add(0x9e37_79b9);
-    let cols = uniform_indices(m, landmarks, right_seed);
-    let (b2, _) = lanczos_svd_with_progress(
-        &Slice::cols(g, &cols),
-        rank,
-        &lanczos_params(rank, tol, right_seed),
-        &mut |_| {},
-    )?;
-    if deficient(&b2.s) {
-        return Ok(None);
-    }
-    let v = unit_columns(g.apply_transpose((&b2.u / &b2.s).view())?);
-    let s = b.s.mapv(|x| x * (n as f64 / landmarks as f64).sqrt());
-    Ok(Some(SvdResult::new(u, s, v)))
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ksvd_linalg::random;
-
-    fn problem(n: usize, m: usize, seed: u64) -> KernelMatrix {
-        let mut rng = random::rng_from_seed(seed);
-        let x = random::gaussian_matrix(&mut rng, n, 5);
-        let z = random::gaussian_matrix(&mut rng, m, 5);
-        KernelMatrix::new(
-            Samples::dense(x).unwrap(),
-            Samples::dense(z).unwrap(),
-            Kernel::Sne { gamma: 2.0 },
-        )
-        .unwrap()
-    }
-
-    /// The Lanczos form equals the dense symmetric Nyström method (same landmarks) up to the
-    /// sub-problem tolerance, on a rectangular matrix, for several landmark counts.
-    #[test]
-    fn lanczos_symmetric_nystrom_matches_dense() {
-        let g = problem(70, 60, 1);
-        let r = 4;
-        for m in [10, 25, 60] {
-            let dense = ksvd_nystrom::symmetric_nystrom_svd(&g, r, m, m, 7).unwrap();
-            let lz = symmetric_nystrom_lanczos(&g, r, m, 7, 1e-12).unwrap().unwrap();
-            let rel = (&dense.s - &lz.s).mapv(f64::abs).sum() / dense.s.sum();
-            assert!(rel < 1e-9, "m = {m}: singular values differ by {rel:e}");
-            let err = subspace_error(&dense, lz.u.view(), lz.v.view()).unwrap();
-            assert!(err < 1e-6, "m = {m}: subspaces differ (sin {err:e})");
-            let eta = eta_of(&dense, &lz, EtaWeights::Uniform).unwrap();
-            assert!(eta < 1e-8, "m = {m}: vectors differ (unweighted eta {eta:e})");
-        }
-    }
-
-    /// With m = N = M the symmetric method is exact: it recovers the truncated SVD.
-    #[test]
-    fn lanczos_symmetric_nystrom_is_exact_at_full_size() {
-        let g = problem(40, 40, 2);
-        let r = 3;
-        let exact = ksvd_solvers::dense_svd_operator(&g, r).unwrap();
-        let lz = symmetric_nystrom_lanczos(&g, r, 40, 3, 1e-12).unwrap().unwrap();
-        let rel = (&exact.s - &lz.s).mapv(f64::abs).sum() / exact.s.sum();
-        assert!(rel < 1e-9, "{rel:e}");
-        assert!(subspace_error(&exact, lz.u.view(), lz.v.view()).unwrap() < 1e-6);
-    }
 
     /// A solver row with eta above its tolerance is downgraded with its whole group (and the
     /// speed-up); rows meeting it, other seeds and the reference are untouched.
@@ -1025,8 +700,8 @@ mod tests {
             r.setting.strip_prefix("eps=").and_then(|e| e.parse().ok())
         });
         let st: Vec<Status> = rows.iter().map(|r| r.status).collect();
-        use Status::{Failed, Ok as Fine};
-        assert_eq!(st, vec![Failed, Failed, Failed, Fine, Fine, Fine, Failed, Fine]);
+        use Status::{Ok as Fine, Unmet};
+        assert_eq!(st, vec![Unmet, Unmet, Unmet, Fine, Fine, Fine, Unmet, Fine]);
         assert!(rows[1].value.is_none() && rows[1].note.as_deref().unwrap().contains("validation"));
     }
 

@@ -4,12 +4,14 @@
 //! every timed run met `η ≤ ε`).
 use anyhow::Result;
 use ksvd_datasets::DataRoot;
+use ksvd_kernels::graph::GraphInput;
 use serde::{Deserialize, Serialize};
 
 use super::race::{self, Problem, RaceConfig, Solver, Verdict};
 use super::timing::adjacency;
-use super::{Context, Experiment};
+use super::{Cell, Context, Experiment, PerDataset};
 use crate::rows::{Row, Status};
+use crate::spec::setting_value;
 
 /// `[params]` of `kind = "spectrum"`.
 #[derive(Debug, Clone, Deserialize, Serialize)]
@@ -56,7 +58,7 @@ impl Experiment for Spectrum {
             params.landmarks == "uniform",
             "spectrum: only uniform landmarks are implemented"
         );
-        let input = race::graph_input(&params.graph_input)?;
+        let input: GraphInput = params.graph_input.parse().map_err(anyhow::Error::msg)?;
         let root = DataRoot::committed()?;
         let cfg = RaceConfig {
             rank: params.rank,
@@ -70,27 +72,24 @@ impl Experiment for Spectrum {
             // Unused: the figure races RSVD and ours only.
             sym_tol: params.tsvd_tol,
         };
-        let seeds = cx.spec.file.seeds.clone();
-        cx.progress
-            .set_length((cx.spec.run_datasets.len() * seeds.len() * params.gamma_grid.len()) as u64);
         let threads = cx.threads as u32;
-        let mut rows = Vec::new();
-        for id in &cx.spec.run_datasets {
-            let adj = adjacency(&root, id, false)?;
-            for &gamma in &params.gamma_grid {
-                for &seed in &seeds {
-                    cx.progress
-                        .set_message(format!("spectrum {id} gamma {gamma} seed {seed}"));
-                    let key = ("spectrum", id, gamma.to_bits(), seed, params);
-                    let mut cell = cx.cell(&key, || {
-                        let problem = Problem::sne(&adj, input, 1.0, Some(gamma))?;
-                        cell(id, &problem, gamma, params, &cfg, seed, threads)
-                    })?;
-                    rows.append(&mut cell);
-                }
-            }
-        }
-        Ok(rows)
+        // One cell per dataset, γ (the setting axis `gamma=<γ>`) and seed, all methods.
+        let cells = cx
+            .grid()
+            .all_methods()
+            .settings(params.gamma_grid.iter().map(|g| format!("gamma={g}")))
+            .cells();
+        let gamma_of = |c: &Cell| setting_value(&c.setting, "gamma").unwrap_or(f64::NAN);
+        let mut adjacencies = PerDataset::new();
+        cx.run_cells(
+            &cells,
+            |c| ("spectrum", c.dataset.clone(), gamma_of(c).to_bits(), c.seed(), params),
+            |c, _| {
+                let adj = adjacencies.get(&c.dataset, || adjacency(&root, &c.dataset, false))?;
+                let problem = Problem::sne(adj, input, 1.0, Some(gamma_of(c)))?;
+                cell(&c.dataset, &problem, gamma_of(c), params, &cfg, c.seed(), threads)
+            },
+        )
     }
 }
 
@@ -135,10 +134,10 @@ fn cell(
                 out.push(row(solver.id(), "max_angle", timed.accuracy.max_angle));
                 times[k] = Some(timed.seconds);
             }
-            Verdict::Failed(note) => {
+            Verdict::Unmet(note) => {
                 for metric in ["seconds", solver.size_metric()] {
                     out.push(
-                        Row::status(id, solver.id(), metric, Status::Failed, Some(note.clone()))
+                        Row::status(id, solver.id(), metric, Status::Unmet, Some(note.clone()))
                             .setting(setting.clone())
                             .seed(seed)
                             .threads(threads),
@@ -155,7 +154,7 @@ fn cell(
                 id,
                 "asym_nystrom",
                 "speedup",
-                Status::Failed,
+                Status::Unmet,
                 Some(format!(
                     "no speed-up: RSVD or ours did not reach eta <= {} (see their rows)",
                     params.tolerance

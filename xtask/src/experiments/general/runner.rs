@@ -1,58 +1,29 @@
-//! The Table 3 and ablation runners (moved here from `ksvd-general`, which keeps the embeddings,
+//! The Table 3 and ablation cells (moved here from `ksvd-general`, which keeps the embeddings,
 //! the SGD-trained heads and [`ksvd_general::train::evaluate`]): the configurations, their
-//! methods, the per-cell protocol, and tidy result rows.
+//! methods, the per-cell protocol ([`run_table3`], [`run_ablation`]: one dataset and seed, every
+//! method), and tidy result rows. The loop over datasets and seeds is the experiment driver's.
+use ksvd_linalg::Vocabulary;
 use std::collections::BTreeMap;
 use std::time::Instant;
 
-use ksvd_datasets::{DataRoot, DatasetError, DatasetName, TabularData};
+use ksvd_datasets::{DataRoot, DatasetName};
 use ksvd_kernels::bandwidth::median_sq_distance;
-use ksvd_kernels::compat::Compat;
+use ksvd_kernels::{Compat, Kernel};
 use ndarray::{Array2, ArrayView2};
 use serde::{Deserialize, Serialize};
 
-use crate::rows::{Row, Status};
+use crate::rows::Row;
 use ksvd_general::embed::{
     compatibility_matrix, ksvd_fixed, nonlinear_svd, EmbeddingScale, FixedEmbedding, Kpca, KpcaPlan,
     LearnableEmbedding, LearnableKsvd,
 };
 use ksvd_general::head::HeadInit;
-use ksvd_general::kernel::DiffKernel;
 use ksvd_general::train::{evaluate, loss_of, train, FeatureSource, SgdOptions, Trained};
-use ksvd_general::{prepare, GeneralError, Prepared, Preprocessing, Result, TaskKind};
+use ksvd_general::{prepare, GeneralError, Prepared, Preprocessing, Result};
+use ksvd_linalg::{Progress, ProgressFn};
 
 /// The six UCI datasets of Table 3, in the paper's order.
 pub const DATASETS: [&str; 6] = ["diabetes", "ionosphere", "liver", "cholesterol", "yacht", "protein"];
-
-/// A fixed compatibility alternative (a0–a2 of Remark 3.2), as written in configs.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
-pub enum CompatId {
-    /// a0: `C = X (XᵀX)^†` (pseudo-inverse).
-    #[serde(rename = "a0")]
-    A0,
-    /// a1: PCA projection.
-    #[serde(rename = "a1")]
-    A1,
-    /// a2: seeded Gaussian `randn(N, M)`.
-    #[serde(rename = "a2")]
-    A2,
-}
-
-impl CompatId {
-    fn to_compat(self, seed: u64) -> Compat {
-        match self {
-            CompatId::A0 => Compat::PseudoInverse,
-            CompatId::A1 => Compat::Pca,
-            CompatId::A2 => Compat::Random { seed },
-        }
-    }
-    fn as_str(self) -> &'static str {
-        match self {
-            CompatId::A0 => "a0",
-            CompatId::A1 => "a1",
-            CompatId::A2 => "a2",
-        }
-    }
-}
 
 /// How kernel bandwidths are chosen.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
@@ -67,10 +38,11 @@ pub enum BandwidthRule {
 }
 
 /// What one of the configured `iterations` is.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize, Default)]
 #[serde(rename_all = "lowercase")]
 pub enum IterationUnit {
-    /// One SGD step (one mini-batch, or the full set for full-batch datasets).
+    /// One SGD step (one mini-batch, or the full set for full-batch datasets); the default.
+    #[default]
     Step,
     /// One pass over the training set: `ceil(N / batch_size)` steps (differs from `Step` only for
     /// mini-batch datasets, i.e. protein).
@@ -86,26 +58,8 @@ impl IterationUnit {
     }
 }
 
-/// Which of the two `G` kernels a KSVD method uses.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum KsvdKernel {
-    /// RBF `exp(−‖x − z‖²/γ²)`.
-    Rbf,
-    /// SNE: the RBF normalised over the Z set.
-    Sne,
-}
-
-/// A compatibility alternative including the learnable one.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
-pub enum Alternative {
-    /// a0, a1 or a2 (fixed `C`).
-    Fixed(CompatId),
-    /// a3: `C` learnt by SGD through `G`.
-    Learnable,
-}
-
 /// A column of Table 3.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq)]
 pub enum Table3Method {
     /// KPCA with the RBF kernel on the samples (centred, top-`r` eigenvectors).
     KpcaRbf,
@@ -113,10 +67,12 @@ pub enum Table3Method {
     KpcaRbfLearnableC,
     /// KSVD with a kernel and a compatibility alternative.
     Ksvd {
-        /// The kernel.
-        kernel: KsvdKernel,
-        /// The compatibility alternative.
-        alternative: Alternative,
+        /// The kernel of `G` (RBF or SNE). Its bandwidth is chosen per cell by the
+        /// [`BandwidthRule`] ([`Kernel::with_gamma`]): the `γ` held here is a placeholder (1).
+        kernel: Kernel,
+        /// a0, a1, a2 (a fixed `C`) or a3 ([`Compat::Learned`]: `C` learnt by SGD through `G`,
+        /// starting from [`Table3Config::a3_init`]).
+        compat: Compat,
     },
 }
 
@@ -124,27 +80,26 @@ impl Table3Method {
     /// All ten columns of Table 3, in the paper's order.
     pub fn all() -> Vec<Table3Method> {
         let mut v = vec![Table3Method::KpcaRbf, Table3Method::KpcaRbfLearnableC];
-        for kernel in [KsvdKernel::Rbf, KsvdKernel::Sne] {
-            for alternative in [
-                Alternative::Fixed(CompatId::A0),
-                Alternative::Fixed(CompatId::A1),
-                Alternative::Fixed(CompatId::A2),
-                Alternative::Learnable,
+        for kernel in [Kernel::Rbf { gamma: 1.0 }, Kernel::Sne { gamma: 1.0 }] {
+            for compat in [
+                Compat::PseudoInverse,
+                Compat::Pca,
+                Compat::Random { seed: 0 },
+                Compat::Learned,
             ] {
-                v.push(Table3Method::Ksvd { kernel, alternative });
+                v.push(Table3Method::Ksvd { kernel, compat });
             }
         }
         v
     }
 
-    /// The id used in `experiments/table3.toml` (`kpca_rbf`, `kpca_rbf_c`, `ksvd_rbf_a0` … `ksvd_sne_a3`).
+    /// The id used in `experiments/table3.toml` (`kpca_rbf`, `kpca_rbf_c`, `ksvd_rbf_a0` … `ksvd_sne_a3`:
+    /// the kernel's and the alternative's names, [`Kernel::name`] and [`Compat::name`]).
     pub fn id(&self) -> String {
         match *self {
             Table3Method::KpcaRbf => "kpca_rbf".into(),
             Table3Method::KpcaRbfLearnableC => "kpca_rbf_c".into(),
-            Table3Method::Ksvd { kernel, alternative } => {
-                format!("ksvd_{}_{}", kernel_id(kernel), alternative_id(alternative))
-            }
+            Table3Method::Ksvd { kernel, compat } => format!("ksvd_{}_{}", kernel.kind().name(), compat.name()),
         }
     }
 
@@ -157,74 +112,96 @@ impl Table3Method {
     }
 }
 
-fn kernel_id(k: KsvdKernel) -> &'static str {
-    match k {
-        KsvdKernel::Rbf => "rbf",
-        KsvdKernel::Sne => "sne",
+/// Defaults of the choices the paper leaves open (the recommended protocol of the
+/// `ksvd-general` documentation), for the keys a spec may omit. The values the paper states have
+/// no default: they live in the specs only.
+mod open_defaults {
+    use super::{AblationScale, BandwidthRule, Compat, HeadInit, Table3Method, DATASETS};
+    use std::collections::BTreeMap;
+
+    pub(super) fn yes() -> bool {
+        true
+    }
+    pub(super) fn datasets() -> Vec<String> {
+        DATASETS.iter().map(|s| s.to_string()).collect()
+    }
+    pub(super) fn table3_methods() -> Vec<String> {
+        Table3Method::all().iter().map(|m| m.id()).collect()
+    }
+    pub(super) fn seeds() -> Vec<u64> {
+        vec![0, 1, 2, 3, 4]
+    }
+    pub(super) fn median() -> BandwidthRule {
+        BandwidthRule::Median
+    }
+    pub(super) fn every_step() -> usize {
+        1
+    }
+    pub(super) fn kpca_refresh_every() -> BTreeMap<String, usize> {
+        DATASETS
+            .iter()
+            .map(|d| (d.to_string(), if *d == "protein" { 100 } else { 10 }))
+            .collect()
+    }
+    pub(super) fn a2() -> Compat {
+        Compat::Random { seed: 0 }
+    }
+    pub(super) fn a1() -> Compat {
+        Compat::Pca
+    }
+    pub(super) fn kpca_exact_max() -> usize {
+        3000
+    }
+    pub(super) fn kpca_landmarks() -> usize {
+        500
+    }
+    pub(super) fn zero() -> HeadInit {
+        HeadInit::Zero
+    }
+    pub(super) fn left_singular() -> AblationScale {
+        AblationScale::LeftSingular
     }
 }
 
-fn alternative_id(a: Alternative) -> &'static str {
-    match a {
-        Alternative::Fixed(c) => c.as_str(),
-        Alternative::Learnable => "a3",
-    }
-}
+/// The keys of Table 3's `[params]` whose values the paper states: required in every spec.
+#[cfg(test)]
+const TABLE3_STATED: [&str; 6] = [
+    "test_fraction",
+    "components",
+    "gamma2",
+    "learning_rate",
+    "iterations",
+    "batch_size",
+];
 
-fn paper_gamma2() -> BTreeMap<String, BTreeMap<String, f64>> {
-    let rbf = [
-        ("diabetes", 1e7),
-        ("ionosphere", 1e7),
-        ("liver", 1e7),
-        ("cholesterol", 1e7),
-        ("yacht", 1e7),
-        ("protein", 1e6),
-    ];
-    let sne = [
-        ("diabetes", 1e5),
-        ("ionosphere", 1e6),
-        ("liver", 1e4),
-        ("cholesterol", 1e5),
-        ("yacht", 1e5),
-        ("protein", 1e5),
-    ];
-    let to_map = |v: &[(&str, f64)]| v.iter().map(|(k, g)| (k.to_string(), *g)).collect();
-    BTreeMap::from([("rbf".to_string(), to_map(&rbf)), ("sne".to_string(), to_map(&sne))])
-}
-
-fn paper_learning_rates() -> BTreeMap<String, f64> {
-    DATASETS
-        .iter()
-        .map(|d| {
-            let lr = match *d {
-                "cholesterol" => 1e-1,
-                "protein" => 1e-4,
-                _ => 1e-3,
-            };
-            (d.to_string(), lr)
-        })
-        .collect()
-}
-
-fn paper_batch_sizes() -> BTreeMap<String, usize> {
-    BTreeMap::from([("protein".to_string(), 500)])
-}
+/// The keys of the ablation's `[params]` whose values the paper states (or takes from Table 3).
+#[cfg(test)]
+const ABLATION_STATED: [&str; 6] = [
+    "degree",
+    "components",
+    "test_fraction",
+    "learning_rate",
+    "iterations",
+    "batch_size",
+];
 
 /// Configuration of Table 3. Deserialises from the `[params]` table of
-/// `experiments/table3.toml` (every key optional; missing keys take the [`Default`]: the
-/// recommended protocol of the crate documentation — everything the paper states, and for what it
-/// leaves open standardised inputs, median-heuristic bandwidths, standardised head inputs and
-/// regression targets; [`Table3Config::literal`] is the paper read literally). Unknown keys are
-/// rejected.
+/// `experiments/table3.toml`. The values the paper states (`test_fraction`, `components`,
+/// `gamma2`, `learning_rate`, `iterations`, `batch_size`) are required: the spec is their only
+/// source, and a missing one is an error naming the key. The choices the paper leaves open default
+/// to the recommended protocol of the crate documentation (standardised inputs, median-heuristic
+/// bandwidths, standardised head inputs and regression targets, heads starting at zero);
+/// [`Table3Config::literal`] is the paper read literally. Unknown keys are rejected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub struct Table3Config {
     /// Fraction of each dataset used for testing (paper: 20%).
     pub test_fraction: f64,
     /// Embedding dimension `r` (paper: the first 4 right singular vectors, `G V[:, :4]`).
     pub components: usize,
-    /// `γ²` per kernel (`"rbf"`, `"sne"`) and dataset, used with [`BandwidthRule::Paper`]; KPCA
-    /// uses the `"rbf"` value (the paper does not say). Default: appendix C.3.
+    /// `γ²` per kernel (`"rbf"`, `"sne"`) and dataset, as the paper quotes it (appendix C.3),
+    /// used with [`BandwidthRule::Paper`]; KPCA uses the `"rbf"` value (the paper does not say).
+    /// The kernels take `γ`: a cell converts once, `γ = sqrt(γ²)` (see `cell_bandwidth`).
     pub gamma2: BTreeMap<String, BTreeMap<String, f64>>,
     /// SGD learning rate per dataset, shared by the head and `C` (appendix C.3: 1e-3, Cholesterol
     /// 1e-1, protein 1e-4).
@@ -233,128 +210,107 @@ pub struct Table3Config {
     pub iterations: usize,
     /// Whether an iteration is an SGD step (default) or an epoch (the paper does not say which
     /// for the mini-batch protein run; with epochs, protein takes 2000 · 74 steps).
+    #[serde(default)]
     pub iteration_unit: IterationUnit,
     /// Mini-batch size per dataset; datasets not listed train full-batch (paper: protein 500).
     pub batch_size: BTreeMap<String, usize>,
     /// Standardise the input columns with training statistics before everything else (not stated
     /// in the paper). Default `true`: the columns' units differ by up to six orders of magnitude
     /// (protein), so on raw data one column decides every kernel distance.
+    #[serde(default = "open_defaults::yes")]
     pub standardize: bool,
-    /// Datasets to run (ids of [`DATASETS`]).
+    /// Datasets to run (ids of [`DATASETS`]; default all).
+    #[serde(default = "open_defaults::datasets")]
     pub datasets: Vec<String>,
-    /// Methods to run (ids of [`Table3Method::id`]).
+    /// Methods to run (ids of [`Table3Method::id`]; default all).
+    #[serde(default = "open_defaults::table3_methods")]
     pub methods: Vec<String>,
     /// One run per seed; the seed fixes the split, the head initialisation, the mini-batch order,
-    /// the a2 matrix, the KPCA landmarks and the bandwidth subsample.
+    /// the a2 matrix, the KPCA landmarks and the bandwidth subsample (default 0 to 4).
+    #[serde(default = "open_defaults::seeds")]
     pub seeds: Vec<u64>,
     /// Paper bandwidths or the median heuristic (default: the paper's `γ²` fit neither the raw nor
     /// the standardised scale, see the crate documentation).
+    #[serde(default = "open_defaults::median")]
     pub bandwidth: BandwidthRule,
     /// a3: SGD steps between two SVDs of `G`, which re-compute the detached `V` and the feature
     /// statistics (paper: "alternately", read as every step). With `standardize_features`, stale
     /// statistics let the steps on `C` grow the low-variance features unchecked (protein diverged
     /// within 74 steps when refreshed once per epoch), so keep 1.
+    #[serde(default = "open_defaults::every_step")]
     pub refresh_every: usize,
     /// KPCA with learnable `C`: SGD steps between two eigen-decompositions (and feature
     /// statistics), per dataset. Every step would make the refresh dominate: the exact `N × N`
     /// Lanczos costs ~10 steps, the Nyström pass on protein (`N m²` with `m = 500`) ~300
     /// mini-batch steps. Default 10, protein 100 (20 refreshes in 2000 steps, one per 1.4 epochs).
+    #[serde(default = "open_defaults::kpca_refresh_every")]
     pub kpca_refresh_every: BTreeMap<String, usize>,
-    /// a3: initial `C` (not stated; default a2, a freshly drawn `randn(N, M)` like a new
-    /// parameter tensor).
-    pub a3_init: CompatId,
-    /// KPCA uses the exact `N × N` kernel up to this many training rows, Nyström above.
+    /// a3: initial `C`, a closed-form alternative `a0`, `a1` or `a2` (not stated; default a2, a
+    /// freshly drawn `randn(N, M)` like a new parameter tensor, seeded by the cell's seed).
+    #[serde(default = "open_defaults::a2")]
+    pub a3_init: Compat,
+    /// KPCA uses the exact `N × N` kernel up to this many training rows, Nyström above
+    /// (default 3000).
+    #[serde(default = "open_defaults::kpca_exact_max")]
     pub kpca_exact_max: usize,
-    /// Landmarks of the Nyström KPCA.
+    /// Landmarks of the Nyström KPCA (default 500).
+    #[serde(default = "open_defaults::kpca_landmarks")]
     pub kpca_landmarks: usize,
     /// Row cap per dataset (seeded subsample before the split), e.g. for a quick protein run.
+    #[serde(default)]
     pub max_rows: BTreeMap<String, usize>,
     /// Standardise the embedding features before the head (detached training statistics; not in
     /// the paper). Default `true`: the columns of `G V = U Σ` differ in scale by up to 1e8 (the
     /// singular values), so one learning rate cannot train them all; per-column scaling is an
     /// affine reparametrisation of the head (same model class), only SGD's conditioning changes.
+    #[serde(default = "open_defaults::yes")]
     pub standardize_features: bool,
     /// Regression: train the head on the standardised target, predict in the target's units (not
     /// in the paper). Default `true`: with the raw target the MSE and its gradients scale with
     /// the target's units squared (cholesterol ~250 mg/dl), so the same learning rate means
     /// different steps per dataset, and the bias alone needs ~`ȳ/(2 lr)` steps to reach the mean.
+    #[serde(default = "open_defaults::yes")]
     pub standardize_target: bool,
     /// Head initialisation (not stated). Default zeros: 2000 steps at the stated rates are ~2
     /// time units of gradient flow (protein 0.2), too few to train away PyTorch's random start
     /// (it adds output noise of variance ~0.4 in standardised units), so with it part of each
     /// cell's score is the seed's initialisation rather than the embedding. Zeros start every
     /// head at the same, embedding-independent point. [`Table3Config::literal`] uses PyTorch's.
+    #[serde(default = "open_defaults::zero")]
     pub head_init: HeadInit,
     /// Cells (dataset × seed × method) run concurrently on this many threads, each cell
-    /// single-threaded; `0` = the size of the rayon pool. Results do not depend on it.
+    /// single-threaded; `0` (default) = the size of the rayon pool. Results do not depend on it.
+    #[serde(default)]
     pub cell_threads: usize,
 }
 
-impl Default for Table3Config {
-    fn default() -> Self {
-        Table3Config {
-            test_fraction: 0.2,
-            components: 4,
-            gamma2: paper_gamma2(),
-            learning_rate: paper_learning_rates(),
-            iterations: 2000,
-            iteration_unit: IterationUnit::Step,
-            batch_size: paper_batch_sizes(),
-            standardize: true,
-            datasets: DATASETS.iter().map(|s| s.to_string()).collect(),
-            methods: Table3Method::all().iter().map(|m| m.id()).collect(),
-            seeds: vec![0, 1, 2, 3, 4],
-            bandwidth: BandwidthRule::Median,
-            refresh_every: 1,
-            kpca_refresh_every: DATASETS
-                .iter()
-                .map(|d| (d.to_string(), if *d == "protein" { 100 } else { 10 }))
-                .collect(),
-            a3_init: CompatId::A2,
-            kpca_exact_max: 3000,
-            kpca_landmarks: 500,
-            max_rows: BTreeMap::new(),
-            standardize_features: true,
-            standardize_target: true,
-            head_init: HeadInit::Zero,
-            cell_threads: 0,
-        }
-    }
-}
-
-// The named presets are used by the tests; `reproduce` takes its configs from the spec files.
+// The named variants are used by the tests; `reproduce` takes its configs from the spec files.
 #[allow(dead_code)]
 impl Table3Config {
-    /// The recommended full protocol (same as [`Default`]).
-    pub fn full() -> Self {
-        Self::default()
-    }
-
     /// The paper read literally: raw inputs, the paper's `γ²`, the head (PyTorch's
     /// initialisation) on the unscaled features `G V[:, :4]` and the raw target; everything else
-    /// as [`Table3Config::full`].
-    pub fn literal() -> Self {
+    /// as `self`.
+    pub fn literal(self) -> Self {
         Table3Config {
             standardize: false,
             bandwidth: BandwidthRule::Paper,
             standardize_features: false,
             standardize_target: false,
             head_init: HeadInit::Pytorch,
-            ..Self::default()
+            ..self
         }
     }
 
-    /// A quick variant: one seed, 200 SGD steps, protein subsampled to 5000 rows with KPCA on
-    /// 200 Nyström landmarks (`kpca_exact_max = 1000`, so the bounded-memory path runs); the
-    /// other datasets as in [`Table3Config::full`].
-    pub fn quick() -> Self {
+    /// A quick variant of `self`: one seed, 200 SGD steps, protein subsampled to 5000 rows with
+    /// KPCA on 200 Nyström landmarks (`kpca_exact_max = 1000`, so the bounded-memory path runs).
+    pub fn quick(self) -> Self {
         Table3Config {
             iterations: 200,
             seeds: vec![0],
             max_rows: BTreeMap::from([("protein".to_string(), 5000)]),
             kpca_exact_max: 1000,
             kpca_landmarks: 200,
-            ..Self::default()
+            ..self
         }
     }
 
@@ -377,15 +333,18 @@ impl Table3Config {
                 return Err(GeneralError::invalid(name, v, "at least 1"));
             }
         }
+        check_closed_form("a3_init", self.a3_init)?;
         self.methods.iter().map(|m| Table3Method::parse(m)).collect()
     }
 }
 
 /// Configuration of the ablation table (SVD of polynomial features vs KSVD with the polynomial
-/// kernel). Deserialises from the `[params]` table of `experiments/ablation.toml`; missing keys
-/// take the [`Default`].
+/// kernel). Deserialises from the `[params]` table of `experiments/ablation.toml`. As for
+/// [`Table3Config`], the values the paper states (`degree`, `components`, `test_fraction`, and
+/// Table 3's `learning_rate`, `iterations`, `batch_size`) are required, the open choices default
+/// to the recommended protocol, and unknown keys are rejected.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
-#[serde(default, deny_unknown_fields)]
+#[serde(deny_unknown_fields)]
 pub struct AblationConfig {
     /// Polynomial degree `p` of both the features `φ` and the kernel `(x·z + 1)^p` (paper: 2).
     pub degree: u32,
@@ -393,32 +352,42 @@ pub struct AblationConfig {
     pub components: usize,
     /// Fraction of rows used for testing (paper: 20%).
     pub test_fraction: f64,
-    /// Compatibility alternative of the KSVD side (not stated; default a1).
-    pub compatibility: CompatId,
+    /// Compatibility alternative of the KSVD side, `a0`, `a1` or `a2` (not stated; default a1).
+    #[serde(default = "open_defaults::a1")]
+    pub compatibility: Compat,
     /// SGD learning rate per dataset (as Table 3).
     pub learning_rate: BTreeMap<String, f64>,
     /// SGD iterations (as Table 3: 2000).
     pub iterations: usize,
     /// Steps or epochs (as [`Table3Config::iteration_unit`]).
+    #[serde(default)]
     pub iteration_unit: IterationUnit,
     /// Mini-batch size per dataset (as Table 3: protein 500).
     pub batch_size: BTreeMap<String, usize>,
     /// Standardise the input columns with training statistics (as Table 3, default `true`).
+    #[serde(default = "open_defaults::yes")]
     pub standardize: bool,
-    /// Datasets to run.
+    /// Datasets to run (default all).
+    #[serde(default = "open_defaults::datasets")]
     pub datasets: Vec<String>,
-    /// One run per seed (split, head initialisation, batch order, a2 matrix).
+    /// One run per seed (split, head initialisation, batch order, a2 matrix; default 0 to 4).
+    #[serde(default = "open_defaults::seeds")]
     pub seeds: Vec<u64>,
-    /// Embeddings: [`AblationScale::LeftSingular`] (`U_A` and `B_φ`, the paper's wording) or
-    /// [`AblationScale::Projection`] (`U Σ`).
+    /// Embeddings: [`AblationScale::LeftSingular`] (`U_A` and `B_φ`, the paper's wording; the
+    /// default) or [`AblationScale::Projection`] (`U Σ`).
+    #[serde(default = "open_defaults::left_singular")]
     pub embedding: AblationScale,
     /// Row cap per dataset (seeded subsample before the split).
+    #[serde(default)]
     pub max_rows: BTreeMap<String, usize>,
-    /// Standardise the embedding features before the head (not in the paper).
+    /// Standardise the embedding features before the head (not in the paper; default `true`).
+    #[serde(default = "open_defaults::yes")]
     pub standardize_features: bool,
     /// Regression: train on the standardised target (as [`Table3Config::standardize_target`]).
+    #[serde(default = "open_defaults::yes")]
     pub standardize_target: bool,
     /// Head initialisation (as [`Table3Config::head_init`]: zeros; literal: PyTorch's).
+    #[serde(default = "open_defaults::zero")]
     pub head_init: HeadInit,
 }
 
@@ -432,60 +401,34 @@ pub enum AblationScale {
     Projection,
 }
 
-impl Default for AblationConfig {
-    fn default() -> Self {
-        AblationConfig {
-            degree: 2,
-            components: 4,
-            test_fraction: 0.2,
-            compatibility: CompatId::A1,
-            learning_rate: paper_learning_rates(),
-            iterations: 2000,
-            iteration_unit: IterationUnit::Step,
-            batch_size: paper_batch_sizes(),
-            standardize: true,
-            datasets: DATASETS.iter().map(|s| s.to_string()).collect(),
-            seeds: vec![0, 1, 2, 3, 4],
-            embedding: AblationScale::LeftSingular,
-            max_rows: BTreeMap::new(),
-            standardize_features: true,
-            standardize_target: true,
-            head_init: HeadInit::Zero,
-        }
-    }
-}
-
-// The named presets are used by the tests; `reproduce` takes its configs from the spec files.
+// The named variants are used by the tests; `reproduce` takes its configs from the spec files.
 #[allow(dead_code)]
 impl AblationConfig {
-    /// The recommended full protocol (same as [`Default`]; as [`Table3Config::full`]).
-    pub fn full() -> Self {
-        Self::default()
-    }
     /// The paper read literally (as [`Table3Config::literal`]): raw inputs, unscaled head
-    /// inputs and targets, PyTorch's initialisation.
-    pub fn literal() -> Self {
+    /// inputs and targets, PyTorch's initialisation; everything else as `self`.
+    pub fn literal(self) -> Self {
         AblationConfig {
             standardize: false,
             standardize_features: false,
             standardize_target: false,
             head_init: HeadInit::Pytorch,
-            ..Self::default()
+            ..self
         }
     }
-    /// One seed, 200 SGD steps, protein subsampled to 5000 rows.
-    pub fn quick() -> Self {
+    /// One seed, 200 SGD steps, protein subsampled to 5000 rows; everything else as `self`.
+    pub fn quick(self) -> Self {
         AblationConfig {
             iterations: 200,
             seeds: vec![0],
             max_rows: BTreeMap::from([("protein".to_string(), 5000)]),
-            ..Self::default()
+            ..self
         }
     }
     fn validate(&self) -> Result<()> {
         if self.degree == 0 {
             return Err(GeneralError::invalid("degree", 0, "a degree >= 1"));
         }
+        check_closed_form("compatibility", self.compatibility)?;
         common_checks(
             self.test_fraction,
             self.components,
@@ -494,6 +437,18 @@ impl AblationConfig {
             &self.datasets,
         )
     }
+}
+
+/// `compat` must be one closed-form matrix `C` (a0, a1 or a2): a fixed start or a fixed map.
+fn check_closed_form(name: &'static str, compat: Compat) -> Result<()> {
+    if compat.has_matrix() {
+        return Ok(());
+    }
+    Err(GeneralError::invalid(
+        name,
+        compat,
+        "a closed-form alternative: a0, a1 or a2",
+    ))
 }
 
 fn common_checks(
@@ -529,21 +484,6 @@ fn common_checks(
         }
     }
     Ok(())
-}
-
-/// Progress report passed to the callback before each cell.
-#[derive(Debug, Clone, Copy)]
-pub struct Progress<'a> {
-    /// Cells finished so far.
-    pub done: usize,
-    /// Cells in total.
-    pub total: usize,
-    /// Dataset of the next cell.
-    pub dataset: &'a str,
-    /// Method id of the next cell.
-    pub method: &'a str,
-    /// Seed of the next cell.
-    pub seed: u64,
 }
 
 /// Derives independent seeds from the run seed (splitmix64 of `seed` and a stream number).
@@ -597,26 +537,17 @@ fn settings(
     })
 }
 
-fn load(root: &DataRoot, dataset: &str) -> std::result::Result<TabularData, (Status, String)> {
-    let name: DatasetName = dataset
-        .parse()
-        .map_err(|e: DatasetError| (Status::Failed, e.to_string()))?;
-    root.tabular(name).map_err(|e| match e {
-        DatasetError::MissingFile { .. } => (Status::MissingData, e.to_string()),
-        other => (Status::Failed, other.to_string()),
-    })
+/// The dataset of a cell, loaded and split for its seed: what every method of the cell shares.
+/// An absent file stays a [`ksvd_datasets::DatasetError`] in the error's chain (the driver
+/// reports `missing-data`).
+fn prepared(root: &DataRoot, dataset: &str, s: &DatasetSettings, seed: u64) -> anyhow::Result<Prepared> {
+    let name: DatasetName = dataset.parse()?;
+    let data = root.tabular(name)?;
+    Ok(prepare(&data, &s.prep, seed)?)
 }
 
-fn metrics_for(task: Option<TaskKind>, dataset: &str) -> Vec<&'static str> {
-    match task {
-        Some(TaskKind::Regression) => vec!["rmse"],
-        Some(TaskKind::Classification { .. }) => vec!["acc", "auroc"],
-        None => match dataset {
-            "cholesterol" | "yacht" | "protein" => vec!["rmse"],
-            _ => vec!["acc", "auroc"],
-        },
-    }
-}
+/// One method's rows in a cell, or its error (the driver writes its failure rows).
+pub type MethodRows = (String, anyhow::Result<Vec<Row>>);
 
 /// What one cell (dataset × method × seed) produced.
 struct CellOutcome {
@@ -725,26 +656,30 @@ fn table3_cell(
         seed: derive_seed(seed, STREAM_HEAD),
     };
     let bw_seed = derive_seed(seed, STREAM_BANDWIDTH);
-    let gamma2_for = |kernel: &str, x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>| -> Result<f64> {
-        match cfg.bandwidth {
+    // The one place where a `γ²` becomes the kernels' `γ`: the spec's `gamma2` (the paper quotes
+    // `γ²`) or the median heuristic's `γ² = median ‖x_i − z_j‖²`, converted once, `γ = sqrt(γ²)`.
+    // Returns `(γ², γ)`; the note reports `γ²` as the paper does.
+    let cell_bandwidth = |kernel: &str, x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>| -> Result<(f64, f64)> {
+        let gamma2 = match cfg.bandwidth {
             BandwidthRule::Paper => {
                 let map = cfg
                     .gamma2
                     .get(kernel)
                     .ok_or_else(|| GeneralError::invalid("gamma2", kernel, "a table for `rbf` and `sne`"))?;
-                lookup(map, &p.name, "gamma2")
+                lookup(map, &p.name, "gamma2")?
             }
-            BandwidthRule::Median => Ok(median_sq_distance(x, z, 1000, bw_seed)?),
-        }
+            BandwidthRule::Median => median_sq_distance(x, z, 1000, bw_seed)?,
+        };
+        Ok((gamma2, gamma2.sqrt()))
     };
     match method {
         Table3Method::KpcaRbf | Table3Method::KpcaRbfLearnableC => {
-            let gamma2 = gamma2_for("rbf", p.x_train.view(), p.x_train.view())?;
+            let (gamma2, gamma) = cell_bandwidth("rbf", p.x_train.view(), p.x_train.view())?;
             let plan = KpcaPlan::choose(n, cfg.kpca_exact_max, cfg.kpca_landmarks);
             let mut kpca = Kpca::new(
                 p.x_train.clone(),
                 Array2::eye(m),
-                gamma2,
+                gamma,
                 r,
                 plan,
                 derive_seed(seed, STREAM_LANDMARKS),
@@ -763,145 +698,98 @@ fn table3_cell(
                 learnable_cell(p, &mut kpca, s, &opts, note)
             }
         }
-        Table3Method::Ksvd { kernel, alternative } => {
-            let compat_id = match alternative {
-                Alternative::Fixed(c) => c,
-                Alternative::Learnable => cfg.a3_init,
-            };
-            let c = compatibility_matrix(p.x_train.view(), compat_id.to_compat(derive_seed(seed, STREAM_COMPAT)))?;
+        Table3Method::Ksvd { kernel, compat } => {
+            let learned = compat == Compat::Learned;
+            let init = if learned { cfg.a3_init } else { compat };
+            let c = compatibility_matrix(p.x_train.view(), init.with_seed(derive_seed(seed, STREAM_COMPAT)))?;
             let z = ksvd_linalg::dense::matmul(p.x_train.t(), c.view())?;
-            let kname = kernel_id(kernel);
-            let gamma2 = gamma2_for(kname, p.x_train.view(), z.view())?;
-            let dk = match kernel {
-                KsvdKernel::Rbf => DiffKernel::Rbf { gamma2 },
-                KsvdKernel::Sne => DiffKernel::Sne { gamma2 },
-            };
-            let note = format!("γ² = {gamma2:.4e}; C init {}", compat_id.as_str());
-            match alternative {
-                Alternative::Fixed(_) => {
-                    let emb = ksvd_fixed(
-                        p.x_train.view(),
-                        p.x_test.view(),
-                        c.view(),
-                        dk,
-                        r,
-                        EmbeddingScale::Projection,
-                    )?;
-                    fixed_cell(p, emb, s, &opts, note)
-                }
-                Alternative::Learnable => {
-                    let mut emb = LearnableKsvd::new(p.x_train.clone(), c, dk, r)?;
-                    learnable_cell(p, &mut emb, s, &opts, note)
-                }
+            let (gamma2, gamma) = cell_bandwidth(kernel.kind().name(), p.x_train.view(), z.view())?;
+            let kernel = kernel.with_gamma(gamma);
+            let note = format!("γ² = {gamma2:.4e}; C init {init}");
+            if learned {
+                let mut emb = LearnableKsvd::new(p.x_train.clone(), c, kernel, r)?;
+                learnable_cell(p, &mut emb, s, &opts, note)
+            } else {
+                let emb = ksvd_fixed(
+                    p.x_train.view(),
+                    p.x_test.view(),
+                    c.view(),
+                    kernel,
+                    r,
+                    EmbeddingScale::Projection,
+                )?;
+                fixed_cell(p, emb, s, &opts, note)
             }
         }
     }
 }
 
-fn rows_from_outcome(
-    dataset: &str,
-    id: &str,
-    metrics: &[&'static str],
-    seed: u64,
-    seconds: f64,
-    outcome: std::result::Result<CellOutcome, (Status, String)>,
-) -> Vec<Row> {
+/// The rows of one method's outcome: its metrics, with the cell's note, seed and wall time.
+fn method_rows(dataset: &str, id: &str, seed: u64, seconds: f64, outcome: Result<CellOutcome>) -> MethodRows {
     let threads = rayon::current_num_threads() as u32;
-    let base = |metric: &str, status: Status, note: String| {
-        let mut row = Row::status(dataset, id, metric, status, Some(note));
-        row.seed = Some(seed);
-        row.trials = Some(1);
-        row.seconds = Some(seconds);
-        row.threads = Some(threads);
-        row
-    };
-    match outcome {
-        Ok(o) => o
-            .metrics
+    let rows = outcome.map_err(anyhow::Error::from).map(|o| {
+        o.metrics
             .iter()
-            .map(|&(metric, v)| Row {
-                value: Some(v),
-                ..base(metric, Status::Ok, o.note.clone())
+            .map(|&(metric, v)| {
+                Row::ok(dataset, id, metric, v)
+                    .seed(seed)
+                    .trials(1, None)
+                    .seconds(seconds)
+                    .threads(threads)
+                    .note(o.note.clone())
             })
-            .collect(),
-        Err((status, note)) => metrics.iter().map(|m| base(m, status, note.clone())).collect(),
-    }
+            .collect()
+    });
+    (id.to_string(), rows)
 }
 
-fn err_note(e: GeneralError) -> (Status, String) {
-    (Status::Failed, e.to_string())
-}
-
-/// Runs Table 3: for every dataset, seed and method, embeddings → SGD-trained linear head →
-/// test metrics (`acc` and `auroc` for classification, `rmse` for regression). Cells that fail
-/// (including SGD divergence) become rows with [`Status::Failed`] and the reason; a dataset whose
-/// files are missing gives [`Status::MissingData`] rows. `progress` is called before each cell.
-pub fn run_table3(cfg: &Table3Config, root: &DataRoot, progress: &mut dyn FnMut(&Progress<'_>)) -> Result<Vec<Row>> {
+/// The Table 3 cell: every method of `cfg` on `dataset` with `seed`, embeddings → SGD-trained
+/// linear head → test metrics (`acc` and `auroc` for classification, `rmse` for regression),
+/// the methods on `cell_threads` workers ([`run_jobs`]). Each method's rows, or its error
+/// (including SGD divergence); an error for the cell as a whole when the config is invalid or the
+/// data cannot be loaded. `progress` is called as each method starts.
+pub fn run_table3(
+    cfg: &Table3Config,
+    root: &DataRoot,
+    dataset: &str,
+    seed: u64,
+    progress: &mut ProgressFn<'_>,
+) -> anyhow::Result<Vec<MethodRows>> {
     let methods = cfg.validate()?;
-    // Data preparation is cheap and serial; the cells run on `cell_threads` workers.
-    let mut prepared = Vec::new();
-    for dataset in &cfg.datasets {
-        let data = load(root, dataset);
-        let s = settings(
-            dataset,
-            &cfg.learning_rate,
-            &cfg.batch_size,
-            &cfg.max_rows,
-            cfg.test_fraction,
-            cfg.standardize,
-        )?;
-        for &seed in &cfg.seeds {
-            let p = data
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|d| prepare(d, &s.prep, seed).map_err(err_note));
-            prepared.push((dataset.as_str(), seed, p, s.clone()));
-        }
-    }
-    let jobs: Vec<(usize, Table3Method)> = (0..prepared.len())
-        .flat_map(|k| methods.iter().map(move |&m| (k, m)))
-        .collect();
-    let ids: Vec<String> = jobs.iter().map(|(_, m)| m.id()).collect();
-    let total = jobs.len();
+    let s = settings(
+        dataset,
+        &cfg.learning_rate,
+        &cfg.batch_size,
+        &cfg.max_rows,
+        cfg.test_fraction,
+        cfg.standardize,
+    )?;
+    let p = prepared(root, dataset, &s, seed)?;
+    let ids: Vec<String> = methods.iter().map(|m| m.id()).collect();
+    let total = methods.len();
     let mut done = 0;
-    let out = run_cells(
+    Ok(run_jobs(
         total,
         cell_threads(cfg.cell_threads),
         // Longest first: the learnable embeddings dominate.
-        |i| match jobs[i].1 {
+        |i| match methods[i] {
             Table3Method::KpcaRbfLearnableC => 2,
             Table3Method::Ksvd {
-                alternative: Alternative::Learnable,
+                compat: Compat::Learned,
                 ..
             } => 1,
             _ => 0,
         },
         |i| {
-            let (k, method) = jobs[i];
-            let (dataset, seed, p, s) = &prepared[k];
-            let metrics = metrics_for(p.as_ref().ok().map(|p| p.task), dataset);
             let start = Instant::now();
-            let outcome = p
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|p| table3_cell(cfg, p, method, s, *seed).map_err(err_note));
-            let secs = start.elapsed().as_secs_f64();
-            rows_from_outcome(dataset, &ids[i], &metrics, *seed, secs, outcome)
+            let outcome = table3_cell(cfg, &p, methods[i], &s, seed);
+            method_rows(dataset, &ids[i], seed, start.elapsed().as_secs_f64(), outcome)
         },
         &mut |i| {
-            let (k, _) = jobs[i];
-            progress(&Progress {
-                done,
-                total,
-                dataset: prepared[k].0,
-                method: &ids[i],
-                seed: prepared[k].1,
-            });
+            progress(&Progress::new(format!("{} started", ids[i]), done, Some(total)));
             done += 1;
         },
-    );
-    let rows: Vec<Row> = out.into_iter().flatten().collect();
-    Ok(rows)
+    ))
 }
 
 /// Worker threads for the cells: `0` = the size of the current rayon pool.
@@ -919,7 +807,7 @@ fn cell_threads(configured: usize) -> usize {
 /// spin-wait on each other, the cores are shared by whole cells, and a cell's numbers do not
 /// depend on the machine's thread count. `started(i)` is called on the calling thread as job `i`
 /// starts (its order depends on scheduling; the outputs' does not).
-fn run_cells<T: Send>(
+fn run_jobs<T: Send>(
     n: usize,
     threads: usize,
     priority: impl Fn(usize) -> u8,
@@ -1000,9 +888,9 @@ fn ablation_cell(
     } else {
         let c = compatibility_matrix(
             p.x_train.view(),
-            cfg.compatibility.to_compat(derive_seed(seed, STREAM_COMPAT)),
+            cfg.compatibility.with_seed(derive_seed(seed, STREAM_COMPAT)),
         )?;
-        let kernel = DiffKernel::Poly {
+        let kernel = Kernel::Polynomial {
             degree: cfg.degree,
             offset: 1.0,
         };
@@ -1014,10 +902,7 @@ fn ablation_cell(
             cfg.components,
             scale,
         )?;
-        (
-            emb,
-            format!("(x·z + 1)^{}; C {}", cfg.degree, cfg.compatibility.as_str()),
-        )
+        (emb, format!("(x·z + 1)^{}; C {}", cfg.degree, cfg.compatibility))
     };
     if method == "nonlinear_svd" && scale == EmbeddingScale::Projection {
         emb.train = &emb.train * &emb.spectrum;
@@ -1026,53 +911,39 @@ fn ablation_cell(
     fixed_cell(p, emb, s, &opts, note)
 }
 
-/// Runs the ablation table: "Nonlinear+SVD" (`U_A` of the degree-2 polynomial features) against
-/// "KSVD (poly)" (`B_φ` of `G_ij = (x_i·z_j + 1)²`), same linear head and SGD as Table 3.
-/// Metrics `auroc` (and `acc`) for classification, `rmse` for regression.
+/// The ablation cell: "Nonlinear+SVD" (`U_A` of the degree-2 polynomial features) against
+/// "KSVD (poly)" (`B_φ` of `G_ij = (x_i·z_j + 1)²`) on `dataset` with `seed`, same linear head
+/// and SGD as Table 3. Metrics `auroc` (and `acc`) for classification, `rmse` for regression.
+/// Each method's rows, or its error; an error for the cell as a whole when the config is invalid
+/// or the data cannot be loaded.
 pub fn run_ablation(
     cfg: &AblationConfig,
     root: &DataRoot,
-    progress: &mut dyn FnMut(&Progress<'_>),
-) -> Result<Vec<Row>> {
+    dataset: &str,
+    seed: u64,
+    progress: &mut ProgressFn<'_>,
+) -> anyhow::Result<Vec<MethodRows>> {
     cfg.validate()?;
-    let total = cfg.datasets.len() * cfg.seeds.len() * ABLATION_METHODS.len();
-    let mut done = 0;
-    let mut rows = Vec::new();
-    for dataset in &cfg.datasets {
-        let data = load(root, dataset);
-        let s = settings(
-            dataset,
-            &cfg.learning_rate,
-            &cfg.batch_size,
-            &cfg.max_rows,
-            cfg.test_fraction,
-            cfg.standardize,
-        )?;
-        for &seed in &cfg.seeds {
-            let prepared = data
-                .as_ref()
-                .map_err(Clone::clone)
-                .and_then(|d| prepare(d, &s.prep, seed).map_err(err_note));
-            for id in ABLATION_METHODS {
-                progress(&Progress {
-                    done,
-                    total,
-                    dataset,
-                    method: id,
-                    seed,
-                });
-                let metrics = metrics_for(prepared.as_ref().ok().map(|p| p.task), dataset);
-                let start = Instant::now();
-                let outcome = prepared
-                    .clone()
-                    .and_then(|p| ablation_cell(cfg, &p, id, &s, seed).map_err(err_note));
-                let secs = start.elapsed().as_secs_f64();
-                rows.extend(rows_from_outcome(dataset, id, &metrics, seed, secs, outcome));
-                done += 1;
-            }
-        }
-    }
-    Ok(rows)
+    let s = settings(
+        dataset,
+        &cfg.learning_rate,
+        &cfg.batch_size,
+        &cfg.max_rows,
+        cfg.test_fraction,
+        cfg.standardize,
+    )?;
+    let p = prepared(root, dataset, &s, seed)?;
+    let total = ABLATION_METHODS.len();
+    Ok(ABLATION_METHODS
+        .iter()
+        .enumerate()
+        .map(|(done, id)| {
+            progress(&Progress::new(*id, done, Some(total)));
+            let start = Instant::now();
+            let outcome = ablation_cell(cfg, &p, id, &s, seed);
+            method_rows(dataset, id, seed, start.elapsed().as_secs_f64(), outcome)
+        })
+        .collect())
 }
 
 #[cfg(test)]
@@ -1080,6 +951,7 @@ mod tests {
     use super::*;
     use ksvd_general::head::LinearHead;
     use ksvd_general::train::FeatureScaler;
+    use ksvd_general::TaskKind;
     use ndarray::{array, Array1};
 
     fn trained(w: Array2<f64>, b: Array1<f64>) -> Trained {
@@ -1137,18 +1009,6 @@ mod tests {
         assert_eq!(IterationUnit::Epoch.steps(10, 614, None), 10);
         assert_eq!(IterationUnit::Step.steps(10, 36_584, Some(500)), 10);
     }
-
-    #[test]
-    fn quick_and_full_configs_validate() {
-        assert_eq!(Table3Config::quick().validate().unwrap().len(), 10);
-        assert_eq!(Table3Config::full().validate().unwrap().len(), 10);
-        assert!(AblationConfig::quick().validate().is_ok());
-        let bad = Table3Config {
-            methods: vec!["pca".into()],
-            ..Table3Config::quick()
-        };
-        assert!(bad.validate().is_err());
-    }
 }
 
 /// The runners on the committed data (moved with them from `ksvd-general`'s `tests/runner.rs`):
@@ -1157,6 +1017,21 @@ mod tests {
 mod runner_tests {
     #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
     use super::*;
+    use crate::rows::Status;
+    use ksvd_datasets::DatasetError;
+
+    /// The rows of every cell of `cfg` (dataset x seed), each method's rows unwrapped.
+    fn table3_rows(cfg: &Table3Config, root: &DataRoot, progress: &mut ProgressFn<'_>) -> Vec<Row> {
+        let mut rows = vec![];
+        for dataset in &cfg.datasets {
+            for &seed in &cfg.seeds {
+                for (id, r) in run_table3(cfg, root, dataset, seed, progress).unwrap() {
+                    rows.extend(r.unwrap_or_else(|e| panic!("{dataset} {id}: {e:#}")));
+                }
+            }
+        }
+        rows
+    }
 
     fn params_of(spec: &str) -> toml::Value {
         let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR"))
@@ -1167,9 +1042,28 @@ mod runner_tests {
         doc["params"].clone()
     }
 
+    fn spec_table3() -> Table3Config {
+        params_of("table3.toml").try_into().unwrap()
+    }
+
+    fn spec_ablation() -> AblationConfig {
+        params_of("ablation.toml").try_into().unwrap()
+    }
+
+    /// The spec's table with only `keys` (those present) kept.
+    fn only(params: &toml::Value, keys: &[&str]) -> toml::Value {
+        let t = params.as_table().unwrap();
+        toml::Value::Table(
+            keys.iter()
+                .filter_map(|k| t.get(*k).map(|v| (k.to_string(), v.clone())))
+                .collect(),
+        )
+    }
+
     #[test]
     fn configs_deserialise_from_the_experiment_specs() {
-        let t3: Table3Config = params_of("table3.toml").try_into().unwrap();
+        let params = params_of("table3.toml");
+        let t3 = spec_table3();
         assert_eq!(
             (t3.components, t3.iterations, t3.test_fraction, t3.standardize),
             (4, 2000, 0.2, true)
@@ -1177,18 +1071,43 @@ mod runner_tests {
         assert_eq!(t3.gamma2["sne"]["liver"], 1e4);
         assert_eq!(t3.learning_rate["cholesterol"], 1e-1);
         assert_eq!(t3.batch_size.get("protein"), Some(&500));
-        // The spec writes out the recommended protocol: it is exactly the crate's full config.
-        assert_eq!(t3, Table3Config::full());
+        assert_eq!(t3.a3_init, Compat::Random { seed: 0 });
+        // The spec writes out the recommended protocol: its open choices are the defaults.
+        let stated: Table3Config = only(&params, &TABLE3_STATED).try_into().unwrap();
+        assert_eq!(t3, stated);
         assert_eq!(t3.methods.len(), 10);
-        let ab: AblationConfig = params_of("ablation.toml").try_into().unwrap();
-        assert_eq!((ab.degree, ab.components), (2, 4));
-        assert_eq!(ab, AblationConfig::full());
+        let ab_params = params_of("ablation.toml");
+        let ab = spec_ablation();
+        assert_eq!((ab.degree, ab.components, ab.compatibility), (2, 4, Compat::Pca));
+        let stated: AblationConfig = only(&ab_params, &ABLATION_STATED).try_into().unwrap();
+        assert_eq!(ab, stated);
+        // The values the paper states live in the specs only: a missing one is an error naming
+        // its key.
+        let without = |params: &toml::Value, key: &str| {
+            let mut t = params.as_table().unwrap().clone();
+            assert!(t.remove(key).is_some(), "{key} is in the spec");
+            toml::Value::Table(t)
+        };
+        for key in TABLE3_STATED {
+            let e = without(&params, key)
+                .try_into::<Table3Config>()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key), "{key}: {e}");
+        }
+        for key in ABLATION_STATED {
+            let e = without(&ab_params, key)
+                .try_into::<AblationConfig>()
+                .unwrap_err()
+                .to_string();
+            assert!(e.contains(key), "{key}: {e}");
+        }
         // Unknown keys are rejected.
         let bad: std::result::Result<Table3Config, _> =
             toml::from_str::<toml::Value>("itertions = 5").unwrap().try_into();
         assert!(bad.is_err());
         // The literal reading differs only in the five open choices.
-        let lit = Table3Config::literal();
+        let lit = t3.clone().literal();
         assert_eq!(
             (
                 lit.standardize,
@@ -1206,6 +1125,51 @@ mod runner_tests {
             )
         );
         assert_eq!(t3.head_init, ksvd_general::HeadInit::Zero);
+    }
+
+    #[test]
+    fn quick_and_full_configs_validate() {
+        assert_eq!(spec_table3().quick().validate().unwrap().len(), 10);
+        assert_eq!(spec_table3().validate().unwrap().len(), 10);
+        assert!(spec_ablation().quick().validate().is_ok());
+        let bad = Table3Config {
+            methods: vec!["pca".into()],
+            ..spec_table3().quick()
+        };
+        assert!(bad.validate().is_err());
+        // a3 starts from a closed-form C; the ablation's map is one too.
+        for c in [Compat::Learned, Compat::SharedAxes] {
+            let bad = Table3Config {
+                a3_init: c,
+                ..spec_table3()
+            };
+            assert!(matches!(
+                bad.validate(),
+                Err(GeneralError::InvalidParameter { name: "a3_init", .. })
+            ));
+            let bad = AblationConfig {
+                compatibility: c,
+                ..spec_ablation()
+            };
+            assert!(bad.validate().is_err());
+        }
+        // Names as the specs write them, aliases included.
+        let mut t = params_of("table3.toml").as_table().unwrap().clone();
+        for (name, c) in [
+            ("a0", Compat::PseudoInverse),
+            ("pinv", Compat::PseudoInverse),
+            ("a1", Compat::Pca),
+        ] {
+            t.insert("a3_init".into(), toml::Value::String(name.into()));
+            let cfg: Table3Config = toml::Value::Table(t.clone()).try_into().unwrap();
+            assert_eq!(cfg.a3_init, c, "{name}");
+        }
+        t.insert("a3_init".into(), toml::Value::String("a7".into()));
+        let e = toml::Value::Table(t)
+            .try_into::<Table3Config>()
+            .unwrap_err()
+            .to_string();
+        assert!(e.contains("a7") && e.contains("a1-shared"), "{e}");
     }
 
     #[test]
@@ -1232,7 +1196,7 @@ mod runner_tests {
             iterations: 30,
             standardize: true,
             bandwidth: BandwidthRule::Median,
-            ..Table3Config::quick()
+            ..spec_table3().quick()
         }
     }
 
@@ -1241,11 +1205,10 @@ mod runner_tests {
         let root = DataRoot::committed().unwrap();
         let cfg = small_table3();
         let mut calls = 0;
-        let rows = run_table3(&cfg, &root, &mut |p| {
-            assert!(p.done < p.total);
+        let rows = table3_rows(&cfg, &root, &mut |p| {
+            assert!(p.total.is_some_and(|total| p.done < total));
             calls += 1;
-        })
-        .unwrap();
+        });
         assert_eq!(calls, 2 * 2 * 4);
         // yacht: rmse; liver: acc + auroc; per seed and method.
         assert_eq!(rows.len(), 2 * 4 + 2 * 4 * 2);
@@ -1258,7 +1221,7 @@ mod runner_tests {
             }
             assert!(r.seed.is_some() && r.trials == Some(1));
         }
-        let again = run_table3(&cfg, &root, &mut |_| {}).unwrap();
+        let again = table3_rows(&cfg, &root, &mut |_| {});
         let values = |rs: &[Row]| rs.iter().map(|r| r.value).collect::<Vec<_>>();
         assert_eq!(values(&rows), values(&again));
     }
@@ -1270,9 +1233,13 @@ mod runner_tests {
             datasets: vec!["diabetes".into()],
             seeds: vec![3],
             iterations: 20,
-            ..AblationConfig::quick()
+            ..spec_ablation().quick()
         };
-        let rows = run_ablation(&cfg, &root, &mut |_| {}).unwrap();
+        let rows: Vec<Row> = run_ablation(&cfg, &root, "diabetes", 3, &mut |_| {})
+            .unwrap()
+            .into_iter()
+            .flat_map(|(_, r)| r.unwrap())
+            .collect();
         let keys: Vec<(String, String)> = rows.iter().map(|r| (r.method.clone(), r.metric.clone())).collect();
         assert_eq!(
             keys,
@@ -1294,21 +1261,24 @@ mod runner_tests {
             datasets: vec!["yacht".into()],
             methods: vec!["kpca_rbf".into()],
             seeds: vec![0],
-            ..Table3Config::quick()
+            ..spec_table3().quick()
         };
-        let rows = run_table3(&cfg, &root, &mut |_| {}).unwrap();
-        assert_eq!(rows.len(), 1);
-        assert_eq!(rows[0].status, Status::MissingData);
-        assert!(rows[0].value.is_none() && rows[0].note.is_some());
+        // The missing file stays in the error's chain: the driver reports `missing-data`.
+        let err = run_table3(&cfg, &root, "yacht", 0, &mut |_| {}).unwrap_err();
+        assert!(
+            err.chain()
+                .any(|e| matches!(e.downcast_ref::<DatasetError>(), Some(DatasetError::MissingFile { .. }))),
+            "{err:#}"
+        );
         let bad = Table3Config {
             datasets: vec!["iris".into()],
-            ..Table3Config::quick()
+            ..spec_table3().quick()
         };
-        assert!(run_table3(&bad, &root, &mut |_| {}).is_err());
+        assert!(run_table3(&bad, &root, "iris", 0, &mut |_| {}).is_err());
         let bad = Table3Config {
             components: 0,
-            ..Table3Config::quick()
+            ..spec_table3().quick()
         };
-        assert!(run_table3(&bad, &root, &mut |_| {}).is_err());
+        assert!(run_table3(&bad, &root, "yacht", 0, &mut |_| {}).is_err());
     }
 }

@@ -1,6 +1,7 @@
-//! The Table 1 and Nyström-F1 runners (moved here from `ksvd-graph-tasks`, which keeps the
+//! The Table 1 and Nyström-F1 cells (moved here from `ksvd-graph-tasks`, which keeps the
 //! embeddings, the LS-SVM protocol and reconstruction as building blocks): configs (serde), the
-//! per-cell protocol, tidy result rows and progress events.
+//! per-cell protocol ([`table1_cell`], [`nystrom_f1_cell`]) and its tidy result rows. The loop
+//! over datasets, methods and seeds is the experiment driver's (`super::super::Context::run_cells`).
 use ksvd::{InnerSolver, RsvdParams, Solver};
 use ksvd_baselines::{GraphBaseline, GraphBaselineConfig};
 use ksvd_datasets::{DataRoot, DatasetName, Graph, GraphOptions, SelfLoops};
@@ -10,48 +11,26 @@ use ksvd_graph_tasks::{
     GraphInput, GraphTaskError, LssvmForm, Method, NystromMethod, Outcome, Protocol, ReconstructionNorms, Result,
     Scaling, Selection, Task,
 };
-use ksvd_linalg::Vocabulary;
+use ksvd_linalg::{Progress, ProgressFn, Vocabulary};
 use rayon::prelude::*;
+use serde::{Deserialize, Serialize};
+use std::borrow::Cow;
+use std::collections::BTreeMap;
+use std::fmt::Write as _;
+use std::time::Instant;
+
+use crate::rows::Row;
 
 /// Mean and sample standard deviation ([`ksvd_metrics::mean_std`], `n − 1`); `NaN` for no values.
 fn mean_std(v: &[f64]) -> (f64, f64) {
     ksvd_metrics::mean_std(v).unwrap_or((f64::NAN, f64::NAN))
 }
-use serde::{Deserialize, Serialize};
-use std::borrow::Cow;
-use std::collections::BTreeMap;
-use std::fmt::Display;
-use std::fmt::Write as _;
-use std::time::Instant;
 
-use crate::rows::{Row, Status};
-
-/// A row of the tidy table with this runner's defaults: the seed, no trials and no time yet,
-/// the rayon pool's size.
-fn new_row(dataset: &str, method: &str, metric: &str, seed: u64) -> Row {
-    let mut row = Row::status(dataset, method, metric, Status::Ok, None);
-    row.seed = Some(seed);
-    row.trials = Some(0);
-    row.seconds = Some(0.0);
-    row.threads = Some(rayon::current_num_threads() as u32);
-    row
-}
-
-/// A progress event: `done` of `total` cells finished, `message` says what runs now.
-// Read by the tests; `reproduce` shows its own progress bar per cell.
-#[allow(dead_code)]
-#[derive(Debug, Clone, Copy)]
-pub struct Progress<'a> {
-    /// Dataset of the current cell.
-    pub dataset: &'a str,
-    /// Method of the current cell.
-    pub method: &'a str,
-    /// What is happening.
-    pub message: &'a str,
-    /// Cells finished.
-    pub done: usize,
-    /// Cells in total.
-    pub total: usize,
+/// A result row of a cell: value, seed, the rayon pool's size.
+fn result_row(dataset: &str, method: &str, metric: &str, value: f64, seed: u64) -> Row {
+    Row::ok(dataset, method, metric, value)
+        .seed(seed)
+        .threads(rayon::current_num_threads() as u32)
 }
 
 /// Per-dataset overrides of a config (absent fields keep the global value).
@@ -320,8 +299,8 @@ impl Default for Table1Config {
     }
 }
 
-// The named presets are used by the tests; `reproduce` takes its configs from the spec files.
-#[allow(dead_code)]
+// The named presets are the tests'; `reproduce` takes its configs from the spec files.
+#[cfg(test)]
 impl Table1Config {
     /// The CI variant: Cora and Citeseer, all five methods, 512 features, 3 trials, 5-fold CV
     /// over four bandwidths.
@@ -339,8 +318,11 @@ impl Table1Config {
             ..Table1Config::default()
         }
     }
+}
 
-    fn validate(&self) -> Result<()> {
+impl Table1Config {
+    /// Checks the config (datasets and overrides name datasets, grids and solvers are valid).
+    pub fn validate(&self) -> Result<()> {
         ensure(!self.datasets.is_empty(), "datasets", "[]", "list at least one dataset")?;
         ensure(!self.methods.is_empty(), "methods", "[]", "list at least one method")?;
         ensure(
@@ -534,14 +516,14 @@ fn method_rows(
 ) -> Vec<Row> {
     let mut rows = vec![];
     let mut push = |metric: &str, setting: String, value: f64, std: Option<f64>, n: usize| {
-        let mut row = new_row(dataset, method, metric, seed);
-        row.setting = join_setting(prefix, &setting);
-        row.value = Some(value);
-        row.std = std;
-        row.trials = Some(n as u32);
-        row.seconds = Some(seconds);
-        row.note = note.map(str::to_string);
-        rows.push(row);
+        let row = result_row(dataset, method, metric, value, seed)
+            .setting(join_setting(prefix, &setting))
+            .trials(n as u32, std)
+            .seconds(seconds);
+        rows.push(match note {
+            Some(note) => row.note(note),
+            None => row,
+        });
     };
     let extra = r.extra.iter().map(|(s, c, o)| (s.as_str(), c, o));
     for (setting, chosen, outcomes) in std::iter::once(("", &r.chosen, &r.outcomes)).chain(extra) {
@@ -566,25 +548,15 @@ fn method_rows(
     rows
 }
 
-fn failed_rows(dataset: &str, method: &str, seed: u64, status: Status, err: &dyn Display, seconds: f64) -> Vec<Row> {
-    ["micro_f1", "macro_f1", "l1", "l2"]
-        .iter()
-        .map(|m| {
-            let mut row = new_row(dataset, method, m, seed);
-            row.status = status;
-            row.seconds = Some(seconds);
-            row.note = Some(err.to_string());
-            row
-        })
-        .collect()
-}
-
-struct LoadedGraph {
+/// A graph with its classification task: what the cells of one dataset share.
+pub struct LoadedGraph {
     graph: Graph,
     task: Task,
 }
 
-fn load(root: &DataRoot, name: &str, self_loops: LoadSelfLoops) -> Result<LoadedGraph> {
+/// Loads a graph dataset (an absent file stays a [`ksvd_datasets::DatasetError`] in the
+/// error's chain: the driver reports `missing-data`).
+pub fn load(root: &DataRoot, name: &str, self_loops: LoadSelfLoops) -> anyhow::Result<LoadedGraph> {
     let graph = root.graph(name.parse::<DatasetName>()?, &self_loops.options())?;
     let task = Task::from_labels(&graph.labels)?;
     Ok(LoadedGraph { graph, task })
@@ -610,14 +582,6 @@ impl Table1Method {
                 .find(|m| m.id() == id)
                 .map(Table1Method::Baseline)
         })
-    }
-
-    /// The method id.
-    pub fn id(self) -> &'static str {
-        match self {
-            Table1Method::Ours(m) => m.id(),
-            Table1Method::Baseline(b) => b.id(),
-        }
     }
 
     /// Whether the method is also evaluated in the diagnostic settings (`also_reversed`,
@@ -810,8 +774,8 @@ impl GraphEmbedder for Ours<'_> {
 
 /// The rows of one method on one graph (`prefix`: the graph's setting, e.g. `arcs=reversed`):
 /// its candidate embeddings, LS-SVM classification with one candidate per trial chosen by CV,
-/// reconstruction with the candidate chosen most often, the method's note; `failed` rows with
-/// the error if a step fails.
+/// reconstruction with the candidate chosen most often, the method's note; the error if a step
+/// fails.
 fn method_cell(
     embedder: &dyn Embedder,
     dataset: &str,
@@ -821,151 +785,76 @@ fn method_cell(
     eval: &EvalConfig,
     seed: u64,
     prefix: &str,
-) -> Vec<Row> {
+) -> std::result::Result<Vec<Row>, String> {
     let t0 = Instant::now();
-    let result = embedder.candidates(&graph.adjacency, seed).and_then(|c| {
-        let list: Vec<&Embeddings> = c.list.iter().map(|c| &c.embeddings).collect();
-        let r = evaluate_method(graph, task, protocol, eval, &list).map_err(|e| e.to_string())?;
-        let note = embedder.note(&c, &r.selection());
-        Ok((r, note))
-    });
+    let c = embedder.candidates(&graph.adjacency, seed)?;
+    let list: Vec<&Embeddings> = c.list.iter().map(|c| &c.embeddings).collect();
+    let r = evaluate_method(graph, task, protocol, eval, &list).map_err(|e| e.to_string())?;
+    let note = embedder.note(&c, &r.selection());
     let seconds = t0.elapsed().as_secs_f64();
-    match result {
-        Ok((r, note)) => method_rows(dataset, embedder.id(), seed, &r, seconds, note.as_deref(), prefix),
-        Err(e) => {
-            let mut failed = failed_rows(dataset, embedder.id(), seed, Status::Failed, &e, seconds);
-            for row in &mut failed {
-                row.setting = prefix.to_string();
-            }
-            failed
-        }
-    }
+    Ok(method_rows(
+        dataset,
+        embedder.id(),
+        seed,
+        &r,
+        seconds,
+        note.as_deref(),
+        prefix,
+    ))
 }
 
-/// Runs Table 1 for ours (`config.methods`): see [`run_methods`].
-pub fn run_table1(config: &Table1Config, root: &DataRoot, progress: impl FnMut(&Progress<'_>)) -> Result<Vec<Row>> {
-    let methods: Vec<Table1Method> = config.methods.iter().map(|&m| Table1Method::Ours(m)).collect();
-    run_methods(config, &methods, &GraphBaselineConfig::default(), root, progress)
-}
-
-/// Runs Table 1 for `methods` (ours and baselines alike, `config.methods` unused; the baselines
-/// with the hyper-parameters `baselines`): for each dataset and method, the method's candidate
-/// embeddings (ours with a bandwidth: one per multiple of the grid), LS-SVM node classification
-/// over `eval.trials` splits with the candidate chosen by `eval.cv_folds`-fold CV on each training
-/// part, and graph reconstruction with the candidate chosen most often ([`method_cell`]). Returns
-/// tidy rows (see [`Row`]); a failing cell gives `failed` rows rather than an error. Errors only
-/// for an invalid config.
-pub fn run_methods(
+/// The Table 1 cell: one method (ours or a baseline; the baselines with the hyper-parameters
+/// `baselines`, `config.methods` unused) on one loaded graph (`config`'s settings for
+/// `graph`'s dataset) with `seed`: the method's candidate embeddings (ours with a bandwidth:
+/// one per multiple of the grid), LS-SVM node classification over `eval.trials` splits with the
+/// candidate chosen by `eval.cv_folds`-fold CV on each training part, and graph reconstruction
+/// with the candidate chosen most often ([`method_cell`]); ours again with every arc reversed
+/// (`setting = "arcs=reversed"`) when the dataset is in `also_reversed`. Tidy rows (see
+/// [`Row`]); an error if a step fails. `config` must be valid (`Table1Config::validate`).
+pub fn table1_cell(
     config: &Table1Config,
-    methods: &[Table1Method],
+    method: Table1Method,
     baselines: &GraphBaselineConfig,
-    root: &DataRoot,
-    mut progress: impl FnMut(&Progress<'_>),
-) -> Result<Vec<Row>> {
-    config.validate()?;
-    let reversed = |name: &str| config.also_reversed.iter().any(|d| d == name);
-    // The graphs a method sees on a dataset: the graph, and the reversed one for ours.
-    let variants = |name: &str, m: Table1Method| {
-        if reversed(name) && m.diagnostic_settings() {
-            2
-        } else {
-            1
-        }
-    };
-    let cells = |name: &str| methods.iter().map(|&m| variants(name, m)).sum::<usize>();
-    let total = config.datasets.iter().map(|d| cells(d)).sum::<usize>();
-    let mut done = 0;
+    loaded: &LoadedGraph,
+    seed: u64,
+    progress: &mut ProgressFn<'_>,
+) -> anyhow::Result<Vec<Row>> {
+    let (graph, task) = (&loaded.graph, &loaded.task);
+    let name = graph.name.as_str();
+    let flipped;
+    let mut graphs: Vec<(&Graph, &str)> = vec![(graph, "")];
+    if method.diagnostic_settings() && config.also_reversed.iter().any(|d| d == name) {
+        flipped = Graph {
+            adjacency: graph.adjacency.transpose(),
+            ..graph.clone()
+        };
+        graphs.push((&flipped, "arcs=reversed"));
+    }
+    let res = resolve(
+        name,
+        config.components,
+        &config.solver,
+        &config.gamma_grid,
+        &config.overrides,
+        graph.n_nodes(),
+    );
+    let ev = &config.eval;
+    let protocol = Protocol::new(task, ev.trials, ev.train_fraction, ev.cv_folds, ev.cv_scope, seed)?;
+    let embedder = method.embedder(config, &res, baselines);
+    let eval = method.eval(&config.eval);
     let mut rows = vec![];
-    for name in &config.datasets {
-        progress(&Progress {
-            dataset: name,
-            method: "",
-            message: "loading",
-            done,
-            total,
-        });
-        let loaded = match load(root, name, config.graph_self_loops) {
-            Ok(l) => l,
-            Err(e) => {
-                for m in methods {
-                    rows.extend(failed_rows(name, m.id(), config.seed, Status::MissingData, &e, 0.0));
-                }
-                done += cells(name);
-                continue;
-            }
+    for (v, &(graph, prefix)) in graphs.iter().enumerate() {
+        let stage = if prefix.is_empty() {
+            "embedding"
+        } else {
+            "embedding (arcs reversed)"
         };
-        let (graph, task) = (&loaded.graph, &loaded.task);
-        let flipped;
-        let mut graphs: Vec<(&Graph, &str)> = vec![(graph, "")];
-        if reversed(name) {
-            flipped = Graph {
-                adjacency: graph.adjacency.transpose(),
-                ..graph.clone()
-            };
-            graphs.push((&flipped, "arcs=reversed"));
-        }
-        let n = graph.n_nodes();
-        let res = resolve(
-            name,
-            config.components,
-            &config.solver,
-            &config.gamma_grid,
-            &config.overrides,
-            n,
-        );
-        let ev = &config.eval;
-        let protocol = match Protocol::new(
-            task,
-            ev.trials,
-            ev.train_fraction,
-            ev.cv_folds,
-            ev.cv_scope,
-            config.seed,
-        ) {
-            Ok(p) => p,
-            Err(e) => {
-                for m in methods {
-                    rows.extend(failed_rows(name, m.id(), config.seed, Status::Failed, &e, 0.0));
-                }
-                done += cells(name);
-                continue;
-            }
-        };
-        for (v, &(graph, prefix)) in graphs.iter().enumerate() {
-            for &method in methods.iter().filter(|&&m| v < variants(name, m)) {
-                progress(&Progress {
-                    dataset: name,
-                    method: method.id(),
-                    message: if prefix.is_empty() {
-                        "embedding"
-                    } else {
-                        "embedding (arcs reversed)"
-                    },
-                    done,
-                    total,
-                });
-                let embedder = method.embedder(config, &res, baselines);
-                let eval = method.eval(&config.eval);
-                rows.extend(method_cell(
-                    embedder.as_ref(),
-                    name,
-                    graph,
-                    task,
-                    &protocol,
-                    &eval,
-                    config.seed,
-                    prefix,
-                ));
-                done += 1;
-                progress(&Progress {
-                    dataset: name,
-                    method: method.id(),
-                    message: "done",
-                    done,
-                    total,
-                });
-            }
-        }
+        progress(&Progress::new(stage, v, Some(graphs.len())));
+        let cell = method_cell(embedder.as_ref(), name, graph, task, &protocol, &eval, seed, prefix);
+        rows.extend(cell.map_err(|e| match prefix {
+            "" => anyhow::anyhow!(e),
+            _ => anyhow::anyhow!("{prefix}: {e}"),
+        })?);
     }
     Ok(rows)
 }
@@ -1057,8 +946,8 @@ impl Default for NystromF1Config {
     }
 }
 
-// The named presets are used by the tests; `reproduce` takes its configs from the spec files.
-#[allow(dead_code)]
+// The named preset is the tests'; `reproduce` takes its configs from the spec files.
+#[cfg(test)]
 impl NystromF1Config {
     /// The CI variant: Cora, m in {500, 1000, 2000, 2708}, 256 features, 3 trials, 5-fold CV over
     /// four bandwidths.
@@ -1079,7 +968,9 @@ impl NystromF1Config {
             ..NystromF1Config::default()
         }
     }
+}
 
+impl NystromF1Config {
     /// The inner solver of the asymmetric Nyström method on `dataset`: its override, else
     /// `nystrom_inner`.
     pub fn inner_for(&self, dataset: &str) -> InnerSolver {
@@ -1089,7 +980,9 @@ impl NystromF1Config {
             .unwrap_or(self.nystrom_inner)
     }
 
-    fn validate(&self) -> Result<()> {
+    /// Checks the config (every dataset has an `m` grid, overrides name datasets, grids and
+    /// solvers are valid).
+    pub fn validate(&self) -> Result<()> {
         ensure(!self.datasets.is_empty(), "datasets", "[]", "list at least one dataset")?;
         ensure(!self.methods.is_empty(), "methods", "[]", "list at least one method")?;
         ensure(
@@ -1114,94 +1007,6 @@ impl NystromF1Config {
         }
         self.eval.validate()
     }
-}
-
-/// Runs the Nyström F1 figure. Rows: `method` in `ksvd`, `kpca` (one row per `m`, `setting =
-/// "m=<m>"`, field `m`) and `ksvd_exact`, `kpca_exact` (`setting = "exact"`), metrics `micro_f1`
-/// and `macro_f1`, mean and std over the trials.
-pub fn run_nystrom_f1(
-    config: &NystromF1Config,
-    root: &DataRoot,
-    mut progress: impl FnMut(&Progress<'_>),
-) -> Result<Vec<Row>> {
-    config.validate()?;
-    let total = config.datasets.len() * config.methods.len();
-    let mut done = 0;
-    let mut rows = vec![];
-    for name in &config.datasets {
-        progress(&Progress {
-            dataset: name,
-            method: "",
-            message: "loading",
-            done,
-            total,
-        });
-        let loaded = match load(root, name, config.graph_self_loops) {
-            Ok(l) => l,
-            Err(e) => {
-                for m in &config.methods {
-                    rows.extend(
-                        failed_rows(name, m.id(), config.seed, Status::MissingData, &e, 0.0)
-                            .into_iter()
-                            .take(2),
-                    );
-                }
-                done += config.methods.len();
-                continue;
-            }
-        };
-        let (graph, task) = (&loaded.graph, &loaded.task);
-        let res = resolve(
-            name,
-            config.components,
-            &config.solver,
-            &config.gamma_grid,
-            &config.overrides,
-            graph.n_nodes(),
-        );
-        for &method in &config.methods {
-            progress(&Progress {
-                dataset: name,
-                method: method.id(),
-                message: "exact embeddings and CV",
-                done,
-                total,
-            });
-            let t0 = Instant::now();
-            match nystrom_cell(config, graph, task, &res, method, &mut |m: &str| {
-                progress(&Progress {
-                    dataset: name,
-                    method: method.id(),
-                    message: m,
-                    done,
-                    total,
-                })
-            }) {
-                Ok(r) => rows.extend(r),
-                Err(e) => rows.extend(
-                    failed_rows(
-                        name,
-                        method.id(),
-                        config.seed,
-                        Status::Failed,
-                        &e,
-                        t0.elapsed().as_secs_f64(),
-                    )
-                    .into_iter()
-                    .take(2),
-                ),
-            }
-            done += 1;
-            progress(&Progress {
-                dataset: name,
-                method: method.id(),
-                message: "done",
-                done,
-                total,
-            });
-        }
-    }
-    Ok(rows)
 }
 
 /// The larger of two optional values (`None` if both are).
@@ -1253,26 +1058,33 @@ fn residual_note(r: Option<f64>) -> String {
     )
 }
 
-fn nystrom_cell(
+/// The Nyström F1 cell: one method on one loaded graph with `seed`. Rows: `method` (`ksvd`,
+/// `kpca`), one per `m` of the dataset's grid (`setting = "m=<m>"`), and with `include_exact`
+/// `ksvd_exact` / `kpca_exact` (`setting = "exact"`), metrics `micro_f1` and `macro_f1`, mean
+/// and std over the trials. The bandwidth of every trial is chosen by CV on the exact
+/// embedding and reused by the Nyström embeddings of that trial. `config` must be valid
+/// (`NystromF1Config::validate`).
+pub fn nystrom_f1_cell(
     config: &NystromF1Config,
-    graph: &Graph,
-    task: &Task,
-    res: &Resolved,
     method: NystromMethod,
-    progress: &mut dyn FnMut(&str),
+    loaded: &LoadedGraph,
+    seed: u64,
+    progress: &mut ProgressFn<'_>,
 ) -> Result<Vec<Row>> {
     let t0 = Instant::now();
+    let (graph, task) = (&loaded.graph, &loaded.task);
     let ev = &config.eval;
     let name = graph.name.as_str();
+    let res = resolve(
+        name,
+        config.components,
+        &config.solver,
+        &config.gamma_grid,
+        &config.overrides,
+        graph.n_nodes(),
+    );
     let inner = config.inner_for(name);
-    let protocol = Protocol::new(
-        task,
-        ev.trials,
-        ev.train_fraction,
-        ev.cv_folds,
-        ev.cv_scope,
-        config.seed,
-    )?;
+    let protocol = Protocol::new(task, ev.trials, ev.train_fraction, ev.cv_folds, ev.cv_scope, seed)?;
     let base = bandwidth(&graph.adjacency, config.graph_input, 1.0)?;
     let rank = method_rank(res.components, method.exact(), config.two_sided);
     let spec = |k: f64| EmbeddingSpec {
@@ -1283,7 +1095,7 @@ fn nystrom_cell(
         center_kernels: config.center_kernels,
         gamma: Some(k * base),
         solver: res.solver_for(method.exact()).clone(),
-        seed: config.seed,
+        seed,
         split_twins: config.split_twins,
     };
     // Exact embeddings over the grid, bandwidth per trial by CV.
@@ -1310,14 +1122,13 @@ fn nystrom_cell(
         for (metric, pick) in [("micro_f1", 0), ("macro_f1", 1)] {
             let v: Vec<f64> = scores.iter().map(|s| if pick == 0 { s.0 } else { s.1 }).collect();
             let (mean, std) = mean_std(&v);
-            let mut row = new_row(name, &method_id, metric, config.seed);
-            row.setting = setting.clone();
-            row.value = Some(mean);
-            row.std = Some(std);
-            row.trials = Some(v.len() as u32);
-            row.seconds = Some(secs);
-            row.note = Some(note.clone());
-            rows.push(row);
+            rows.push(
+                result_row(name, &method_id, metric, mean, seed)
+                    .setting(setting.clone())
+                    .trials(v.len() as u32, Some(std))
+                    .seconds(secs)
+                    .note(note.clone()),
+            );
         }
     };
     let common = format!(
@@ -1350,8 +1161,8 @@ fn nystrom_cell(
         .map(|m| m.min(n))
         .collect();
     ms.dedup();
-    for m in ms {
-        progress(&format!("m = {m}"));
+    for (i, &m) in ms.iter().enumerate() {
+        progress(&Progress::new(format!("m = {m}"), i, Some(ms.len())));
         let tm = Instant::now();
         // One Nyström fit per (bandwidth, landmark set) at this m: trials that chose the same
         // bandwidth share it (same numbers, one inner SVD).
@@ -1360,9 +1171,9 @@ fn nystrom_cell(
         let mut ranks = vec![];
         for t in 0..protocol.trials() {
             let lseed = if config.resample_landmarks {
-                config.seed.wrapping_add(7919 * t as u64)
+                seed.wrapping_add(7919 * t as u64)
             } else {
-                config.seed
+                seed
             };
             let key = (chosen[t], lseed);
             if let std::collections::btree_map::Entry::Vacant(slot) = cache.entry(key) {
@@ -1414,6 +1225,7 @@ fn nystrom_cell(
 mod tests {
     #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
     use super::*;
+    use crate::rows::Status;
     use ksvd_datasets::Labels;
     use ksvd_linalg::random::rng_from_seed;
     use ksvd_linalg::CsrMatrix;
@@ -1658,7 +1470,7 @@ mod tests {
             seed,
         )
         .unwrap();
-        method_cell(embedder, &graph.name, graph, &task, &protocol, eval, seed, "")
+        method_cell(embedder, &graph.name, graph, &task, &protocol, eval, seed, "").unwrap()
     }
 
     /// On two planted communities every method's embedding classifies the nodes almost perfectly.
@@ -1784,7 +1596,9 @@ mod tests {
         baselines.hope.rank = 4;
         let hope = Table1Method::from_id("hope").unwrap();
         assert_eq!(hope, Table1Method::Baseline(GraphBaseline::Hope));
-        let rows = run_methods(&config, &[hope], &baselines, &root, |_| {}).unwrap();
+        config.validate().unwrap();
+        let cora = load(&root, "cora", config.graph_self_loops).unwrap();
+        let rows = table1_cell(&config, hope, &baselines, &cora, 0, &mut |_| {}).unwrap();
         let keys: Vec<(&str, &str)> = rows.iter().map(|r| (r.metric.as_str(), r.setting.as_str())).collect();
         assert_eq!(
             keys,
@@ -1805,14 +1619,10 @@ mod tests {
             );
             assert_eq!(r.note, None);
         }
-        // A bad parameter fails the cell with the reason, not the run.
+        // A bad parameter fails the cell with the reason (the driver writes its `failed` rows).
         baselines.hope.rank = 0;
-        let rows = run_methods(&config, &[hope], &baselines, &root, |_| {}).unwrap();
-        assert!(
-            rows.iter()
-                .all(|r| r.status == Status::Failed && r.note.as_deref().is_some_and(|n| n.contains("rank"))),
-            "{rows:?}"
-        );
+        let err = table1_cell(&config, hope, &baselines, &cora, 0, &mut |_| {}).unwrap_err();
+        assert!(format!("{err:#}").contains("rank"), "{err:#}");
     }
 }
 
@@ -1822,7 +1632,20 @@ mod tests {
 mod settings_tests {
     #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
     use super::*;
+    use crate::rows::Status;
     use ksvd_datasets::DataRoot;
+
+    /// The rows of every method of `config` on its dataset, seed 0.
+    fn run(config: &Table1Config, root: &DataRoot) -> Vec<Row> {
+        config.validate().unwrap();
+        let graph = load(root, &config.datasets[0], config.graph_self_loops).unwrap();
+        let mut rows = vec![];
+        for &m in &config.methods {
+            let m = Table1Method::Ours(m);
+            rows.extend(table1_cell(config, m, &GraphBaselineConfig::default(), &graph, 0, &mut |_| {}).unwrap());
+        }
+        rows
+    }
 
     fn config() -> Table1Config {
         Table1Config {
@@ -1866,7 +1689,7 @@ mod settings_tests {
         let mut c = config();
         c.also_reversed = vec!["cora".into()];
         c.eval.also_unstandardized = true;
-        let rows = run_table1(&c, &root, |_| {}).unwrap();
+        let rows = run(&c, &root);
         let settings: std::collections::BTreeSet<&str> = rows.iter().map(|r| r.setting.as_str()).collect();
         let want = [
             "",
@@ -1889,7 +1712,7 @@ mod settings_tests {
 
         let mut raw = config();
         raw.eval.standardize_features = false;
-        let raw_rows = run_table1(&raw, &root, |_| {}).unwrap();
+        let raw_rows = run(&raw, &root);
         for metric in ["micro_f1", "macro_f1"] {
             assert_eq!(
                 value(&rows, metric, "features=unstandardized"),
@@ -1902,9 +1725,8 @@ mod settings_tests {
     /// A dataset to reverse that is not a dataset is a config error, not a silent no-op.
     #[test]
     fn unknown_reversed_dataset_is_rejected() {
-        let root = DataRoot::committed().unwrap();
         let mut c = config();
         c.also_reversed = vec!["koala".into()];
-        assert!(run_table1(&c, &root, |_| {}).is_err());
+        assert!(c.validate().is_err());
     }
 }
