@@ -325,15 +325,6 @@ struct PyKsvdModel {
 /// Landmark rows and columns as two NumPy index arrays.
 type IndexPair<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>);
 
-/// The name `compat=` takes for `c` (what `Compat`'s `FromStr` reads back).
-fn compat_name(c: Compat) -> &'static str {
-    match c {
-        Compat::PseudoInverse => "a0",
-        Compat::Pca => "a1",
-        Compat::Random { .. } => "a2",
-    }
-}
-
 #[pymethods]
 impl PyKsvdModel {
     /// `"ksvd"` or `"kpca"`: the estimator that produced the model.
@@ -410,7 +401,7 @@ impl PyKsvdModel {
         }
         d.set_item("center", p.center())?;
         if let (Some(c), Some(_)) = (p.compat(), self.model.compat()) {
-            d.set_item("compat", compat_name(c))?;
+            d.set_item("compat", c.name())?;
         }
         let solver = p.solver();
         d.set_item("solver", solver.kind().name())?;
@@ -628,7 +619,7 @@ fn bandwidth_rule_py<'py>(x: SamplesArg<'py>, k: f64) -> PyResult<f64> {
 
 /// The native module `ksvd._ksvd`. Besides the functions and the model class it holds the
 /// canonical names of the core's vocabularies (`KERNELS`, `SOLVERS`, `SAMPLINGS`,
-/// `GRAPH_INPUTS`), for the package's docstrings and tests.
+/// `GRAPH_INPUTS`, `COMPATS`), for the package's docstrings and tests.
 #[pymodule]
 fn _ksvd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKsvdModel>()?;
@@ -641,6 +632,7 @@ fn _ksvd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("SOLVERS", PyTuple::new(py, SolverKind::canonical_names())?)?;
     m.add("SAMPLINGS", PyTuple::new(py, Sampling::canonical_names())?)?;
     m.add("GRAPH_INPUTS", PyTuple::new(py, GraphInput::canonical_names())?)?;
+    m.add("COMPATS", PyTuple::new(py, Compat::canonical_names())?)?;
     streaming::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
