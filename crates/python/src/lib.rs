@@ -39,6 +39,7 @@ use ksvd::{
     Vocabulary,
 };
 use ksvd_linalg::CsrMatrix;
+use ksvd_streaming::{PartialState, TrainedKpca, TrainedKsvd};
 use linfa::param_guard::ParamGuard;
 use linfa::traits::Fit;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
@@ -81,7 +82,7 @@ impl CsrArg<'_> {
 
 /// A sample set from Python: a dense `float64` 2-D array or a CSR triple (rows are samples).
 #[derive(FromPyObject)]
-enum SamplesArg<'py> {
+pub(crate) enum SamplesArg<'py> {
     Dense(PyReadonlyArray2<'py, f64>),
     Csr(CsrArg<'py>),
 }
@@ -92,6 +93,14 @@ impl SamplesArg<'_> {
         match self {
             SamplesArg::Dense(a) => Samples::dense(a.as_array().as_standard_layout().into_owned()).map_err(value_error),
             SamplesArg::Csr(c) => Samples::sparse(c.to_csr()?).map_err(value_error),
+        }
+    }
+
+    /// The rows as a validated CSR matrix (dense input converted; the streaming models' input).
+    pub(crate) fn to_csr(&self) -> PyResult<CsrMatrix> {
+        match self {
+            SamplesArg::Dense(a) => CsrMatrix::from_dense(a.as_array()).map_err(value_error),
+            SamplesArg::Csr(c) => c.to_csr(),
         }
     }
 }
@@ -504,16 +513,39 @@ impl PyKsvdModel {
     }
 }
 
-/// `ksvd.load`: a model document from a path (a file written by `ksvd fit --out DIR` as
-/// `DIR/model.json`, by `save` of either door) or from its bytes.
+/// `ksvd.load`: any model document of the workspace, from a path or from its bytes, by the
+/// format its envelope names (`ksvd_datasets::envelope::peek`, which also verifies the
+/// checksum): a `KsvdModel` (`ksvd fit --out DIR`'s `DIR/model.json`, `save` of either door) or
+/// a trained streaming model (`ksvd_streaming::TrainedKsvd` / `TrainedKpca`, written by
+/// `ksvd.dask.fit(out_dir=)` or `save`). Anything else, a changed byte or a truncated file is a
+/// `ValueError` naming the problem.
 #[pyfunction]
-fn load(py: Python<'_>, source: &Bound<'_, PyAny>) -> PyResult<PyKsvdModel> {
-    if let Ok(bytes) = source.cast::<PyBytes>() {
-        return PyKsvdModel::from_bytes(py, bytes.as_bytes());
+fn load<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = match source.cast::<PyBytes>() {
+        Ok(b) => b.as_bytes().to_vec(),
+        Err(_) => {
+            let path: PathBuf = source.extract()?;
+            py.detach(|| std::fs::read(&path))
+                .map_err(|e| value_error(format!("cannot read the model file {}: {e}", path.display())))?
+        }
+    };
+    let header = ksvd_datasets::envelope::peek(&bytes).map_err(value_error)?;
+    let format = header.format.as_str();
+    if format == ksvd::MODEL_FORMAT {
+        return Ok(Bound::new(py, PyKsvdModel::from_bytes(py, &bytes)?)?.into_any());
     }
-    let path: PathBuf = source.extract()?;
-    let model = py.detach(|| KsvdModel::load(&path)).map_err(value_error)?;
-    Ok(PyKsvdModel { model })
+    if format == <TrainedKsvd as PartialState>::format() {
+        return Ok(Bound::new(py, streaming::PyTrainedKsvd::from_bytes(py, &bytes)?)?.into_any());
+    }
+    if format == <TrainedKpca as PartialState>::format() {
+        return Ok(Bound::new(py, streaming::PyTrainedKpca::from_bytes(py, &bytes)?)?.into_any());
+    }
+    Err(value_error(format!(
+        "a `{format}` document is not a model (models are `{}`, `{}` and `{}`)",
+        ksvd::MODEL_FORMAT,
+        <TrainedKsvd as PartialState>::format(),
+        <TrainedKpca as PartialState>::format()
+    )))
 }
 
 /// Fits `estimator` (`"ksvd"` or `"kpca"`) on row samples `x` and column samples `z` (`None`:

@@ -13,8 +13,9 @@ keyword names.
 * :class:`KPCA`: the symmetric case (``Z = X``, a symmetric kernel, centred); ``transform`` is
   scikit-learn's ``KernelPCA.transform``.
 * :func:`load`: a fitted :class:`KSVD` or :class:`KPCA` from any model file (``ksvd fit``,
-  ``save``, Rust) or its bytes; fitted estimators ``save`` and pickle through the same
-  checksummed document.
+  ``save``, Rust) or its bytes, or a :class:`StreamingModel` from a model of the out-of-core
+  fit (``ksvd.dask``); fitted estimators ``save`` and pickle through the same checksummed
+  document.
 * :func:`ksvd.graph.embed`: source and target embeddings of a directed graph.
 * :func:`bandwidth_rule`: the paper's default bandwidth ``gamma = k sqrt(M gamma_x)``.
 * :mod:`ksvd.dask` (``pip install "ksvd[dask]"``): the out-of-core asymmetric Nystrom fit of
@@ -34,10 +35,11 @@ from sklearn.utils.validation import check_array as _check_array
 from . import graph
 from ._convert import check_real, to_native
 from ._estimators import KPCA, KSVD, load
+from ._streaming import StreamingModel
 from ._ksvd import __version__
 from ._ksvd import bandwidth_rule as _native_bandwidth_rule
 
-__all__ = ["KSVD", "KPCA", "load", "bandwidth_rule", "graph", "__version__"]
+__all__ = ["KSVD", "KPCA", "StreamingModel", "load", "bandwidth_rule", "graph", "__version__"]
 
 
 def bandwidth_rule(X, k=1.0):

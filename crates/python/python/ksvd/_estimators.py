@@ -1,4 +1,4 @@
-"""scikit-learn estimators over the Rust model: :class:`KSVD`, :class:`KPCA` and :func:`load`."""
+"""scikit-learn estimators over the Rust model: :class:`KSVD`, :class:`KPCA` and :func:`load` (which\nalso reads the out-of-core fit's models, :class:`ksvd.StreamingModel`)."""
 
 import os
 
@@ -8,6 +8,7 @@ from sklearn.utils.validation import check_array, check_is_fitted, validate_data
 
 from . import _ksvd
 from ._convert import check_n_jobs, fill_names, native_params, to_native
+from ._streaming import StreamingModel
 
 _ACCEPT_SPARSE = ("csr", "csc")
 _DTYPES = (np.float64, np.float32)
@@ -495,13 +496,16 @@ _ESTIMATORS = {"ksvd": KSVD, "kpca": KPCA}
 
 
 def load(source):
-    """A fitted :class:`KSVD` or :class:`KPCA` from a model file or its bytes.
+    """A fitted estimator from a model file or its bytes.
 
-    Any model document of the workspace loads: written by ``ksvd fit --out DIR`` (the directory
-    or its ``model.json``), by :meth:`KSVD.save` / :meth:`KPCA.save`, or by Rust's
-    ``KsvdModel::save``. The estimator is the model's own (its ``estimator`` field), with the
-    parameters the model records (the kernel with the bandwidth the fit used) and the defaults
-    for the rest; it projects new data as the fitted one did.
+    Any model document of the workspace loads, by the format its envelope names (read by the
+    Rust loaders): a model written by ``ksvd fit --out DIR`` (the directory or its
+    ``model.json``), by :meth:`KSVD.save` / :meth:`KPCA.save` or by Rust's ``KsvdModel::save``
+    gives a :class:`KSVD` or :class:`KPCA` (the model's own estimator), with the parameters the
+    model records (the kernel with the bandwidth the fit used) and the defaults for the rest; it
+    projects new data as the fitted one did. A trained model of the out-of-core fit
+    (``ksvd.dask.fit(out_dir=...)``'s ``model.<method>-trained``, or ``save`` of its ``model``;
+    formats ``ksvd-streaming-trained-ksvd`` / ``-kpca``) gives a :class:`StreamingModel`.
 
     Parameters
     ----------
@@ -511,13 +515,14 @@ def load(source):
 
     Returns
     -------
-    KSVD or KPCA
+    KSVD, KPCA or StreamingModel
 
     Raises
     ------
     ValueError
-        The document is not a model, was changed (checksum), is of another format version, or
-        breaks an invariant; the message names which.
+        The document is not a model (another format, or a partial state of the streaming
+        passes), was changed (checksum), is truncated, is of another format version, or breaks
+        an invariant; the message names which.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
         model = _ksvd.load(bytes(source))
@@ -526,6 +531,8 @@ def load(source):
         if os.path.isdir(path):
             path = os.path.join(path, "model.json")
         model = _ksvd.load(path)
+    if not isinstance(model, _ksvd.KsvdModel):
+        return StreamingModel(model)
     est = _ESTIMATORS[model.estimator](**model.params())
     est._set_model(model, np.float64)
     est.n_features_in_ = model.input_dims[0]
