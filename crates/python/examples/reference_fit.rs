@@ -11,8 +11,7 @@
 //! row). Solvers are built as the front ends build them, by name with the conventions' options
 //! (`SolverKind::solver`); the data are integer patterns divided by an integer, so Python builds
 //! bit-identical inputs.
-use ksvd::{Kernel, Kpca, Ksvd, KsvdModel, Samples, SolverKind, SolverOptions};
-use linfa::param_guard::ParamGuard;
+use ksvd::{Kernel, Kpca, Ksvd, KsvdModel, ParamGuard, Samples, SolverKind, SolverOptions};
 use ndarray::{s, Array2};
 
 /// `X[i, j] = ((7 i + 3 j) mod 11) / 11`, `30 × 3` (mirrored in the Python test).

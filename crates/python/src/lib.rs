@@ -14,7 +14,7 @@
 //!   options go through [`SolverOptions`] and [`SolverKind::solver`], and the core validates
 //!   the values ([`ParamGuard::check`], [`Solver::validate`]).
 //! * `KSVD` fits [`ksvd::KsvdValidParams::fit_samples`] (with `Z`, or `Z = X`),
-//!   [`linfa::traits::Fit`] on a data matrix with a compatibility (Algorithm 1) or
+//!   [`Fit`] on a data matrix with a compatibility (Algorithm 1) or
 //!   [`ksvd::KsvdValidParams::fit_precomputed`]; `KPCA` fits [`ksvd::Kpca`] (the symmetric
 //!   method at every solver; its Nyström solver is the symmetric Nyström method) or
 //!   [`ksvd::KpcaValidParams::fit_precomputed`]. Either way the result is the portable
@@ -25,8 +25,8 @@
 //! * Computations run with the GIL released, in a rayon pool of `n_jobs` threads built for that
 //!   call when `n_jobs` is set ([`Threads`]; no global state). Input copies are made while the
 //!   GIL is held, so no other Python thread can mutate a buffer under the computation.
-//! * Errors of the core ([`KsvdError`], [`ksvd_kernels::KernelError`],
-//!   [`ksvd_linalg::LinalgError`], an unknown name) become `ValueError` with the core's message.
+//! * Errors of the core ([`KsvdError`], `ksvd_kernels::KernelError`,
+//!   `ksvd_linalg::LinalgError`, an unknown name) become `ValueError` with the core's message.
 //!
 //! [`streaming`] binds the mergeable partial states of `ksvd_streaming`'s out-of-core passes
 //! (pickled through their versioned bytes), which `ksvd.dask` schedules on a Dask cluster.
@@ -34,14 +34,11 @@
 mod streaming;
 
 use ksvd::{
-    bandwidth_rule, graph_samples, Compat, GraphInput, Kernel, KernelKind, Kpca, KpcaValidParams, Ksvd, KsvdError,
-    KsvdModel, KsvdValidParams, MemoryBudget, Samples, Sampling, Scaling, Solver, SolverKind, SolverOptions,
-    Vocabulary,
+    bandwidth_rule, graph_samples, Compat, CsrMatrix, DatasetBase, Fit, GraphInput, Kernel, KernelKind, Kpca,
+    KpcaValidParams, Ksvd, KsvdError, KsvdModel, KsvdValidParams, MemoryBudget, ParamGuard, Samples, Sampling, Scaling,
+    Solver, SolverKind, SolverOptions, Vocabulary,
 };
-use ksvd_linalg::CsrMatrix;
 use ksvd_streaming::{PartialState, TrainedKpca, TrainedKsvd};
-use linfa::param_guard::ParamGuard;
-use linfa::traits::Fit;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -598,7 +595,7 @@ fn fit<'py>(
                     return p.fit_precomputed(x.to_dense().view());
                 }
                 let fitted = match (z, p.compat()) {
-                    (_, Some(_)) => p.fit(&linfa::DatasetBase::from(x.to_dense()))?,
+                    (_, Some(_)) => p.fit(&DatasetBase::from(x.to_dense()))?,
                     (Some(z), None) => p.fit_samples(x, z)?,
                     (None, None) => p.fit_samples(x.clone(), x)?,
                 };

@@ -4,8 +4,8 @@
 //! workspace's envelope ([`ksvd_streaming::PartialState::to_bytes`]: format
 //! `ksvd-streaming-<kind>`, versioned and checksummed); another format or version or corrupt
 //! bytes raise `ValueError` naming the problem. Every pass runs with the GIL released.
+use ksvd::CsrMatrix;
 use ksvd::Vocabulary;
-use ksvd_linalg::CsrMatrix;
 use ksvd_streaming::{
     Bandwidth, Embedding, FittedKpca, FittedKsvd, LandmarkPlan, LandmarksPartial, LibsvmSource, Method, PartRows,
     PartialModel, PartialState, RowSelection, ScanPartial, ScorePartial, StreamingError, StreamingParams, TrainPartial,
