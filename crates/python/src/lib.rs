@@ -38,7 +38,7 @@ use ksvd::{
     KpcaValidParams, Ksvd, KsvdError, KsvdModel, KsvdValidParams, MemoryBudget, ParamGuard, Samples, Sampling, Scaling,
     Solver, SolverKind, SolverOptions, Vocabulary,
 };
-use ksvd_streaming::{PartialState, TrainedKpca, TrainedKsvd};
+use ksvd_streaming::TrainedModel;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -513,8 +513,8 @@ impl PyKsvdModel {
 /// `ksvd.load`: any model document of the workspace, from a path or from its bytes, by the
 /// format its envelope names (`ksvd_datasets::envelope::peek`, which also verifies the
 /// checksum): a `KsvdModel` (`ksvd fit --out DIR`'s `DIR/model.json`, `save` of either door) or
-/// a trained streaming model (`ksvd_streaming::TrainedKsvd` / `TrainedKpca`, written by
-/// `ksvd.dask.fit(out_dir=)` or `save`). Anything else, a changed byte or a truncated file is a
+/// a trained streaming model (`ksvd_streaming::TrainedModel::from_bytes`: written by
+/// `ksvd-stream run --out DIR`, `ksvd.dask.fit(out_dir=)` or `save`). Anything else, a changed byte or a truncated file is a
 /// `ValueError` naming the problem.
 #[pyfunction]
 fn load<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
@@ -531,18 +531,10 @@ fn load<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
     if format == ksvd::MODEL_FORMAT {
         return Ok(Bound::new(py, PyKsvdModel::from_bytes(py, &bytes)?)?.into_any());
     }
-    if format == <TrainedKsvd as PartialState>::format() {
-        return Ok(Bound::new(py, streaming::PyTrainedKsvd::from_bytes(py, &bytes)?)?.into_any());
-    }
-    if format == <TrainedKpca as PartialState>::format() {
-        return Ok(Bound::new(py, streaming::PyTrainedKpca::from_bytes(py, &bytes)?)?.into_any());
-    }
-    Err(value_error(format!(
-        "a `{format}` document is not a model (models are `{}`, `{}` and `{}`)",
-        ksvd::MODEL_FORMAT,
-        <TrainedKsvd as PartialState>::format(),
-        <TrainedKpca as PartialState>::format()
-    )))
+    let model = py
+        .detach(|| TrainedModel::from_bytes(&bytes))
+        .map_err(|e| value_error(format!("{e}; ksvd.load also reads `{}` documents", ksvd::MODEL_FORMAT)))?;
+    streaming::trained(py, model)
 }
 
 /// Fits `estimator` (`"ksvd"` or `"kpca"`) on row samples `x` and column samples `z` (`None`:

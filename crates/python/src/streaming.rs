@@ -9,7 +9,7 @@ use ksvd::Vocabulary;
 use ksvd_streaming::{
     Bandwidth, Embedding, FittedKpca, FittedKsvd, LandmarkPlan, LandmarksPartial, LibsvmSource, Method, PartRows,
     PartialModel, PartialState, RowSelection, ScanPartial, ScorePartial, StreamingError, StreamingParams, TrainPartial,
-    TrainedKpca, TrainedKsvd, ValidStreamingParams,
+    TrainedKpca, TrainedKsvd, TrainedModel, ValidStreamingParams,
 };
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
@@ -561,6 +561,18 @@ fn split_test_rows<'py>(
     let sel = RowSelection::SplitTest { test_fraction, seed };
     sel.validate().map_err(value_error)?;
     Ok((0..rows).map(|t| sel.keeps(t)).collect::<Vec<bool>>().into_pyarray(py))
+}
+
+/// A trained streaming model of either method as its Python class (`TrainedKsvd`, `TrainedKpca`).
+pub(crate) fn trained(py: Python<'_>, model: TrainedModel) -> PyResult<Bound<'_, PyAny>> {
+    match model {
+        TrainedModel::Ksvd(inner) => Ok(Bound::new(py, PyTrainedKsvd { inner })?.into_any()),
+        TrainedModel::Kpca(inner) => Ok(Bound::new(py, PyTrainedKpca { inner })?.into_any()),
+        other => Err(value_error(format!(
+            "a trained {} model is not supported by this build of the Python package",
+            other.method()
+        ))),
+    }
 }
 
 /// Registers the classes in the native module.

@@ -3,7 +3,9 @@ reads it back (through the Rust loaders) as a fitted :class:`ksvd.StreamingModel
 embeddings and scores are the fit's own; a changed or truncated file, or a partial state that is
 not a model, is a clear error."""
 
+import os
 import pickle
+import subprocess
 
 import numpy as np
 import pytest
@@ -78,7 +80,7 @@ def test_bad_files_are_clear_errors(fitted, tmp_path):
         ksvd.load(bad)
     # A partial state of the passes is not a model.
     bad.write_bytes(fit.scan.to_bytes())
-    with pytest.raises(ValueError, match="`ksvd-streaming-scan` document is not a model"):
+    with pytest.raises(ValueError, match="a `ksvd-streaming-scan` document is not a trained model .* ksvd.load also reads `ksvd-model` documents"):
         ksvd.load(bad)
     with pytest.raises(ValueError, match="cannot read the model file"):
         ksvd.load(tmp_path / "missing")
@@ -107,3 +109,26 @@ def test_the_old_keyword_names_are_deprecated_aliases(fitted):
 def _files(fitted):
     path = fitted[2]
     return [str(path.parent / "train.svm")], [str(path.parent / "test.svm")]
+
+
+STREAM = os.environ.get("KSVD_STREAM") or os.path.join(
+    os.path.dirname(__file__), "..", "..", "..", "target", "release", "ksvd-stream"
+)
+
+
+@pytest.mark.skipif(
+    not os.path.isfile(STREAM),
+    reason=f"ksvd-stream is not built ({os.path.normpath(STREAM)}; cargo build --release -p ksvd-streaming, or set KSVD_STREAM)",
+)
+def test_a_model_of_ksvd_stream_loads_and_embeds_as_the_dask_fits(fitted, tmp_path):
+    method, fit, _, x, _ = fitted
+    train, test = _files(fitted)
+    args = ["run", "--train", train[0], "--test", test[0], "--method", method, "--out", str(tmp_path)]
+    args += ["--components", "4", "--landmarks", "40", "--chunk-rows", "100", "--seed", "5", "--features", str(FEATURES)]
+    done = subprocess.run([STREAM, *args], capture_output=True, text=True)
+    assert done.returncode == 0, done.stderr
+    model = ksvd.load(tmp_path / f"model.{method}-trained")
+    # The same passes on the same rows: the same landmarks, the same embeddings to rounding.
+    np.testing.assert_array_equal(model.landmark_rows_, fit.model.row_landmarks)
+    emb = fit.embeddings.compute(scheduler="synchronous")
+    np.testing.assert_allclose(model.transform(x), emb, rtol=0, atol=np.sqrt(EPS) * np.max(np.abs(emb)))
