@@ -124,7 +124,7 @@ def test_a_model_of_ksvd_stream_loads_and_embeds_as_the_dask_fits(fitted, tmp_pa
     method, fit, _, x, _ = fitted
     train, test = _files(fitted)
     args = ["run", "--train", train[0], "--test", test[0], "--method", method, "--out", str(tmp_path)]
-    args += ["--components", "4", "--landmarks", "40", "--chunk-rows", "100", "--seed", "5", "--features", str(FEATURES)]
+    args += ["--n-components", "4", "--n-landmarks", "40", "--chunk-rows", "100", "--seed", "5", "--features", str(FEATURES)]
     done = subprocess.run([STREAM, *args], capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
     model = ksvd.load(tmp_path / f"model.{method}-trained")

@@ -2,7 +2,7 @@
 //! test AUROC.
 //!
 //! ```text
-//! ksvd-stream run --train criteo.svm --features 1000000 --landmarks 1000 --components 100
+//! ksvd-stream run --train criteo.svm --features 1000000 --n-landmarks 1000 --n-components 100
 //! ksvd-stream run --train part-0.svm --train part-1.svm --test test.svm --method ksvd --out models
 //! ```
 //!
@@ -50,11 +50,11 @@ enum Cmd {
         /// Method.
         #[arg(long, value_enum, default_value = "both")]
         method: MethodArg,
-        /// Landmarks n = m.
-        #[arg(long, default_value_t = 1000)]
+        /// Landmarks n = m (`n_landmarks` of ksvd.dask.fit and the conventions).
+        #[arg(long = "n-landmarks", visible_alias = "landmarks", default_value_t = 1000)]
         landmarks: usize,
-        /// Embedding dimension r.
-        #[arg(long, default_value_t = 100)]
+        /// Embedding dimension r (`n_components` of ksvd.dask.fit and the conventions).
+        #[arg(long = "n-components", visible_alias = "components", default_value_t = 100)]
         components: usize,
         /// Fixed RBF bandwidth (default: median heuristic on the landmarks).
         #[arg(long)]
