@@ -182,6 +182,27 @@ struct Hyper {
     memory_budget: Option<BudgetArg>,
 }
 
+/// The parameters KSVD and KPCA share (kernel or bandwidth rule, rank, solver, centring, seed,
+/// memory budget), set on either builder (`Ksvd::params()`, `Kpca::params()`) from a [`Hyper`].
+macro_rules! shared_params {
+    ($builder:expr, $hyper:expr, $kind:expr) => {{
+        let h: &Hyper = $hyper;
+        let (kernel, rule) = h.kernel($kind)?;
+        let mut p = $builder;
+        if let Some(kernel) = kernel {
+            p = p.kernel(kernel);
+        }
+        if rule {
+            p = p.bandwidth_rule(Some(h.bandwidth_factor));
+        }
+        p = p.rank(h.n_components).solver(h.solver()?).center(h.center).seed(h.seed);
+        if let Some(budget) = h.budget()? {
+            p = p.memory_budget(budget);
+        }
+        p
+    }};
+}
+
 impl Hyper {
     fn kernel_kind(&self) -> PyResult<KernelKind> {
         self.kernel.parse().map_err(value_error)
@@ -263,23 +284,7 @@ impl Hyper {
 
     /// KSVD's validated parameters.
     fn ksvd_params(&self, kind: KernelKind) -> PyResult<KsvdValidParams> {
-        let (kernel, rule) = self.kernel(kind)?;
-        let mut p = Ksvd::params();
-        if let Some(kernel) = kernel {
-            p = p.kernel(kernel);
-        }
-        if rule {
-            p = p.bandwidth_rule(Some(self.bandwidth_factor));
-        }
-        p = p
-            .rank(self.n_components)
-            .solver(self.solver()?)
-            .center(self.center)
-            .compat(self.compat()?)
-            .seed(self.seed);
-        if let Some(budget) = self.budget()? {
-            p = p.memory_budget(budget);
-        }
+        let mut p = shared_params!(Ksvd::params(), self, kind).compat(self.compat()?);
         if let Some((rows, cols)) = self.landmarks()? {
             p = p.landmark_indices(rows, cols);
         }
@@ -300,23 +305,7 @@ impl Hyper {
                  parameters",
             ));
         }
-        let (kernel, rule) = self.kernel(kind)?;
-        let mut p = Kpca::params();
-        if let Some(kernel) = kernel {
-            p = p.kernel(kernel);
-        }
-        if rule {
-            p = p.bandwidth_rule(Some(self.bandwidth_factor));
-        }
-        p = p
-            .rank(self.n_components)
-            .solver(self.solver()?)
-            .center(self.center)
-            .seed(self.seed);
-        if let Some(budget) = self.budget()? {
-            p = p.memory_budget(budget);
-        }
-        p.check().map_err(value_error)
+        shared_params!(Kpca::params(), self, kind).check().map_err(value_error)
     }
 }
 
@@ -411,37 +400,13 @@ impl PyKsvdModel {
         }
         let solver = p.solver();
         d.set_item("solver", solver.kind().name())?;
-        match solver {
-            Solver::Auto { tol } => d.set_item("tol", tol)?,
-            Solver::Lanczos(l) => d.set_item("tol", l.tol)?,
-            Solver::BlockKrylov(b) => {
-                d.set_item("tol", b.tol)?;
-                d.set_item("oversampling", b.oversampling)?;
-            }
-            Solver::Rsvd(r) => {
-                d.set_item("oversampling", r.oversampling)?;
-                d.set_item("power_iters", r.power_iters)?;
-            }
-            Solver::Nystrom {
-                landmarks,
-                cols,
-                sampling,
-                inner,
-            } => {
-                d.set_item("n_landmarks", landmarks)?;
-                d.set_item("n_col_landmarks", cols)?;
-                d.set_item("sampling", sampling.name())?;
-                if let ksvd::InnerSolver::Rsvd {
-                    oversampling,
-                    power_iters,
-                } = inner
-                {
-                    d.set_item("oversampling", oversampling)?;
-                    d.set_item("power_iters", power_iters)?;
-                }
-            }
-            Solver::Exact => {}
-        }
+        let o = solver.options();
+        d.set_item("tol", o.tol)?;
+        d.set_item("oversampling", o.oversampling)?;
+        d.set_item("power_iters", o.power_iters)?;
+        d.set_item("n_landmarks", o.n_landmarks)?;
+        d.set_item("n_col_landmarks", o.n_col_landmarks)?;
+        d.set_item("sampling", o.sampling.name())?;
         if let Some((rows, cols)) = p.landmark_indices() {
             d.set_item("landmark_rows", rows.to_vec())?;
             d.set_item("landmark_cols", cols.to_vec())?;
