@@ -566,8 +566,8 @@ fn split_test_rows<'py>(
 /// A trained streaming model of either method as its Python class (`TrainedKsvd`, `TrainedKpca`).
 pub(crate) fn trained(py: Python<'_>, model: TrainedModel) -> PyResult<Bound<'_, PyAny>> {
     match model {
-        TrainedModel::Ksvd(inner) => Ok(Bound::new(py, PyTrainedKsvd { inner })?.into_any()),
-        TrainedModel::Kpca(inner) => Ok(Bound::new(py, PyTrainedKpca { inner })?.into_any()),
+        TrainedModel::Ksvd(inner) => Ok(Bound::new(py, PyTrainedKsvd { inner: *inner })?.into_any()),
+        TrainedModel::Kpca(inner) => Ok(Bound::new(py, PyTrainedKpca { inner: *inner })?.into_any()),
         other => Err(value_error(format!(
             "a trained {} model is not supported by this build of the Python package",
             other.method()

@@ -209,7 +209,7 @@ pub fn run_pipeline(
                 train,
                 test,
                 params,
-                TrainedModel::Ksvd,
+                |t| TrainedModel::Ksvd(Box::new(t)),
                 progress,
             )
         }
@@ -224,7 +224,7 @@ pub fn run_pipeline(
                 train,
                 test,
                 params,
-                TrainedModel::Kpca,
+                |t| TrainedModel::Kpca(Box::new(t)),
                 progress,
             )
         }

@@ -134,9 +134,9 @@ impl<E: PartialModel> Trained<E> {
 #[non_exhaustive]
 pub enum TrainedModel {
     /// Trained KSVD.
-    Ksvd(TrainedKsvd),
+    Ksvd(Box<TrainedKsvd>),
     /// Trained KPCA.
-    Kpca(TrainedKpca),
+    Kpca(Box<TrainedKpca>),
 }
 
 impl TrainedModel {
@@ -163,9 +163,9 @@ impl TrainedModel {
     pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
         let header = envelope::peek(bytes).map_err(|e| state_error("trained", e.to_string()))?;
         if header.format == TrainedKsvd::format() {
-            Ok(TrainedModel::Ksvd(TrainedKsvd::from_bytes(bytes)?))
+            Ok(TrainedModel::Ksvd(Box::new(TrainedKsvd::from_bytes(bytes)?)))
         } else if header.format == TrainedKpca::format() {
-            Ok(TrainedModel::Kpca(TrainedKpca::from_bytes(bytes)?))
+            Ok(TrainedModel::Kpca(Box::new(TrainedKpca::from_bytes(bytes)?)))
         } else {
             Err(state_error(
                 "trained",
