@@ -162,11 +162,12 @@ def native_params(p):
 
 
 def fill_names(doc):
-    """``doc`` with ``{KERNELS}``, ``{SOLVERS}``, ``{SAMPLINGS}`` and ``{GRAPH_INPUTS}`` replaced by
-    the core's names (``{"rbf", "sne", ...}``, numpydoc's form of a choice)."""
+    """``doc`` with ``{KERNELS}``, ``{SOLVERS}``, ``{SAMPLINGS}``, ``{GRAPH_INPUTS}`` and
+    ``{COMPATS}`` replaced by the core's names (``{"rbf", "sne", ...}``, numpydoc's form of a
+    choice)."""
     if doc is None:
         return None
-    for key in ("KERNELS", "SOLVERS", "SAMPLINGS", "GRAPH_INPUTS"):
+    for key in ("KERNELS", "SOLVERS", "SAMPLINGS", "GRAPH_INPUTS", "COMPATS"):
         names = ", ".join(f'"{n}"' for n in getattr(_ksvd, key))
         doc = doc.replace("{" + key + "}", "{" + names + "}")
     return doc

@@ -228,11 +228,12 @@ class KSVD(_Estimator):
     center : bool, default=False
         Centre ``G`` on both sides, ``H_N G H_M`` (every row and column sums to zero);
         projections of new data are centred with the training means.
-    compat : str or None, default=None
+    compat : {COMPATS} or None, default=None
         Only when ``Z`` is omitted: the column samples are the columns of the data matrix ``X``,
-        made comparable with its rows by a compatibility of the core, e.g. ``"a0"``
+        made comparable with its rows by a compatibility of the core: ``"a0"``
         (pseudo-inverse), ``"a1"`` (PCA) or ``"a2"`` (random projection seeded by
-        ``random_state``) (Algorithm 1). New rows and columns
+        ``random_state``) (Algorithm 1; ``"a1-shared"`` and ``"a3"`` have no single matrix and
+        are refused). New rows and columns
         of the data matrix are then what :meth:`transform` and :meth:`transform_cols` take.
     solver : {SOLVERS}, default="auto"
         ``auto``: a dense SVD when that is cheapest and fits the memory budget, block Lanczos
