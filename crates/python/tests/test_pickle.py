@@ -109,6 +109,20 @@ def test_a_tampered_pickle_or_model_is_refused():
         pickle.loads(tampered(pickle.dumps(est._model), model_bytes))
 
 
+def test_a_truncated_model_file_or_another_version_is_refused(tmp_path):
+    est, _, _ = fitted("sne")
+    path = tmp_path / "model.json"
+    est.save(path)
+    raw = path.read_bytes()
+    path.write_bytes(raw[: len(raw) - 10])
+    with pytest.raises(ValueError, match="truncated"):
+        ksvd.load(path)
+    newer = raw.replace(b'"format_version":2', b'"format_version":99', 1)
+    assert newer != raw
+    with pytest.raises(ValueError, match="version 99"):
+        ksvd.load(newer)
+
+
 def test_unfitted_estimator_pickles():
     est = ksvd.KSVD(n_components=3, bandwidth=2.0)
     again = pickle.loads(pickle.dumps(est))
