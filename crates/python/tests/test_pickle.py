@@ -136,3 +136,21 @@ def test_float32_models_pickle_in_float32():
     again = pickle.loads(pickle.dumps(est))
     assert again.eigenvalues_.dtype == np.float32 and again.transform(X).dtype == np.float32
     np.testing.assert_array_equal(again.transform(X), est.transform(X))
+
+
+def test_a_model_whose_kernel_this_build_does_not_know_is_refused():
+    # A well-formed document (valid checksum) naming a kernel this build lacks, as a newer
+    # writer could produce: the loader says which kernel, instead of guessing.
+    import hashlib
+
+    est, _, _ = fitted("sne")
+    raw = est.to_bytes()
+    head, payload = raw.split(b',"payload":', 1)
+    payload = payload[:-1]  # the envelope's closing brace
+    assert b'{"Sne":' in payload
+    payload = payload.replace(b'{"Sne":', b'{"Wavelet":', 1)
+    old_sum = hashlib.sha256(raw.split(b',"payload":', 1)[1][:-1]).hexdigest().encode()
+    assert old_sum in head
+    head = head.replace(old_sum, hashlib.sha256(payload).hexdigest().encode())
+    with pytest.raises(ValueError, match="Wavelet"):
+        ksvd.load(head + b',"payload":' + payload + b"}")
