@@ -39,8 +39,8 @@ pub const MODEL_FORMAT: &str = "ksvd-model";
 ///                                       // normalisers and means, so loading needs no pass
 ///                                       // over G (absent: recomputed from the samples)
 ///     "precomputed": null | { "row_means": [..] | null, "col_means": [..] | null,
-///                             "grand_mean": f64 }, // a precomputed G (then x, z are null and
-///                                                  // params.kernel is not used)
+///                             "grand_mean": f64 }, // a precomputed G (KPCA: K; then x, z are
+///                                                  // null and params.kernel is not used)
 ///     "landmark_extension": null | {    // KSVD Nyström: the extension through the landmarks
 ///       "row_coef": Array2 (|J| × r),   //   ũ(x') = k̃(x', Z_J) row_coef
 ///       "col_coef": Array2 (|I| × r) }, //   ṽ(z') = k̃(X_I, z')ᵀ col_coef
@@ -107,7 +107,7 @@ pub struct CompatMap {
 /// `r_i`, column means `c_j` and grand mean `g` of `G` (all `None`/0 when not centred).
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
-struct PrecomputedMeans {
+pub(crate) struct PrecomputedMeans {
     row_means: Option<Vec<f64>>,
     col_means: Option<Vec<f64>>,
     grand_mean: f64,
@@ -169,7 +169,8 @@ struct ModelData {
 /// the kernel's definition needs the whole set: SNE stores all of Z (the normaliser of a new
 /// row is a sum over Z, `O(M)`), and a centred model stores X and Z (the means of a new sample
 /// run over the training set). A KPCA model stores X once and projects over all of it (a
-/// Nyström KPCA model too, with its approximate eigenpairs).
+/// Nyström KPCA model too, with its approximate eigenpairs); fitted on a precomputed `K`
+/// ([`crate::KpcaValidParams::fit_precomputed`]), it stores the centring means of `K` instead.
 ///
 /// Singular values equal to zero give zero coefficients for `Unit` and `Sqrt` (their
 /// directions are undefined).
@@ -310,6 +311,46 @@ impl Ksvd {
     }
 }
 
+/// The record of a fitted KPCA: `Z = X`, `U = V = A`, `s = λ`, the residual of each pair on
+/// both sides; the samples `x` stored once (`None` with a precomputed `K`, whose centring means
+/// `precomputed` holds).
+#[allow(clippy::too_many_arguments)]
+fn kpca_data(
+    params: KsvdValidParams,
+    n: usize,
+    x: Option<Samples>,
+    kernel_stats: Option<KernelStats>,
+    precomputed: Option<PrecomputedMeans>,
+    values: &Array1<f64>,
+    vectors: &Array2<f64>,
+    residuals: &Array1<f64>,
+    landmarks: Option<&[usize]>,
+) -> ModelData {
+    ModelData {
+        estimator: Estimator::Kpca,
+        params,
+        n_rows: n,
+        n_cols: n,
+        row_landmarks: landmarks.map(<[usize]>::to_vec),
+        col_landmarks: landmarks.map(<[usize]>::to_vec),
+        x,
+        x_is_full: true,
+        z: None,
+        z_is_full: true,
+        kernel_stats,
+        precomputed,
+        landmark_extension: None,
+        s: values.clone(),
+        u: vectors.clone(),
+        v: vectors.clone(),
+        residuals: Some(Residuals {
+            left: residuals.clone(),
+            right: residuals.clone(),
+        }),
+        compat: None,
+    }
+}
+
 /// The model of a fitted KPCA (`crate::Kpca::to_model`): `Z = X`, `U = V = A`, `s = λ`, the
 /// residual of each pair on both sides, the samples stored once.
 pub(crate) fn kpca_model(
@@ -321,35 +362,67 @@ pub(crate) fn kpca_model(
     landmarks: Option<&[usize]>,
 ) -> KsvdModel {
     let n = k.nrows();
-    let data = ModelData {
-        estimator: Estimator::Kpca,
+    let data = kpca_data(
         params,
-        n_rows: n,
-        n_cols: n,
-        row_landmarks: landmarks.map(<[usize]>::to_vec),
-        col_landmarks: landmarks.map(<[usize]>::to_vec),
-        x: Some(k.x().clone()),
-        x_is_full: true,
-        z: None,
-        z_is_full: true,
-        kernel_stats: Some(k.stats()),
-        precomputed: None,
-        landmark_extension: None,
-        s: values.clone(),
-        u: vectors.clone(),
-        v: vectors.clone(),
-        residuals: Some(Residuals {
-            left: residuals.clone(),
-            right: residuals.clone(),
-        }),
-        compat: None,
-    };
+        n,
+        Some(k.x().clone()),
+        Some(k.stats()),
+        None,
+        values,
+        vectors,
+        residuals,
+        landmarks,
+    );
     KsvdModel {
         data,
         g: Some(k.to_matrix_free()),
         row_ext: (0..n).collect(),
         col_ext: (0..n).collect(),
     }
+}
+
+/// A precomputed kernel matrix `g`, centred in place on both sides when `center` is set, and
+/// the means a model keeps for new kernel values.
+pub(crate) fn center_precomputed(g: &mut Array2<f64>, center: bool) -> Result<PrecomputedMeans> {
+    Ok(if center {
+        let c = Centering::center_dense(g)?;
+        PrecomputedMeans {
+            row_means: Some(c.row_means),
+            col_means: Some(c.col_means),
+            grand_mean: c.grand_mean,
+        }
+    } else {
+        PrecomputedMeans {
+            row_means: None,
+            col_means: None,
+            grand_mean: 0.0,
+        }
+    })
+}
+
+/// The model of a KPCA fitted on a precomputed kernel matrix (`crate::KpcaValidParams::fit_precomputed`):
+/// as [`kpca_model`], with the centring means of `K` in place of the samples.
+pub(crate) fn kpca_precomputed_model(
+    params: KsvdValidParams,
+    n: usize,
+    means: PrecomputedMeans,
+    values: &Array1<f64>,
+    vectors: &Array2<f64>,
+    residuals: &Array1<f64>,
+    landmarks: Option<&[usize]>,
+) -> Result<KsvdModel> {
+    let data = kpca_data(
+        params,
+        n,
+        None,
+        None,
+        Some(means),
+        values,
+        vectors,
+        residuals,
+        landmarks,
+    );
+    KsvdModel::from_data(data)
 }
 
 impl KsvdModel {
@@ -491,15 +564,14 @@ impl KsvdModel {
             let ok = d.n_rows == d.n_cols
                 && d.u == d.v
                 && d.z.is_none()
-                && d.x.is_some()
-                && d.precomputed.is_none()
+                && (d.x.is_some() != d.precomputed.is_some())
                 && d.compat.is_none()
                 && d.landmark_extension.is_none()
                 && d.row_landmarks == d.col_landmarks;
             if !ok {
                 return Err(corrupt(
-                    "a KPCA model is symmetric: N = M, u = v, the samples stored once (z null), one \
-                     set of landmarks, no compatibility, no precomputed kernel",
+                    "a KPCA model is symmetric: N = M, u = v, the samples stored once (z null) or a \
+                     precomputed kernel's means, one set of landmarks, no compatibility",
                 ));
             }
         }
@@ -614,6 +686,17 @@ impl KsvdModel {
     /// precomputed kernel.
     pub fn sample_dim(&self) -> Option<usize> {
         self.data.x.as_ref().map(Samples::dim)
+    }
+    /// Values per new input `(row, column)` of [`KsvdModel::project_input_rows`] and
+    /// [`KsvdModel::project_input_cols`]: the sample dimension for a fit on samples; `(M, N)`
+    /// for a precomputed kernel matrix (kernel values against every training column or row) and
+    /// for a fit on an `N × M` data matrix with a compatibility (a new row of it has `M`
+    /// entries, a new column `N`).
+    pub fn input_dims(&self) -> (usize, usize) {
+        match self.sample_dim() {
+            Some(d) if self.compat().is_none() => (d, d),
+            _ => (self.data.n_cols, self.data.n_rows),
+        }
     }
     /// Whether the model was fitted on a precomputed kernel matrix (then it projects kernel
     /// values, [`KsvdModel::project_kernel_rows`], not samples).
@@ -730,20 +813,7 @@ impl KsvdValidParams {
         // The training block is centred entry by entry (`H G H`), its means kept for new rows
         // and columns.
         let mut gc = g.to_owned();
-        let means = if self.center() {
-            let c = Centering::center_dense(&mut gc)?;
-            PrecomputedMeans {
-                row_means: Some(c.row_means),
-                col_means: Some(c.col_means),
-                grand_mean: c.grand_mean,
-            }
-        } else {
-            PrecomputedMeans {
-                row_means: None,
-                col_means: None,
-                grand_mean: 0.0,
-            }
-        };
+        let means = center_precomputed(&mut gc, self.center())?;
         let (svd, nystrom) = self.solve(&gc, &mut |_| {})?;
         let (residuals, row_landmarks, col_landmarks, landmark_extension) = match nystrom {
             Some(ny) => {
@@ -850,6 +920,35 @@ impl KsvdModel {
         let means = self.check_kernel_values(k, self.data.n_rows, "row")?;
         let kc = center_with(k, means, false)?.select(Axis(1), &self.col_ext);
         self.projector().cols_of_kernel(kc.view(), scaling)
+    }
+
+    /// Projections of new row inputs of the kind the fit took (`new × r`): for a model of a
+    /// precomputed kernel matrix the kernel values `k(x', Z)`, one new sample per row
+    /// ([`KsvdModel::project_kernel_rows`]); for a fit on a data matrix with a compatibility
+    /// new rows of that matrix, mapped like the training rows
+    /// ([`KsvdModel::project_data_rows`]); samples otherwise ([`KsvdModel::project_rows`]).
+    /// The one dispatch behind the front ends' `transform` and `extend` of a loaded model.
+    pub fn project_input_rows(&self, input: &Samples, scaling: Scaling) -> Result<Array2<f64>> {
+        if self.is_precomputed() {
+            self.project_kernel_rows(input.to_dense().view(), scaling)
+        } else if self.compat().is_some() {
+            self.project_data_rows(input.to_dense().view(), scaling)
+        } else {
+            self.project_rows(input, scaling)
+        }
+    }
+
+    /// [`KsvdModel::project_input_rows`] for new column inputs: kernel values `k(X, z')` (one
+    /// new sample per row, `new × N`), new columns of the data matrix (each given as a row), or
+    /// column samples.
+    pub fn project_input_cols(&self, input: &Samples, scaling: Scaling) -> Result<Array2<f64>> {
+        if self.is_precomputed() {
+            self.project_kernel_cols(input.to_dense().view(), scaling)
+        } else if self.compat().is_some() {
+            self.project_data_cols(input.to_dense().view(), scaling)
+        } else {
+            self.project_cols(input, scaling)
+        }
     }
 
     /// [`KsvdModel::project_kernel_rows`] with [`Scaling::Unit`] (the extension, eq. 10).

@@ -1,14 +1,14 @@
 //! KPCA: the symmetric case of the model (`Z = X`, a symmetric kernel), solved by the same
 //! [`Solver`]s as KSVD.
 use crate::error::{KsvdError, Result};
-use crate::fitted::{kpca_model, KsvdModel};
+use crate::fitted::{center_precomputed, kpca_model, kpca_precomputed_model, KsvdModel};
 use crate::model::{
     check_bandwidth_rule, resolve_bandwidth, KsvdValidParams, Solver, DEFAULT_BANDWIDTH_RULE, DEFAULT_KERNEL,
     DEFAULT_RANK, DEFAULT_SOLVER,
 };
 use crate::projection::{Projector, Scaling};
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
-use ksvd_linalg::{LinearOperator, MemoryBudget};
+use ksvd_linalg::{LinearOperator, MatrixBlocks, MemoryBudget};
 use ksvd_nystrom::{symmetric_nystrom, Gram, Sampling};
 use linfa::dataset::DatasetBase;
 use linfa::param_guard::ParamGuard;
@@ -227,6 +227,52 @@ impl KpcaValidParams {
     /// # Errors
     /// [`KsvdError::InvalidParameter`] when `k` is not square, and the solver's errors.
     pub fn fit_kernel_matrix(&self, k: KernelMatrix) -> Result<Kpca> {
+        let pairs = self.eigenpairs(&k)?;
+        let params = KpcaValidParams {
+            kernel: *k.kernel(),
+            ..self.clone()
+        };
+        Ok(Kpca {
+            params,
+            k,
+            values: pairs.values,
+            vectors: pairs.vectors,
+            residuals: pairs.residuals,
+            landmarks: pairs.landmarks,
+        })
+    }
+
+    /// Fits KPCA on a precomputed kernel matrix `K` (`N × N`, `K_ij = k(x_i, x_j)` for a
+    /// symmetric positive semi-definite kernel of yours), centred on both sides (`H K H`) when
+    /// [`KpcaParams::center`] is set; the kernel parameter and the bandwidth rule are not used.
+    /// The same solvers as [`KpcaValidParams::fit_samples`] (`Solver::Nystrom`: the symmetric
+    /// Nyström method on `K`). The model (estimator `Kpca`) projects kernel values
+    /// ([`KsvdModel::project_kernel_rows`]: `k̃(x', X) A Λ^-p`, the new rows centred with the
+    /// training means, as scikit-learn's `KernelPCA(kernel="precomputed")`); it stores the
+    /// centring means, not `K`.
+    ///
+    /// # Errors
+    /// [`KsvdError::InvalidParameter`] when `k` is not square, a non-finite entry, and the
+    /// solver's errors.
+    pub fn fit_precomputed(&self, k: ArrayView2<'_, f64>) -> Result<KsvdModel> {
+        ksvd_linalg::check_finite("precomputed kernel matrix", k)?;
+        let mut kc = k.to_owned();
+        let means = center_precomputed(&mut kc, self.center)?;
+        let pairs = self.eigenpairs(&kc)?;
+        kpca_precomputed_model(
+            self.as_ksvd(),
+            kc.nrows(),
+            means,
+            &pairs.values,
+            &pairs.vectors,
+            &pairs.residuals,
+            pairs.landmarks.as_deref(),
+        )
+    }
+
+    /// The top-`r` eigenpairs of the square `k` by the configured solver, and their residuals
+    /// `‖K a_l − λ_l a_l‖ / λ_1` (one product with `k`).
+    fn eigenpairs<K: MatrixBlocks + ?Sized>(&self, k: &K) -> Result<Eigenpairs> {
         if k.nrows() != k.ncols() {
             return Err(KsvdError::InvalidParameter {
                 name: "kernel matrix",
@@ -241,17 +287,16 @@ impl KpcaValidParams {
         let (values, vectors, landmarks) = match &self.solver {
             Solver::Nystrom { landmarks, .. } => {
                 ksvd_solvers::check_rank(n, n, self.rank)?;
-                let ny = symmetric_nystrom(&k, Gram::Itself, self.rank, (*landmarks).min(n), self.seed)?;
+                let ny = symmetric_nystrom(k, Gram::Itself, self.rank, (*landmarks).min(n), self.seed)?;
                 (ny.values, ny.vectors, Some(ny.landmarks))
             }
             // Every other solver is KSVD's on the square matrix K: for a symmetric PSD K the
             // singular triplets (u, s, v) are eigenpairs (u = v, λ = s).
             solver => {
-                let svd = solver.solve_operator(&k, self.rank, self.seed, self.memory_budget())?;
+                let svd = solver.solve_operator(k, self.rank, self.seed, self.memory_budget())?;
                 (svd.s, svd.u, None)
             }
         };
-        // ‖K a_l − λ_l a_l‖ / λ_1: one product with K.
         let ka = k.apply(vectors.view())?;
         let lambda1 = values.first().copied().unwrap_or(0.0).abs();
         let residuals = (&ka - &(&vectors * &values.view().insert_axis(Axis(0))))
@@ -265,19 +310,21 @@ impl KpcaValidParams {
                 }
             })
             .collect();
-        let params = KpcaValidParams {
-            kernel: *k.kernel(),
-            ..self.clone()
-        };
-        Ok(Kpca {
-            params,
-            k,
+        Ok(Eigenpairs {
             values,
             vectors,
             residuals,
             landmarks,
         })
     }
+}
+
+/// The eigenpairs of a KPCA fit, their residuals and the Nyström landmarks.
+struct Eigenpairs {
+    values: Array1<f64>,
+    vectors: Array2<f64>,
+    residuals: Array1<f64>,
+    landmarks: Option<Vec<usize>>,
 }
 
 /// Fits on a data matrix (records, `N × M`): the samples are its rows. Targets are ignored.

@@ -130,12 +130,13 @@ impl SolverKind {
                         reason: "the nystrom solver needs the number of landmarks (sampled rows and columns)".into(),
                     });
                 };
-                let cols = o.n_col_landmarks.unwrap_or(landmarks);
+                // `cols` stays `None` unless the columns differ: KPCA's symmetric Nyström method
+                // samples one set and refuses a column count.
                 Solver::Nystrom {
                     landmarks,
-                    cols: Some(cols),
+                    cols: o.n_col_landmarks,
                     sampling: o.sampling,
-                    inner: o.inner(landmarks, cols),
+                    inner: o.inner(landmarks, o.n_col_landmarks.unwrap_or(landmarks)),
                 }
             }
         })
@@ -154,12 +155,52 @@ impl Solver {
             Solver::Nystrom { .. } => SolverKind::Nystrom,
         }
     }
+
+    /// The flat options this solver carries, the others at their defaults: the inverse of
+    /// [`SolverKind::solver`] (`s.kind().solver(&s.options())` gives back a solver it built), for
+    /// front ends that report a model's parameters by their flat names.
+    pub fn options(&self) -> SolverOptions {
+        let mut o = SolverOptions::default();
+        match self {
+            Solver::Auto { tol } => o.tol = *tol,
+            Solver::Exact => {}
+            Solver::Lanczos(l) => o.tol = l.tol,
+            Solver::Rsvd(r) => {
+                o.oversampling = r.oversampling;
+                o.power_iters = r.power_iters;
+            }
+            Solver::BlockKrylov(b) => {
+                o.tol = b.tol;
+                o.oversampling = b.oversampling;
+            }
+            Solver::Nystrom {
+                landmarks,
+                cols,
+                sampling,
+                inner,
+            } => {
+                o.n_landmarks = Some(*landmarks);
+                o.n_col_landmarks = *cols;
+                o.sampling = *sampling;
+                if let InnerSolver::Rsvd {
+                    oversampling,
+                    power_iters,
+                } = *inner
+                {
+                    o.oversampling = oversampling;
+                    o.power_iters = power_iters;
+                }
+            }
+        }
+        o
+    }
 }
 
 #[cfg(test)]
 #[allow(clippy::unwrap_used)]
 mod tests {
     use super::*;
+    use linfa::param_guard::ParamGuard;
 
     #[test]
     fn every_name_gives_its_solver_and_back() {
@@ -176,11 +217,91 @@ mod tests {
             solver.validate().unwrap();
         }
         assert!(SolverKind::Nystrom.solver(&SolverOptions::default()).is_err());
+        // Without a column count the Nyström solver samples one set: KPCA takes it.
+        let ny = SolverKind::Nystrom.solver(&options).unwrap();
+        assert!(matches!(
+            ny,
+            Solver::Nystrom {
+                landmarks: 50,
+                cols: None,
+                ..
+            }
+        ));
+        crate::Kpca::params().solver(ny).check().unwrap();
+        let two = SolverOptions {
+            n_col_landmarks: Some(40),
+            ..options
+        };
+        assert!(matches!(
+            SolverKind::Nystrom.solver(&two).unwrap(),
+            Solver::Nystrom {
+                landmarks: 50,
+                cols: Some(40),
+                ..
+            }
+        ));
         assert!("arpack"
             .parse::<SolverKind>()
             .unwrap_err()
             .to_string()
             .contains("block-krylov"));
+    }
+
+    #[test]
+    fn options_invert_solver() {
+        let options = SolverOptions {
+            tol: 1e-6,
+            oversampling: 7,
+            power_iters: 3,
+            n_landmarks: Some(3000),
+            n_col_landmarks: Some(2000),
+            sampling: Sampling::Leverage,
+        };
+        let d = SolverOptions::default();
+        fn pick<T>(carried: bool, given: T, default: T) -> T {
+            if carried {
+                given
+            } else {
+                default
+            }
+        }
+        for &k in SolverKind::ALL {
+            let solver = k.solver(&options).unwrap();
+            let back = solver.options();
+            assert_eq!(k.solver(&back).unwrap(), solver, "{k}");
+            // Each solver carries exactly its own options; the others are the defaults.
+            let carries = |name: &str| match k {
+                SolverKind::Auto | SolverKind::Lanczos => name == "tol",
+                SolverKind::Exact => false,
+                SolverKind::Rsvd => name == "oversampling" || name == "power_iters",
+                SolverKind::BlockKrylov => name == "tol" || name == "oversampling",
+                // 3000 x 2000 landmarks: a randomized inner SVD with the options' values.
+                SolverKind::Nystrom => name != "tol",
+            };
+            assert_eq!(back.tol, pick(carries("tol"), options.tol, d.tol), "{k}");
+            assert_eq!(
+                back.oversampling,
+                pick(carries("oversampling"), options.oversampling, d.oversampling),
+                "{k}"
+            );
+            assert_eq!(
+                back.power_iters,
+                pick(carries("power_iters"), options.power_iters, d.power_iters),
+                "{k}"
+            );
+            let nystrom = k == SolverKind::Nystrom;
+            assert_eq!(
+                back.n_landmarks,
+                pick(nystrom, options.n_landmarks, d.n_landmarks),
+                "{k}"
+            );
+            assert_eq!(
+                back.n_col_landmarks,
+                pick(nystrom, options.n_col_landmarks, d.n_col_landmarks),
+                "{k}"
+            );
+            assert_eq!(back.sampling, pick(nystrom, options.sampling, d.sampling), "{k}");
+        }
     }
 
     #[test]

@@ -4,7 +4,7 @@
 // Test helpers unwrap: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
 use ksvd::{
-    InnerSolver, Ksvd, KsvdError, KsvdModel, LanczosParams, MemoryBudget, Sampling, Solver, MODEL_FORMAT,
+    InnerSolver, Ksvd, KsvdError, KsvdModel, LanczosParams, MemoryBudget, Sampling, Scaling, Solver, MODEL_FORMAT,
     MODEL_FORMAT_VERSION,
 };
 use ksvd_datasets::envelope::{self, EnvelopeError};
@@ -571,4 +571,76 @@ fn saved_kernel_statistics_are_checked_and_optional() {
     let rbf = json.replacen("\"Sne\"", "\"Rbf\"", 1);
     let err = KsvdModel::from_bytes(&reseal(&rbf)).unwrap_err();
     assert!(err.to_string().contains("only SNE"), "{err}");
+}
+
+/// `project_input_rows` / `_cols` take what the fit took: samples, rows (columns) of the data
+/// matrix of a fit with a compatibility, kernel values of a precomputed fit.
+#[test]
+fn project_input_dispatches_on_what_the_fit_took() {
+    let (x, z, new) = sets(13);
+    let (xs, news) = (Samples::dense(x.clone()).unwrap(), Samples::dense(new.clone()).unwrap());
+    let on_samples = fit(Kernel::Rbf { gamma: 2.0 }, Solver::Exact, true, &x, &z)
+        .to_model()
+        .unwrap();
+    assert_eq!(on_samples.input_dims(), (D, D));
+    for scaling in [Scaling::Unit, Scaling::Sqrt, Scaling::Full] {
+        assert_eq!(
+            on_samples.project_input_rows(&news, scaling).unwrap(),
+            on_samples.project_rows(&news, scaling).unwrap()
+        );
+        assert_eq!(
+            on_samples.project_input_cols(&news, scaling).unwrap(),
+            on_samples.project_cols(&news, scaling).unwrap()
+        );
+    }
+    let g = ksvd_linalg::materialize(fit(Kernel::Rbf { gamma: 2.0 }, Solver::Exact, false, &x, &z).kernel_matrix())
+        .unwrap();
+    let pre = Ksvd::params()
+        .rank(R)
+        .solver(Solver::Exact)
+        .check()
+        .unwrap()
+        .fit_precomputed(g.view())
+        .unwrap();
+    assert_eq!(pre.input_dims(), (M, N));
+    let g_rows = Samples::dense(g.clone()).unwrap();
+    let g_cols = Samples::dense(g.t().to_owned()).unwrap();
+    assert_eq!(
+        pre.project_input_rows(&g_rows, Scaling::Sqrt).unwrap(),
+        pre.project_kernel_rows(g.view(), Scaling::Sqrt).unwrap()
+    );
+    assert_eq!(
+        pre.project_input_cols(&g_cols, Scaling::Unit).unwrap(),
+        pre.project_kernel_cols(g.t(), Scaling::Unit).unwrap()
+    );
+    let mut rng = rng_from_seed(7);
+    let a = gaussian_matrix(&mut rng, 12, 20);
+    let data = Ksvd::params()
+        .kernel(Kernel::Rbf { gamma: 4.0 })
+        .rank(R)
+        .compat(Some(ksvd::Compat::Pca))
+        .solver(Solver::Exact)
+        .fit(&DatasetBase::from(a.clone()))
+        .unwrap()
+        .to_model()
+        .unwrap();
+    // A 12 x 20 data matrix: new rows have 20 entries, new columns 12.
+    assert_eq!(data.input_dims(), (20, 12));
+    let rows = Samples::dense(a.clone()).unwrap();
+    let cols = Samples::dense(a.t().to_owned()).unwrap();
+    assert_eq!(
+        data.project_input_rows(&rows, Scaling::Unit).unwrap(),
+        data.extend_data_rows(a.view()).unwrap()
+    );
+    assert_eq!(
+        data.project_input_cols(&cols, Scaling::Unit).unwrap(),
+        data.extend_data_cols(a.t()).unwrap()
+    );
+    // Samples given to a model of kernel values are refused with the reason (40 x 5 samples,
+    // not 30 kernel values per row).
+    let err = pre.project_input_rows(&xs, Scaling::Sqrt).unwrap_err();
+    assert!(
+        err.to_string().contains("5 values per new sample, expected 30"),
+        "{err}"
+    );
 }

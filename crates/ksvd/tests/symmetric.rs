@@ -125,3 +125,91 @@ fn kpca_models_round_trip_bit_for_bit() {
         }
     }
 }
+
+/// KPCA on a precomputed `K` is KPCA on the samples whose kernel matrix it is, at every solver
+/// (the symmetric Nyström method samples the same landmarks from the same seed): the same
+/// eigenpairs, and kernel values `k(x', X)` project as the samples `x'` do. The model is a KPCA
+/// model of kernel values and round-trips bit for bit.
+#[test]
+fn kpca_on_a_precomputed_kernel_matrix_is_kpca_on_the_samples() {
+    let (x, new) = sets();
+    let gamma = 1.3;
+    let k_of = |a: &Array2<f64>| {
+        Array2::from_shape_fn((a.nrows(), N), |(i, j)| {
+            Kernel::Rbf { gamma }
+                .eval_pair(a.row(i).as_slice().unwrap(), x.row(j).as_slice().unwrap())
+                .unwrap()
+        })
+    };
+    let (k, k_new) = (k_of(&x), k_of(&new));
+    let (xs, news) = (Samples::dense(x.clone()).unwrap(), Samples::dense(new.clone()).unwrap());
+    let nystrom = Solver::Nystrom {
+        landmarks: 30,
+        cols: None,
+        sampling: Sampling::Uniform,
+        inner: InnerSolver::Dense,
+    };
+    let eps_n = f64::EPSILON * (8.0 * N as f64).sqrt();
+    for solver in [Solver::Exact, Solver::Auto { tol: 1e-10 }, nystrom] {
+        for center in [true, false] {
+            let params = Kpca::params()
+                .kernel(Kernel::Rbf { gamma })
+                .rank(R)
+                .center(center)
+                .solver(solver.clone())
+                .seed(4)
+                .check()
+                .unwrap();
+            let on_samples = params.fit_samples(xs.clone()).unwrap();
+            let model = params.fit_precomputed(k.view()).unwrap();
+            assert_eq!(model.estimator(), Estimator::Kpca);
+            assert!(model.is_precomputed() && model.stored_samples().is_none());
+            assert_eq!(
+                model.landmarks().map(|(i, _)| i.to_vec()),
+                on_samples.landmarks().map(<[usize]>::to_vec)
+            );
+            // The kernel entries differ from KernelMatrix's by rounding only (eval_pair forms
+            // ‖x − z‖² directly), so the eigenpairs agree to eps over the eigengap.
+            let lam = on_samples.eigenvalues();
+            let gap = (0..R)
+                .map(|l| lam[l] - lam.get(l + 1).copied().unwrap_or(0.0))
+                .fold(f64::INFINITY, f64::min);
+            let tol = 1e4 * eps_n * lam[0] / gap;
+            let ds = (&model.singular_values() - &lam)
+                .iter()
+                .fold(0.0f64, |a, b| a.max(b.abs()));
+            assert!(ds <= 1e4 * eps_n * lam[0], "{solver:?} center={center}: {ds:e}");
+            let du = max_abs(&(&model.u() - &on_samples.eigenvectors()));
+            assert!(du <= tol, "{solver:?} center={center}: {du:e} > {tol:e}");
+            for scaling in [Scaling::Unit, Scaling::Sqrt] {
+                let got = model.project_kernel_rows(k_new.view(), scaling).unwrap();
+                let want = on_samples.project_rows(&news, scaling).unwrap();
+                let err = max_abs(&(&got - &want));
+                assert!(err <= tol * lam[0].sqrt() * 10.0, "{solver:?} {scaling:?}: {err:e}");
+                // Symmetric: the column side gives the same values (centred in another order).
+                let cols = model.project_kernel_cols(k_new.view(), scaling).unwrap();
+                assert!(max_abs(&(&got - &cols)) <= 1e2 * eps_n * max_abs(&got), "{solver:?}");
+                // The front ends' dispatch takes kernel values as the model's input.
+                assert_eq!(
+                    got,
+                    model
+                        .project_input_rows(&Samples::dense(k_new.clone()).unwrap(), scaling)
+                        .unwrap()
+                );
+            }
+            let back = KsvdModel::from_bytes(&model.to_bytes().unwrap()).unwrap();
+            assert_eq!(back.to_bytes().unwrap(), model.to_bytes().unwrap());
+            assert_eq!(
+                back.project_kernel_rows(k_new.view(), Scaling::Sqrt).unwrap(),
+                model.project_kernel_rows(k_new.view(), Scaling::Sqrt).unwrap()
+            );
+        }
+    }
+    // Not square.
+    let err = Kpca::params()
+        .check()
+        .unwrap()
+        .fit_precomputed(k.slice(ndarray::s![.., ..10]))
+        .unwrap_err();
+    assert!(err.to_string().contains("KPCA needs the square K"), "{err}");
+}

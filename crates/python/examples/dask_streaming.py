@@ -89,7 +89,7 @@ def main() -> None:
             train = kd.split_file(whole, args.files, tmp, prefix="train")
             os.unlink(whole)
             test = kd.split_file(t, max(1, min(args.files, 4)), tmp, prefix="test")
-        opts = dict(rank=args.rank, landmarks=args.landmarks, chunk_rows=args.chunk_rows, seed=args.seed)
+        opts = dict(n_components=args.rank, n_landmarks=args.landmarks, chunk_rows=args.chunk_rows, seed=args.seed)
         n_features = None if args.data else args.features
 
         with LocalCluster(n_workers=args.workers, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:

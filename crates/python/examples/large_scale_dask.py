@@ -291,7 +291,7 @@ def main(argv=None) -> int:
                     t0 = time.perf_counter()
                     try:
                         res = kd.fit(
-                            train, test, method=meth, rank=rank, landmarks=landmarks, ridge=ridge, chunk_rows=chunk_rows,
+                            train, test, method=meth, n_components=rank, n_landmarks=landmarks, ridge=ridge, chunk_rows=chunk_rows,
                             seed=seed, n_features=inp["n_features"], positive_label=inp["positive_label"], client=client, **bw,
                         )
                         fits[meth] = (res, time.perf_counter() - t0, None)

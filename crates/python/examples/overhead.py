@@ -18,6 +18,7 @@ import numpy as np
 
 import ksvd
 from ksvd import _ksvd
+from ksvd._convert import native_params
 
 CASES = [  # name, n, m, rank, solver, repeats (as in overhead.rs)
     ("tiny_exact", 30, 25, 3, "exact", 400),
@@ -51,11 +52,8 @@ def main():
         x, z, new = data(n, m)
         est = ksvd.KSVD(n_components=rank, kernel="sne", bandwidth=0.5, solver=solver, tol=1e-10, random_state=0)
         fit = median_time(lambda: est.fit(x, Z=z), repeats)
-        native = median_time(
-            lambda: _ksvd.fit(x, z, kernel="sne", bandwidth=0.5, degree=2, coef0=1.0, center=False,
-                              solver=solver, n_landmarks=None, sampling="uniform", tol=1e-10, rank=rank, seed=0),
-            repeats,
-        )
+        params = native_params(est)
+        native = median_time(lambda: _ksvd.fit(x, z, estimator="ksvd", params=params, n_jobs=None), repeats)
         est.fit(x, Z=z)
         transform = median_time(lambda: est.transform(new), max(repeats, 50))
         r = rust.get(name, {})

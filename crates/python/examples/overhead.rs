@@ -9,9 +9,7 @@
 //!
 //! Data: `X[i, j] = ((7 i + 3 j) mod 101) / 101`, `Z[i, j] = ((5 i + j) mod 103) / 103`, `d = 8`,
 //! mirrored in the Python script. Times are medians over repeats, in seconds.
-use ksvd::{Ksvd, Solver};
-use ksvd_kernels::{Kernel, Samples};
-use linfa::param_guard::ParamGuard;
+use ksvd::{Kernel, Ksvd, ParamGuard, Samples, Solver};
 use ndarray::Array2;
 use std::time::Instant;
 
@@ -55,7 +53,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
                 .to_model()?;
             fit.push(t.elapsed().as_secs_f64());
             let t = Instant::now();
-            let p = model.extend_rows(&Samples::dense(new.clone())?)?;
+            let p = model.transform(&Samples::dense(new.clone())?)?;
             transform.push(t.elapsed().as_secs_f64());
             assert_eq!(p.ncols(), rank);
         }

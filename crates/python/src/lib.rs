@@ -1,38 +1,49 @@
 //! # ksvd-python
 //!
-//! The native module `ksvd._ksvd` behind the Python package `ksvd` (scikit-learn style
-//! estimators `ksvd.KSVD`, `ksvd.KPCA` and `ksvd.graph.embed`, in `python/ksvd/`).
+//! The native module `ksvd._ksvd` behind the Python package `ksvd` (the scikit-learn style
+//! estimators `ksvd.KSVD`, `ksvd.KPCA`, `ksvd.load` and `ksvd.graph.embed`, in `python/ksvd/`).
+//! The package speaks the workspace's one contract, `docs/conventions.md`: the parameters of
+//! its Python column, with their defaults, and the outputs of "What comes out".
 //!
-//! The binding is thin: it converts at the edge and nothing else. NumPy arrays (`float64`, any
-//! layout) and CSR triples `(shape, indptr, indices, data)` become [`Samples`]; strings become
-//! [`Kernel`], [`Solver`] and [`GraphInput`]; the model is fitted by
-//! [`ksvd::KsvdValidParams::fit_samples`] with the GIL released and kept as the portable
-//! [`ksvd::KsvdModel`] (projections of new data by its out-of-sample extension, eq. 10;
-//! pickling by its serde form, [`ksvd::KsvdModel::to_bytes`]); errors of the core
-//! ([`KsvdError`], [`ksvd_kernels::KernelError`], [`ksvd_linalg::LinalgError`]) become
-//! `ValueError` with the core's message. Input copies are made while the GIL is held (so no
-//! other Python thread can mutate a buffer under the computation), everything after them runs
-//! detached from the interpreter.
+//! The binding is thin: it converts at the edge and nothing else.
+//!
+//! * NumPy arrays (`float64`, any layout) and CSR triples `(shape, indptr, indices, data)`
+//!   become [`Samples`]; the hyper-parameters arrive as one dict under the Python column's names
+//!   ([`Hyper`]) and become the core's parameters: names are parsed by the core's vocabularies
+//!   ([`KernelKind`], [`SolverKind`], [`Sampling`], [`GraphInput`], [`Compat`]), the flat solver
+//!   options go through [`SolverOptions`] and [`SolverKind::solver`], and the core validates
+//!   the values ([`ParamGuard::check`], [`Solver::validate`]).
+//! * `KSVD` fits [`ksvd::KsvdValidParams::fit_samples`] (with `Z`, or `Z = X`),
+//!   [`Fit`] on a data matrix with a compatibility (Algorithm 1) or
+//!   [`ksvd::KsvdValidParams::fit_precomputed`]; `KPCA` fits [`ksvd::Kpca`] (the symmetric
+//!   method at every solver; its Nyström solver is the symmetric Nyström method) or
+//!   [`ksvd::KpcaValidParams::fit_precomputed`]. Either way the result is the portable
+//!   [`KsvdModel`] (its `estimator` says which), projected by
+//!   [`KsvdModel::project_input_rows`] / [`KsvdModel::project_input_cols`] (samples, rows of
+//!   the data matrix, or kernel values: whatever the fit took), saved by [`KsvdModel::save`] and
+//!   pickled through its checksummed envelope ([`KsvdModel::to_bytes`]).
+//! * Computations run with the GIL released, in a rayon pool of `n_jobs` threads built for that
+//!   call when `n_jobs` is set ([`Threads`]; no global state). Input copies are made while the
+//!   GIL is held, so no other Python thread can mutate a buffer under the computation.
+//! * Errors of the core ([`KsvdError`], `ksvd_kernels::KernelError`,
+//!   `ksvd_linalg::LinalgError`, an unknown name) become `ValueError` with the core's message.
 //!
 //! [`streaming`] binds the mergeable partial states of `ksvd_streaming`'s out-of-core passes
 //! (pickled through their versioned bytes), which `ksvd.dask` schedules on a Dask cluster.
-//!
-//! `kernel="precomputed"` is expressed with the core's own types: a precomputed `G` (`n × m`)
-//! is the linear kernel between the row samples `x_i = G[i, :]` and the unit column samples
-//! `z_j = e_j` (a sparse identity), so `k(x_i, z_j) = G_ij` exactly, and the extension to a new
-//! kernel block `K(x', Z)` is `K(x', Z) V S⁻¹` (centred like `G` when `center=True`).
 
 mod streaming;
 
-use ksvd::{InnerSolver, Ksvd, KsvdError, KsvdModel, LanczosParams, RsvdParams, Sampling, Solver};
-use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
-use ksvd_kernels::{Kernel, Samples};
-use ksvd_linalg::CsrMatrix;
-use linfa::param_guard::ParamGuard;
+use ksvd::{
+    bandwidth_rule, graph_samples, Compat, CsrMatrix, DatasetBase, Fit, GraphInput, Kernel, KernelKind, Kpca,
+    KpcaValidParams, Ksvd, KsvdError, KsvdModel, KsvdValidParams, MemoryBudget, ParamGuard, Samples, Sampling, Scaling,
+    Solver, SolverKind, SolverOptions, Vocabulary,
+};
+use ksvd_streaming::TrainedModel;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
-use pyo3::types::{PyBytes, PyTuple};
+use pyo3::types::{PyBytes, PyDict, PyTuple};
+use std::path::PathBuf;
 
 /// Any error of the core, as a Python `ValueError` carrying the core's message.
 fn value_error(e: impl std::fmt::Display) -> PyErr {
@@ -68,7 +79,7 @@ impl CsrArg<'_> {
 
 /// A sample set from Python: a dense `float64` 2-D array or a CSR triple (rows are samples).
 #[derive(FromPyObject)]
-enum SamplesArg<'py> {
+pub(crate) enum SamplesArg<'py> {
     Dense(PyReadonlyArray2<'py, f64>),
     Csr(CsrArg<'py>),
 }
@@ -81,328 +92,507 @@ impl SamplesArg<'_> {
             SamplesArg::Csr(c) => Samples::sparse(c.to_csr()?).map_err(value_error),
         }
     }
-}
 
-/// The kernel names of the Python API.
-#[derive(Debug, Clone, Copy, PartialEq)]
-enum KernelName {
-    Sne,
-    Rbf,
-    Laplacian,
-    Poly,
-    Linear,
-    Precomputed,
-}
-
-impl KernelName {
-    fn parse(s: &str) -> PyResult<Self> {
-        Ok(match s {
-            "sne" => KernelName::Sne,
-            "rbf" => KernelName::Rbf,
-            "laplacian" => KernelName::Laplacian,
-            "poly" => KernelName::Poly,
-            "linear" => KernelName::Linear,
-            "precomputed" => KernelName::Precomputed,
-            other => {
-                return Err(value_error(format!(
-                    "unknown kernel {other:?} (expected 'sne', 'rbf', 'laplacian', 'poly', 'linear' or 'precomputed')"
-                )))
-            }
-        })
-    }
-
-    fn has_bandwidth(self) -> bool {
-        matches!(self, KernelName::Sne | KernelName::Rbf | KernelName::Laplacian)
-    }
-
-    /// The core kernel; `gamma` is the bandwidth for the kernels that have one.
-    fn kernel(self, gamma: f64, degree: u32, coef0: f64) -> Kernel {
+    /// The rows as a validated CSR matrix (dense input converted; the streaming models' input).
+    pub(crate) fn to_csr(&self) -> PyResult<CsrMatrix> {
         match self {
-            KernelName::Sne => Kernel::Sne { gamma },
-            KernelName::Rbf => Kernel::Rbf { gamma },
-            KernelName::Laplacian => Kernel::Laplacian { gamma },
-            KernelName::Poly => Kernel::Polynomial { degree, offset: coef0 },
-            // A precomputed G is the linear kernel against unit column samples (module docs).
-            KernelName::Linear | KernelName::Precomputed => Kernel::Linear,
+            SamplesArg::Dense(a) => CsrMatrix::from_dense(a.as_array()).map_err(value_error),
+            SamplesArg::Csr(c) => c.to_csr(),
         }
     }
 }
 
-/// Hyper-parameters as the Python layer passes them (already type-checked there).
-struct FitConfig {
-    kernel: KernelName,
+/// The threads of one call (`n_jobs`): a rayon pool of that size, built for the call and
+/// installed around it, or the global pool (all cores) for `None` and `-1` (scikit-learn's
+/// "all processors"). Nothing global is changed.
+struct Threads(Option<rayon::ThreadPool>);
+
+impl Threads {
+    fn new(n_jobs: Option<i64>) -> PyResult<Threads> {
+        match n_jobs {
+            None | Some(-1) => Ok(Threads(None)),
+            Some(n) if n >= 1 => {
+                let n = usize::try_from(n).map_err(value_error)?;
+                let pool = rayon::ThreadPoolBuilder::new()
+                    .num_threads(n)
+                    .build()
+                    .map_err(|e| value_error(format!("cannot start {n} threads (n_jobs): {e}")))?;
+                Ok(Threads(Some(pool)))
+            }
+            Some(n) => Err(value_error(format!(
+                "n_jobs must be a positive number of threads, or None or -1 for all cores; got {n}"
+            ))),
+        }
+    }
+
+    /// Runs `f` detached from the interpreter, in this call's pool.
+    fn run<T: Send>(&self, py: Python<'_>, f: impl FnOnce() -> T + Send) -> T {
+        py.detach(|| match &self.0 {
+            Some(pool) => pool.install(f),
+            None => f(),
+        })
+    }
+}
+
+/// `memory_budget=`: bytes as an int, or a string such as `"512M"` ([`MemoryBudget::parse`]).
+#[derive(FromPyObject)]
+enum BudgetArg {
+    Bytes(i64),
+    Text(String),
+}
+
+impl BudgetArg {
+    fn budget(&self) -> PyResult<MemoryBudget> {
+        match self {
+            BudgetArg::Bytes(b) => {
+                let bytes = u64::try_from(*b)
+                    .map_err(|_| value_error(format!("memory_budget must be a positive number of bytes; got {b}")))?;
+                MemoryBudget::bytes(bytes).map_err(value_error)
+            }
+            BudgetArg::Text(t) => MemoryBudget::parse(t).map_err(value_error),
+        }
+    }
+}
+
+/// The hyper-parameters of a fit, under the names and with the meanings of the Python column of
+/// `docs/conventions.md` (the Python layer passes every key, type-checked; values are checked
+/// here and by the core).
+#[derive(FromPyObject)]
+#[pyo3(from_item_all)]
+struct Hyper {
+    n_components: usize,
+    kernel: String,
     bandwidth: Option<f64>,
+    bandwidth_factor: f64,
+    gamma: Option<f64>,
     degree: u32,
     coef0: f64,
     center: bool,
-    solver: Solver,
-    rank: usize,
+    compat: Option<String>,
+    solver: String,
+    tol: f64,
+    n_landmarks: Option<usize>,
+    n_col_landmarks: Option<usize>,
+    sampling: String,
+    landmark_rows: Option<Vec<usize>>,
+    landmark_cols: Option<Vec<usize>>,
+    oversampling: usize,
+    power_iters: usize,
     seed: u64,
+    memory_budget: Option<BudgetArg>,
 }
 
-/// `solver=` of the Python API; `sampling` (the Nyström landmark scheme, any of
-/// `ksvd_linalg::Vocabulary::names` of `ksvd::Sampling`; the error lists them) is parsed for every solver, used by `nystrom`.
-fn parse_solver(name: &str, n_landmarks: Option<usize>, sampling: &str, tol: f64) -> PyResult<Solver> {
-    let sampling: Sampling = sampling.parse().map_err(value_error)?;
-    let lanczos = Solver::Lanczos(LanczosParams {
-        tol,
-        ..LanczosParams::default()
-    });
-    Ok(match name {
-        "auto" => Solver::Auto { tol },
-        "lanczos" => lanczos,
-        "exact" => Solver::Exact,
-        "rsvd" => Solver::Rsvd(RsvdParams::default()),
-        "nystrom" => {
-            let Some(landmarks) = n_landmarks else {
-                return Err(value_error(
-                    "solver='nystrom' needs n_landmarks (the number of sampled rows and columns)",
-                ));
-            };
-            Solver::Nystrom {
-                landmarks,
-                cols: None,
-                sampling,
-                inner: InnerSolver::default(),
-            }
+/// The parameters KSVD and KPCA share (kernel or bandwidth rule, rank, solver, centring, seed,
+/// memory budget), set on either builder (`Ksvd::params()`, `Kpca::params()`) from a [`Hyper`].
+macro_rules! shared_params {
+    ($builder:expr, $hyper:expr, $kind:expr) => {{
+        let h: &Hyper = $hyper;
+        let (kernel, rule) = h.kernel($kind)?;
+        let mut p = $builder;
+        if let Some(kernel) = kernel {
+            p = p.kernel(kernel);
         }
-        other => {
-            return Err(value_error(format!(
-                "unknown solver {other:?} (expected 'auto', 'exact', 'lanczos', 'rsvd' or 'nystrom')"
-            )))
+        if rule {
+            p = p.bandwidth_rule(Some(h.bandwidth_factor));
         }
-    })
+        p = p.rank(h.n_components).solver(h.solver()?).center(h.center).seed(h.seed);
+        if let Some(budget) = h.budget()? {
+            p = p.memory_budget(budget);
+        }
+        p
+    }};
 }
 
-/// Fits on owned samples (no Python objects: runs detached) and returns the portable model.
-/// The bandwidth rule `γ = sqrt(M γ_x)` (`ksvd_kernels::graph::bandwidth_rule` with `k = 1`, as
-/// the CLI) is evaluated on `rule_data` when no bandwidth is given.
-fn fit_detached(x: Samples, z: Samples, rule_data: &Samples, cfg: &FitConfig) -> Result<KsvdModel, KsvdError> {
-    let gamma = match (cfg.kernel.has_bandwidth(), cfg.bandwidth) {
-        (true, Some(g)) => g,
-        (true, None) => bandwidth_rule(rule_data, 1.0),
-        // Unused by kernels without a bandwidth.
-        (false, _) => 1.0,
-    };
-    let params = Ksvd::params()
-        .kernel(cfg.kernel.kernel(gamma, cfg.degree, cfg.coef0))
-        .rank(cfg.rank)
-        .solver(cfg.solver.clone())
-        .center(cfg.center)
-        .seed(cfg.seed)
-        .check()?;
-    params.fit_samples(x, z)?.to_model()
+impl Hyper {
+    fn kernel_kind(&self) -> PyResult<KernelKind> {
+        self.kernel.parse().map_err(value_error)
+    }
+
+    /// The paper's bandwidth `γ` (a length): `bandwidth` as given, or scikit-learn's `gamma`
+    /// converted (`exp(-gamma d²)` is `exp(-d²/γ²)` with `γ = 1/sqrt(gamma)`, `exp(-gamma d)`
+    /// is `exp(-d/γ)` with `γ = 1/gamma`); `None`: the bandwidth rule.
+    fn bandwidth(&self, kind: KernelKind) -> PyResult<Option<f64>> {
+        let Some(g) = self.gamma else {
+            return Ok(self.bandwidth);
+        };
+        if self.bandwidth.is_some() {
+            return Err(value_error(
+                "give bandwidth (the paper's length) or gamma (scikit-learn's inverse), not both",
+            ));
+        }
+        if !(g.is_finite() && g > 0.0) {
+            return Err(value_error(format!("gamma = {g} must be positive and finite")));
+        }
+        match kind {
+            KernelKind::Rbf | KernelKind::Sne => Ok(Some(1.0 / g.sqrt())),
+            KernelKind::Laplacian => Ok(Some(1.0 / g)),
+            other => Err(value_error(format!(
+                "gamma is scikit-learn's parameter of the rbf, sne and laplacian kernels, not of {other} \
+                 (scikit-learn's gamma of the polynomial kernel scales x . z, which ksvd's does not)"
+            ))),
+        }
+    }
+
+    /// The kernel (`None` for `precomputed`) and whether the bandwidth rule picks its `γ`.
+    fn kernel(&self, kind: KernelKind) -> PyResult<(Option<Kernel>, bool)> {
+        let bandwidth = self.bandwidth(kind)?;
+        // The rule replaces the placeholder bandwidth at fit time.
+        let kernel = kind.kernel(bandwidth.unwrap_or(1.0), self.degree, self.coef0);
+        Ok((kernel, kind.has_bandwidth() && bandwidth.is_none()))
+    }
+
+    /// User-chosen Nyström landmarks `(I, J)`.
+    fn landmarks(&self) -> PyResult<Option<(Vec<usize>, Vec<usize>)>> {
+        match (&self.landmark_rows, &self.landmark_cols) {
+            (None, None) => Ok(None),
+            (Some(r), Some(c)) => Ok(Some((r.clone(), c.clone()))),
+            _ => Err(value_error(
+                "landmark_rows and landmark_cols are given together (0-based indices into X and into Z)",
+            )),
+        }
+    }
+
+    /// The solver by name with the flat options ([`SolverKind::solver`]); user landmarks give
+    /// the Nyström counts.
+    fn solver(&self) -> PyResult<Solver> {
+        let kind: SolverKind = self.solver.parse().map_err(value_error)?;
+        let sampling: Sampling = self.sampling.parse().map_err(value_error)?;
+        let user = self.landmarks()?;
+        let options = SolverOptions {
+            tol: self.tol,
+            oversampling: self.oversampling,
+            power_iters: self.power_iters,
+            n_landmarks: self.n_landmarks.or(user.as_ref().map(|(r, _)| r.len())),
+            n_col_landmarks: self.n_col_landmarks.or(user.as_ref().map(|(_, c)| c.len())),
+            sampling,
+        };
+        let solver = kind.solver(&options).map_err(value_error)?;
+        solver.validate().map_err(value_error)?;
+        Ok(solver)
+    }
+
+    fn compat(&self) -> PyResult<Option<Compat>> {
+        self.compat
+            .as_deref()
+            .map(|c| c.parse::<Compat>().map_err(value_error))
+            .transpose()
+    }
+
+    fn budget(&self) -> PyResult<Option<MemoryBudget>> {
+        self.memory_budget.as_ref().map(BudgetArg::budget).transpose()
+    }
+
+    /// KSVD's validated parameters.
+    fn ksvd_params(&self, kind: KernelKind) -> PyResult<KsvdValidParams> {
+        let mut p = shared_params!(Ksvd::params(), self, kind).compat(self.compat()?);
+        if let Some((rows, cols)) = self.landmarks()? {
+            p = p.landmark_indices(rows, cols);
+        }
+        p.check().map_err(value_error)
+    }
+
+    /// KPCA's validated parameters (`Z = X`: no compatibility; the symmetric Nyström method
+    /// samples its landmarks).
+    fn kpca_params(&self, kind: KernelKind) -> PyResult<KpcaValidParams> {
+        if self.compat.is_some() {
+            return Err(value_error(
+                "KPCA has Z = X: compat (the columns of X as Z, Algorithm 1) is a KSVD parameter",
+            ));
+        }
+        if self.landmarks()?.is_some() {
+            return Err(value_error(
+                "KPCA's symmetric Nystrom method samples its landmarks: landmark_rows/landmark_cols are KSVD \
+                 parameters",
+            ));
+        }
+        shared_params!(Kpca::params(), self, kind).check().map_err(value_error)
+    }
 }
 
-/// A fitted KSVD model (`ksvd::KsvdModel`): the top-`r` singular triplets of
-/// `G_ij = k(x_i, z_j)`, with `B_φ = U` (`n × r`), `B_ψ = V` (`m × r`), singular values in
-/// descending order, and the out-of-sample extension (eq. 10).
+/// A fitted model of either estimator (`ksvd::KsvdModel`): KSVD's top-`r` singular triplets of
+/// `G_ij = k(x_i, z_j)` (`U = B_φ`, `V = B_ψ`) or KPCA's eigenpairs (`U = V = A`, `s = λ`),
+/// with the projections of new inputs, save and pickling through the checksummed envelope.
 #[pyclass(module = "ksvd._ksvd", name = "KsvdModel", frozen)]
 struct PyKsvdModel {
     model: KsvdModel,
-    precomputed: bool,
 }
+
+/// Landmark rows and columns as two NumPy index arrays.
+type IndexPair<'py> = (Bound<'py, PyArray1<i64>>, Bound<'py, PyArray1<i64>>);
 
 #[pymethods]
 impl PyKsvdModel {
-    /// Singular values `λ_1 ≥ … ≥ λ_r` (a new array; Nyström: the estimates).
+    /// `"ksvd"` or `"kpca"`: the estimator that produced the model.
+    #[getter]
+    fn estimator(&self) -> &'static str {
+        match self.model.estimator() {
+            ksvd::Estimator::Ksvd => "ksvd",
+            ksvd::Estimator::Kpca => "kpca",
+        }
+    }
+    /// Singular values `s_1 ≥ … ≥ s_r` (KPCA: eigenvalues; Nyström: the estimates; a new array).
     fn singular_values<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
         self.model.singular_values().to_owned().into_pyarray(py)
     }
-    /// `B_φ`: left singular vectors, `n × r` (a new array).
+    /// `U` (`B_φ`, `N × r`; KPCA: the eigenvectors; a new array).
     fn row_embedding<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
         self.model.u().to_owned().into_pyarray(py)
     }
-    /// `B_ψ`: right singular vectors, `m × r` (a new array).
+    /// `V` (`B_ψ`, `M × r`; a new array).
     fn col_embedding<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray2<f64>> {
         self.model.v().to_owned().into_pyarray(py)
     }
-    /// Residual norms relative to `λ_1`, `[‖G v_i − λ_i u_i‖, ‖Gᵀ u_i − λ_i v_i‖] / λ_1`, of every
-    /// triplet (`r × 2`; `ksvd_solvers::Residuals`);
-    /// `None` for the Nyström solver (they would cost the passes over `G` it avoids).
+    /// `[‖G v_i − s_i u_i‖, ‖Gᵀ u_i − s_i v_i‖] / s_1` of every triplet (`r × 2`); `None` for a
+    /// KSVD Nyström model (they would cost the passes over `G` the method avoids).
     fn residuals<'py>(&self, py: Python<'py>) -> Option<Bound<'py, PyArray2<f64>>> {
         self.model.residuals().map(|r| {
-            let a =
-                ndarray::Array2::from_shape_fn((r.left.len(), 2), |(i, j)| if j == 0 { r.left[i] } else { r.right[i] });
-            a.into_pyarray(py)
+            ndarray::Array2::from_shape_fn((r.left.len(), 2), |(i, j)| if j == 0 { r.left[i] } else { r.right[i] })
+                .into_pyarray(py)
         })
     }
-    /// The bandwidth `γ` used (`None` for kernels without one).
+    /// The Nyström landmarks `(I, J)` (indices into X and Z; KPCA: `I = J`), or `None`.
+    fn landmarks<'py>(&self, py: Python<'py>) -> Option<IndexPair<'py>> {
+        let as_array = |idx: &[usize]| idx.iter().map(|&i| i as i64).collect::<Vec<_>>().into_pyarray(py);
+        self.model.landmarks().map(|(i, j)| (as_array(i), as_array(j)))
+    }
+    /// The bandwidth `γ` the fit used (`None` for kernels without one and precomputed kernels).
     #[getter]
     fn bandwidth(&self) -> Option<f64> {
-        if self.precomputed {
-            None
-        } else {
-            self.model.kernel().gamma()
-        }
+        self.model.bandwidth()
     }
-    /// `(n, m)`: the shape of `G`.
+    /// `(N, M)`: the training sizes.
     #[getter]
     fn shape(&self) -> (usize, usize) {
         self.model.shape()
     }
+    /// Values per new row and per new column input (`KsvdModel::input_dims`).
+    #[getter]
+    fn input_dims(&self) -> (usize, usize) {
+        self.model.input_dims()
+    }
     /// Whether the model was fitted on a precomputed kernel matrix.
     #[getter]
     fn precomputed(&self) -> bool {
-        self.precomputed
+        self.model.is_precomputed()
     }
 
-    /// Out-of-sample extension to new row samples, `ũ(x') = k̃(x', Z) V S⁻¹` (eq. 10;
-    /// `new × r`; the rows of `U` at the training rows). With a precomputed kernel, `x` is the
-    /// block `K(x', Z)` (`new × m`).
-    fn transform_rows<'py>(&self, py: Python<'py>, x: SamplesArg<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        let x = x.to_samples()?;
-        let out = py.detach(|| self.model.extend_rows(&x)).map_err(value_error)?;
-        Ok(out.into_pyarray(py))
-    }
-
-    /// Out-of-sample extension to new column samples, `ṽ(z') = k̃(X, z')ᵀ U S⁻¹` (`new × r`;
-    /// the rows of `V` at the training columns).
-    fn transform_cols<'py>(&self, py: Python<'py>, z: SamplesArg<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
-        if self.precomputed {
-            // The unit-column-sample form of a precomputed G (module docs) has no column
-            // samples to evaluate against; this needs a precomputed kernel type in the core.
-            return Err(value_error(
-                "transform_cols is not available with kernel='precomputed' (ksvd-kernels has no precomputed kernel type)",
-            ));
+    /// The hyper-parameters the model records, under the Python column's names (the kernel
+    /// with the bandwidth the fit used; no run-time settings): what `ksvd.load` gives the
+    /// estimator it returns. Parameters the model does not record are absent.
+    fn params<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyDict>> {
+        let p = self.model.params();
+        let d = PyDict::new(py);
+        d.set_item("n_components", p.rank())?;
+        if self.model.is_precomputed() {
+            d.set_item("kernel", KernelKind::Precomputed.name())?;
+        } else {
+            let kernel = self.model.kernel();
+            d.set_item("kernel", kernel.kind().name())?;
+            d.set_item("bandwidth", kernel.gamma())?;
+            if let Kernel::Polynomial { degree, offset } = *kernel {
+                d.set_item("degree", degree)?;
+                d.set_item("coef0", offset)?;
+            }
         }
-        let z = z.to_samples()?;
-        let out = py.detach(|| self.model.extend_cols(&z)).map_err(value_error)?;
+        d.set_item("center", p.center())?;
+        if let (Some(c), Some(_)) = (p.compat(), self.model.compat()) {
+            d.set_item("compat", c.name())?;
+        }
+        let solver = p.solver();
+        d.set_item("solver", solver.kind().name())?;
+        let o = solver.options();
+        d.set_item("tol", o.tol)?;
+        d.set_item("oversampling", o.oversampling)?;
+        d.set_item("power_iters", o.power_iters)?;
+        d.set_item("n_landmarks", o.n_landmarks)?;
+        d.set_item("n_col_landmarks", o.n_col_landmarks)?;
+        d.set_item("sampling", o.sampling.name())?;
+        if let Some((rows, cols)) = p.landmark_indices() {
+            d.set_item("landmark_rows", rows.to_vec())?;
+            d.set_item("landmark_cols", cols.to_vec())?;
+        }
+        d.set_item("random_state", p.seed())?;
+        Ok(d)
+    }
+
+    /// Projections of new rows (`cols = False`) or columns, given as the fit took its input
+    /// (samples; rows, or columns one per row, of the data matrix of a fit with a
+    /// compatibility; kernel values `k(x', Z)` (`new × M`) or `k(X, z')ᵀ` (`new × N`) of a
+    /// precomputed model): `transform` `k̃(x', Z) V S^-½` (`U S^½` at the training rows; KPCA:
+    /// scikit-learn's `KernelPCA.transform`), or with `extend = True` the paper's extension
+    /// (eq. 10) `k̃(x', Z) V S⁻¹` (`U` at the training rows); likewise `k̃(X, z')ᵀ U S^-p` for
+    /// columns.
+    #[pyo3(signature = (x, *, cols, extend, n_jobs = None))]
+    fn project<'py>(
+        &self,
+        py: Python<'py>,
+        x: SamplesArg<'py>,
+        cols: bool,
+        extend: bool,
+        n_jobs: Option<i64>,
+    ) -> PyResult<Bound<'py, PyArray2<f64>>> {
+        let scaling = if extend { Scaling::Unit } else { Scaling::Sqrt };
+        let threads = Threads::new(n_jobs)?;
+        let input = x.to_samples()?;
+        let out = threads
+            .run(py, || {
+                if cols {
+                    self.model.project_input_cols(&input, scaling)
+                } else {
+                    self.model.project_input_rows(&input, scaling)
+                }
+            })
+            .map_err(value_error)?;
         Ok(out.into_pyarray(py))
     }
 
-    /// The model's serde form (`ksvd::KsvdModel::to_bytes`: one versioned JSON document).
+    /// The model document: the checksummed envelope `KsvdModel::save` writes.
     fn to_bytes<'py>(&self, py: Python<'py>) -> PyResult<Bound<'py, PyBytes>> {
         let bytes = py.detach(|| self.model.to_bytes()).map_err(value_error)?;
         Ok(PyBytes::new(py, &bytes))
     }
-
-    /// Pickle support: `KsvdModel._from_state(bytes, precomputed)`.
+    /// Saves the model document to `path`, atomically (`KsvdModel::save`).
+    fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+        py.detach(|| self.model.save(&path)).map_err(value_error)
+    }
+    /// Reads a model document (`KsvdModel::from_bytes`: a changed byte, another format or
+    /// version, a broken invariant are a `ValueError` naming which).
+    #[staticmethod]
+    fn from_bytes(py: Python<'_>, bytes: &[u8]) -> PyResult<Self> {
+        let model = py.detach(|| KsvdModel::from_bytes(bytes)).map_err(value_error)?;
+        Ok(PyKsvdModel { model })
+    }
+    /// Pickle support: `KsvdModel.from_bytes(model.to_bytes())`.
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
-        let this = slf.get();
-        let ctor = py.get_type::<PyKsvdModel>().getattr("_from_state")?;
-        let state = (this.to_bytes(py)?, this.precomputed);
-        PyTuple::new(py, [ctor.into_any(), state.into_pyobject(py)?.into_any()])
+        let ctor = py.get_type::<PyKsvdModel>().getattr("from_bytes")?;
+        let state = PyTuple::new(py, [slf.get().to_bytes(py)?])?;
+        PyTuple::new(py, [ctor.into_any(), state.into_any()])
     }
-
-    /// Rebuilds a model from [`PyKsvdModel::__reduce__`]'s state (`ksvd::KsvdModel::from_bytes`,
-    /// which validates the document and names what is wrong).
-    #[staticmethod]
-    fn _from_state(py: Python<'_>, bytes: &[u8], precomputed: bool) -> PyResult<Self> {
-        let model = py.detach(|| KsvdModel::from_bytes(bytes)).map_err(value_error)?;
-        Ok(PyKsvdModel { model, precomputed })
-    }
-
+    /// What the model holds, in one line (`ksvd::ModelSummary`).
     fn __repr__(&self) -> String {
-        let (n, m) = self.shape();
-        let kernel = if self.precomputed {
-            "precomputed".to_string()
-        } else {
-            self.model.kernel().to_string()
-        };
-        format!("KsvdModel({n} x {m}, {kernel}, rank {})", self.model.rank())
+        self.model.summary().to_string()
     }
 }
 
-/// Fits KSVD on row samples `x` and column samples `z` (`None`: `Z = X`), or on a precomputed
-/// kernel matrix `x = G` (`kernel="precomputed"`, `z` must be `None`). `bandwidth=None` uses
-/// the paper's rule `γ = sqrt(M γ_x)` on `x`. Runs with the GIL released.
+/// `ksvd.load`: any model document of the workspace, from a path or from its bytes, by the
+/// format its envelope names (`ksvd_datasets::envelope::peek`, which also verifies the
+/// checksum): a `KsvdModel` (`ksvd fit --out DIR`'s `DIR/model.json`, `save` of either door) or
+/// a trained streaming model (`ksvd_streaming::TrainedModel::from_bytes`: written by
+/// `ksvd-stream run --out DIR`, `ksvd.dask.fit(out_dir=)` or `save`). Anything else, a changed byte or a truncated file is a
+/// `ValueError` naming the problem.
 #[pyfunction]
-#[pyo3(signature = (x, z, *, kernel, bandwidth, degree, coef0, center, solver, n_landmarks, sampling, tol, rank, seed))]
+fn load<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+    let bytes = match source.cast::<PyBytes>() {
+        Ok(b) => b.as_bytes().to_vec(),
+        Err(_) => {
+            let path: PathBuf = source.extract()?;
+            py.detach(|| std::fs::read(&path))
+                .map_err(|e| value_error(format!("cannot read the model file {}: {e}", path.display())))?
+        }
+    };
+    let header = ksvd_datasets::envelope::peek(&bytes).map_err(value_error)?;
+    let format = header.format.as_str();
+    if format == ksvd::MODEL_FORMAT {
+        return Ok(Bound::new(py, PyKsvdModel::from_bytes(py, &bytes)?)?.into_any());
+    }
+    let model = py
+        .detach(|| TrainedModel::from_bytes(&bytes))
+        .map_err(|e| value_error(format!("{e}; ksvd.load also reads `{}` documents", ksvd::MODEL_FORMAT)))?;
+    streaming::trained(py, model)
+}
+
+/// Fits `estimator` (`"ksvd"` or `"kpca"`) on row samples `x` and column samples `z` (`None`:
+/// `Z = X`, or with `compat` the columns of the data matrix `x`, Algorithm 1), or on a
+/// precomputed kernel matrix `x` (`kernel = "precomputed"`). Runs detached, in `n_jobs` threads.
+#[pyfunction]
+#[pyo3(signature = (x, z, *, estimator, params, n_jobs))]
 fn fit<'py>(
     py: Python<'py>,
     x: SamplesArg<'py>,
     z: Option<SamplesArg<'py>>,
-    kernel: &str,
-    bandwidth: Option<f64>,
-    degree: u32,
-    coef0: f64,
-    center: bool,
-    solver: &str,
-    n_landmarks: Option<usize>,
-    sampling: &str,
-    tol: f64,
-    rank: usize,
-    seed: u64,
+    estimator: &str,
+    params: Hyper,
+    n_jobs: Option<i64>,
 ) -> PyResult<PyKsvdModel> {
-    let kernel = KernelName::parse(kernel)?;
-    let cfg = FitConfig {
-        kernel,
-        bandwidth,
-        degree,
-        coef0,
-        center,
-        solver: parse_solver(solver, n_landmarks, sampling, tol)?,
-        rank,
-        seed,
-    };
+    let kind = params.kernel_kind()?;
+    let threads = Threads::new(n_jobs)?;
     let x = x.to_samples()?;
-    let precomputed = kernel == KernelName::Precomputed;
-    let z = match (z, precomputed) {
-        (None, false) => x.clone(),
-        (Some(z), false) => z.to_samples()?,
-        (None, true) => Samples::sparse(CsrMatrix::identity(x.dim())).map_err(value_error)?,
-        (Some(_), true) => {
-            return Err(value_error(
-                "Z must be None with kernel='precomputed' (X is the kernel matrix)",
-            ))
+    let z = z.map(|z| z.to_samples()).transpose()?;
+    let precomputed = kind == KernelKind::Precomputed;
+    if precomputed && z.is_some() {
+        return Err(value_error(
+            "Z must be None with kernel='precomputed' (X is the kernel matrix)",
+        ));
+    }
+    let model = match estimator {
+        "kpca" => {
+            if z.is_some() {
+                return Err(value_error("KPCA has Z = X: fit(X) takes no Z"));
+            }
+            let p = params.kpca_params(kind)?;
+            threads.run(py, || -> Result<KsvdModel, KsvdError> {
+                if precomputed {
+                    p.fit_precomputed(x.to_dense().view())
+                } else {
+                    p.fit_samples(x)?.to_model()
+                }
+            })
         }
-    };
-    let model = py
-        .detach(|| fit_detached(x.clone(), z, &x, &cfg))
-        .map_err(value_error)?;
-    Ok(PyKsvdModel { model, precomputed })
+        "ksvd" => {
+            let p = params.ksvd_params(kind)?;
+            if p.compat().is_some() && (z.is_some() || precomputed) {
+                return Err(value_error(
+                    "compat makes Z from the columns of the data matrix X (Algorithm 1): it takes neither Z nor \
+                     kernel='precomputed'",
+                ));
+            }
+            threads.run(py, || -> Result<KsvdModel, KsvdError> {
+                if precomputed {
+                    return p.fit_precomputed(x.to_dense().view());
+                }
+                let fitted = match (z, p.compat()) {
+                    (_, Some(_)) => p.fit(&DatasetBase::from(x.to_dense()))?,
+                    (Some(z), None) => p.fit_samples(x, z)?,
+                    (None, None) => p.fit_samples(x.clone(), x)?,
+                };
+                fitted.to_model()
+            })
+        }
+        other => return Err(value_error(format!("unknown estimator {other:?}"))),
+    }
+    .map_err(value_error)?;
+    Ok(PyKsvdModel { model })
 }
 
 /// Fits KSVD on a directed graph: `adjacency` is a CSR triple (`A_ij ≠ 0` for an arc
-/// `i → j`), transformed by `graph_input` (`raw`, `row-normalized`, `self-loops`,
-/// `row-normalized-self-loops`); row samples are the out-rows and column samples the
-/// in-columns of the transformed `A`. `bandwidth=None` uses the rule on the transformed `A`.
+/// `i → j`), transformed by `graph_input` (`ksvd::GraphInput`'s names); row samples are the
+/// out-rows and column samples the in-columns of the transformed `A`. `bandwidth=None` uses the
+/// rule on the transformed `A`.
 #[pyfunction]
-#[pyo3(signature = (adjacency, *, graph_input, kernel, bandwidth, degree, coef0, center, solver, n_landmarks, sampling, tol, rank, seed))]
+#[pyo3(signature = (adjacency, *, graph_input, params, n_jobs))]
 fn fit_graph<'py>(
     py: Python<'py>,
     adjacency: CsrArg<'py>,
     graph_input: &str,
-    kernel: &str,
-    bandwidth: Option<f64>,
-    degree: u32,
-    coef0: f64,
-    center: bool,
-    solver: &str,
-    n_landmarks: Option<usize>,
-    sampling: &str,
-    tol: f64,
-    rank: usize,
-    seed: u64,
+    params: Hyper,
+    n_jobs: Option<i64>,
 ) -> PyResult<PyKsvdModel> {
-    let kernel = KernelName::parse(kernel)?;
-    if kernel == KernelName::Precomputed {
+    let kind = params.kernel_kind()?;
+    if kind == KernelKind::Precomputed {
         return Err(value_error("kernel='precomputed' makes no sense for a graph input"));
     }
     let input: GraphInput = graph_input.parse().map_err(value_error)?;
-    let cfg = FitConfig {
-        kernel,
-        bandwidth,
-        degree,
-        coef0,
-        center,
-        solver: parse_solver(solver, n_landmarks, sampling, tol)?,
-        rank,
-        seed,
-    };
+    let p = params.ksvd_params(kind)?;
+    let threads = Threads::new(n_jobs)?;
     let a = adjacency.to_csr()?;
-    let model = py
-        .detach(|| -> Result<KsvdModel, KsvdError> {
+    let model = threads
+        .run(py, || -> Result<KsvdModel, KsvdError> {
             let (x, z) = graph_samples(&a, input)?;
-            fit_detached(x.clone(), z, &x, &cfg)
+            p.fit_samples(x, z)?.to_model()
         })
         .map_err(value_error)?;
-    Ok(PyKsvdModel {
-        model,
-        precomputed: false,
-    })
+    Ok(PyKsvdModel { model })
 }
 
 /// The paper's bandwidth rule `γ = k sqrt(M γ_x)` (`γ_x`: variance of all entries of the
@@ -413,13 +603,22 @@ fn bandwidth_rule_py<'py>(x: SamplesArg<'py>, k: f64) -> PyResult<f64> {
     Ok(bandwidth_rule(&x.to_samples()?, k))
 }
 
-/// The native module `ksvd._ksvd`.
+/// The native module `ksvd._ksvd`. Besides the functions and the model class it holds the
+/// canonical names of the core's vocabularies (`KERNELS`, `SOLVERS`, `SAMPLINGS`,
+/// `GRAPH_INPUTS`, `COMPATS`), for the package's docstrings and tests.
 #[pymodule]
 fn _ksvd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyKsvdModel>()?;
     m.add_function(wrap_pyfunction!(fit, m)?)?;
     m.add_function(wrap_pyfunction!(fit_graph, m)?)?;
+    m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(bandwidth_rule_py, m)?)?;
+    let py = m.py();
+    m.add("KERNELS", PyTuple::new(py, KernelKind::canonical_names())?)?;
+    m.add("SOLVERS", PyTuple::new(py, SolverKind::canonical_names())?)?;
+    m.add("SAMPLINGS", PyTuple::new(py, Sampling::canonical_names())?)?;
+    m.add("GRAPH_INPUTS", PyTuple::new(py, GraphInput::canonical_names())?)?;
+    m.add("COMPATS", PyTuple::new(py, Compat::canonical_names())?)?;
     streaming::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())

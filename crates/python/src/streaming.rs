@@ -4,17 +4,20 @@
 //! workspace's envelope ([`ksvd_streaming::PartialState::to_bytes`]: format
 //! `ksvd-streaming-<kind>`, versioned and checksummed); another format or version or corrupt
 //! bytes raise `ValueError` naming the problem. Every pass runs with the GIL released.
-use ksvd_linalg::CsrMatrix;
+use ksvd::CsrMatrix;
+use ksvd::Vocabulary;
 use ksvd_streaming::{
     Bandwidth, Embedding, FittedKpca, FittedKsvd, LandmarkPlan, LandmarksPartial, LibsvmSource, Method, PartRows,
     PartialModel, PartialState, RowSelection, ScanPartial, ScorePartial, StreamingError, StreamingParams, TrainPartial,
-    TrainedKpca, TrainedKsvd, ValidStreamingParams,
+    TrainedKpca, TrainedKsvd, TrainedModel, ValidStreamingParams,
 };
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyTuple};
 
-use crate::value_error;
+use crate::{value_error, SamplesArg};
+use ksvd_datasets::write_atomic;
+use std::path::PathBuf;
 
 fn source(path: &str, n_features: Option<usize>, zero_based: bool) -> LibsvmSource {
     let s = LibsvmSource::new(path).zero_based(zero_based);
@@ -61,9 +64,18 @@ macro_rules! state_class {
 
             /// Reads `to_bytes`' output, checking format, version, checksum and invariants.
             #[staticmethod]
-            fn from_bytes(py: Python<'_>, bytes: &[u8]) -> PyResult<Self> {
+            pub(crate) fn from_bytes(py: Python<'_>, bytes: &[u8]) -> PyResult<Self> {
                 let inner = py.detach(|| <$rust>::from_bytes(bytes)).map_err(value_error)?;
                 Ok($py { inner })
+            }
+
+            /// Writes `to_bytes` to `path`, atomically (`ksvd_datasets::write_atomic`).
+            fn save(&self, py: Python<'_>, path: PathBuf) -> PyResult<()> {
+                py.detach(|| -> Result<(), String> {
+                    let bytes = self.inner.to_bytes().map_err(|e| e.to_string())?;
+                    write_atomic(&path, &bytes).map_err(|e| format!("cannot write {}: {e}", path.display()))
+                })
+                .map_err(value_error)
             }
 
             fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
@@ -164,13 +176,21 @@ impl Block {
     }
 }
 
-/// `"ksvd"` or `"kpca"`.
-fn parse_method(method: &str) -> PyResult<Method> {
-    match method {
-        "ksvd" => Ok(Method::Ksvd),
-        "kpca" => Ok(Method::Kpca),
-        other => Err(value_error(format!("method {other:?}: expected 'ksvd' or 'kpca'"))),
+/// New rows for a streaming model's embedding: CSR, with the model's `m` features.
+fn model_rows(x: &SamplesArg<'_>, m: usize) -> PyResult<CsrMatrix> {
+    let x = x.to_csr()?;
+    if x.ncols() != m {
+        return Err(value_error(format!(
+            "the rows have {} features, the model {m}",
+            x.ncols()
+        )));
     }
+    Ok(x)
+}
+
+/// A method by name (`ksvd_streaming::Method`'s vocabulary).
+fn parse_method(method: &str) -> PyResult<Method> {
+    method.parse().map_err(value_error)
 }
 
 fn run<T: Send>(py: Python<'_>, f: impl FnOnce() -> Result<T, StreamingError> + Send) -> PyResult<T> {
@@ -331,6 +351,11 @@ macro_rules! model_class {
             fn row_landmarks(&self) -> Vec<usize> {
                 self.inner.model().landmark_rows().to_vec()
             }
+            /// Number of feature columns `M` the model was fitted with.
+            #[getter]
+            fn n_features(&self) -> usize {
+                self.inner.model().n_features()
+            }
         });
     };
 }
@@ -432,6 +457,25 @@ macro_rules! model_classes {
                 let src = source(path, None, zero_based);
                 Ok(run(py, || self.inner.embed_file(&src))?.into_pyarray(py))
             }
+            /// Normalised embeddings of the rows of `x` (dense `float64` rows or a CSR triple,
+            /// `rows x M`): what `embed_file` gives for the same rows.
+            fn embed<'py>(&self, py: Python<'py>, x: SamplesArg<'py>) -> PyResult<Bound<'py, PyArray2<f64>>> {
+                let x = model_rows(&x, self.inner.model().n_features())?;
+                Ok(run(py, || self.inner.model().embed(&x))?.into_pyarray(py))
+            }
+            /// The classifier's scores of the rows of `x` (as `embed`; larger: the positive label).
+            fn decision_function<'py>(
+                &self,
+                py: Python<'py>,
+                x: SamplesArg<'py>,
+            ) -> PyResult<Bound<'py, PyArray1<f64>>> {
+                let x = model_rows(&x, self.inner.model().n_features())?;
+                let scores = run(py, || {
+                    let e = self.inner.model().embed(&x)?;
+                    Ok(self.inner.classifier().decision(e.view()))
+                })?;
+                Ok(scores.into_pyarray(py))
+            }
             /// Classifier weights on normalised embeddings.
             fn weights<'py>(&self, py: Python<'py>) -> Bound<'py, PyArray1<f64>> {
                 self.inner.classifier().weights.clone().into_pyarray(py)
@@ -519,6 +563,18 @@ fn split_test_rows<'py>(
     Ok((0..rows).map(|t| sel.keeps(t)).collect::<Vec<bool>>().into_pyarray(py))
 }
 
+/// A trained streaming model of either method as its Python class (`TrainedKsvd`, `TrainedKpca`).
+pub(crate) fn trained(py: Python<'_>, model: TrainedModel) -> PyResult<Bound<'_, PyAny>> {
+    match model {
+        TrainedModel::Ksvd(inner) => Ok(Bound::new(py, PyTrainedKsvd { inner: *inner })?.into_any()),
+        TrainedModel::Kpca(inner) => Ok(Bound::new(py, PyTrainedKpca { inner: *inner })?.into_any()),
+        other => Err(value_error(format!(
+            "a trained {} model is not supported by this build of the Python package",
+            other.method()
+        ))),
+    }
+}
+
 /// Registers the classes in the native module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyStreamParams>()?;
@@ -532,5 +588,6 @@ pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyTrainedKpca>()?;
     m.add_class::<PyScorePartial>()?;
     m.add_function(wrap_pyfunction!(split_test_rows, m)?)?;
+    m.add("METHODS", PyTuple::new(m.py(), Method::canonical_names())?)?;
     Ok(())
 }

@@ -24,7 +24,7 @@ from ksvd import _ksvd  # noqa: E402
 from ksvd import dask as kd  # noqa: E402
 
 EPS = np.finfo(float).eps
-OPTS = dict(rank=6, landmarks=60, chunk_rows=300, seed=3, n_features=80)
+OPTS = dict(n_components=6, n_landmarks=60, chunk_rows=300, seed=3, n_features=80)
 
 
 def synthetic_files(d, rows, test_rows, *, features, density, seed, parts, test_parts):
@@ -71,7 +71,7 @@ def test_the_same_rows_cut_into_other_files_give_the_same_fit(tmp_path, method, 
     # The landmark keys are global row ids: the training rows as one file (what `ksvd-stream run`
     # reads) and cut into 2 or 5 files give the same landmark rows and the same fit to rounding.
     train, test = write_svmlight_pair(tmp_path, 1500, 400, features=40, density=0.2, seed=4)
-    opts = dict(method=method, rank=5, landmarks=50, chunk_rows=200, seed=2, n_features=40)
+    opts = dict(method=method, n_components=5, n_landmarks=50, chunk_rows=200, seed=2, n_features=40)
     one = kd.fit_local([train], [test], **opts)
     s_one = getattr(one.model, spectrum)()
     for parts in (2, 5):
@@ -123,7 +123,7 @@ def test_more_features_than_rows_maps_the_rows(tmp_path, method):
     # M > N: KSVD maps the rows (pass 2 gathers the sparse X[:, J], merged exactly); the fit
     # equals the single-process one for every partitioning.
     train, test = synthetic_files(tmp_path, 400, 200, features=600, density=0.02, seed=2, parts=5, test_parts=2)
-    opts = dict(method=method, rank=6, landmarks=50, chunk_rows=90, seed=1, n_features=600)
+    opts = dict(method=method, n_components=6, n_landmarks=50, chunk_rows=90, seed=1, n_features=600)
     ref = kd.fit_local(train, test, **opts)
     spectrum = "singular_values" if method == "ksvd" else "eigenvalues"
     s_ref = getattr(ref.model, spectrum)()

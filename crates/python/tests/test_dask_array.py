@@ -17,7 +17,7 @@ import dask.array as da  # noqa: E402
 from ksvd import dask as kd  # noqa: E402
 
 EPS = np.finfo(float).eps
-OPTS = dict(rank=5, landmarks=50, seed=7, scheduler="synchronous")
+OPTS = dict(n_components=5, n_landmarks=50, seed=7, scheduler="synchronous")
 
 
 def _data(seed, n, m):

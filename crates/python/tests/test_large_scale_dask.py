@@ -55,7 +55,7 @@ def test_reuters_stand_in_maps_the_rows_and_matches_one_process(tmp_path):
     assert inp["n_features"] == 8315, "the largest feature index is the registry's M"
     train = ex.split_parts(inp["train"], 4, str(tmp_path), "train")
     test = ex.split_parts(inp["test"], 2, str(tmp_path), "test")
-    opts = dict(rank=10, landmarks=100, chunk_rows=2000, seed=0, n_features=inp["n_features"])
+    opts = dict(n_components=10, n_landmarks=100, chunk_rows=2000, seed=0, n_features=inp["n_features"])
     for method, spectrum in (("ksvd", "singular_values"), ("kpca", "eigenvalues")):
         one = kd.fit_local(train, test, method=method, **opts)
         dist = kd.fit(train, test, method=method, npartitions=3, order_seed=1, scheduler="threads", **opts)

@@ -68,24 +68,35 @@ def test_projections_of_new_rows_and_columns(rng, kernel, kw, center):
         Kz = Kz - Kz.mean(axis=0, keepdims=True) - G.mean(axis=1, keepdims=True) + G.mean()
         G = center_both(G)
     U, s, V, ds = assert_matches_svd(model, G)
-    tol = 64 * np.finfo(float).eps * np.sqrt(max(N, M)) * s[0] + ds
-    # Eq. 10: u(x') = k(x', Z) V S^-1, v(z') = k(X, z')^T U S^-1; errors scale by 1 / s_r.
-    tol = tol / s[-1]
+    # k(x', Z) V S^-p moves by (backward error of G + ds) |V| / s_r^p.
+    base = 64 * np.finfo(float).eps * np.sqrt(max(N, M)) * s[0] + ds
     s_ = model.singular_values_
-    np.testing.assert_allclose(model.transform(Xn), Kx @ model.col_embedding_ / s_, rtol=0, atol=tol)
-    np.testing.assert_allclose(model.transform_cols(Zn), Kz.T @ model.row_embedding_ / s_, rtol=0, atol=tol)
-    # At the training points the extension reproduces U and V.
-    np.testing.assert_allclose(model.transform(X), model.row_embedding_, rtol=0, atol=tol)
-    np.testing.assert_allclose(model.transform_cols(Z), model.col_embedding_, rtol=0, atol=tol)
+    for p, transform, transform_cols in ((1.0, model.extend, model.extend_cols), (0.5, model.transform, model.transform_cols)):
+        tol = base / s[-1] ** p
+        # New samples: transform(x') = k(x', Z) V S^-1/2, extend(x') = k(x', Z) V S^-1 (eq. 10).
+        np.testing.assert_allclose(transform(Xn), Kx @ model.col_embedding_ / s_**p, rtol=0, atol=tol)
+        np.testing.assert_allclose(transform_cols(Zn), Kz.T @ model.row_embedding_ / s_**p, rtol=0, atol=tol)
+        # At the training samples: U S^(1-p) and V S^(1-p).
+        np.testing.assert_allclose(transform(X), model.row_embedding_ * s_ ** (1 - p), rtol=0, atol=tol * s[0])
+        np.testing.assert_allclose(transform_cols(Z), model.col_embedding_ * s_ ** (1 - p), rtol=0, atol=tol * s[0])
+    # fit_transform is the training rows' transform, U S^1/2, from the fit.
+    again = ksvd.KSVD(n_components=R, kernel=kernel, center=center, solver="exact", **kw)
+    np.testing.assert_array_equal(again.fit_transform(X, Z=Z), again.row_embedding_ * np.sqrt(again.singular_values_))
 
 
 def test_default_bandwidth_is_the_papers_rule(rng):
     X, Z = data(rng)
-    model = ksvd.KSVD(n_components=R, kernel="rbf", solver="exact").fit(X, Z=Z)
+    # The default kernel is the RBF with the rule gamma = k sqrt(M gamma_x), k = bandwidth_factor.
+    model = ksvd.KSVD(n_components=R, solver="exact").fit(X, Z=Z)
     gamma = bandwidth_rule(X)
     assert model.bandwidth_ == pytest.approx(gamma, rel=16 * np.finfo(float).eps * X.size)
     assert ksvd.bandwidth_rule(X, 2.0) == pytest.approx(2 * gamma, rel=16 * np.finfo(float).eps * X.size)
     assert_matches_svd(model, kernel_matrix("rbf", X, Z, bandwidth=model.bandwidth_))
+    wide = ksvd.KSVD(n_components=R, solver="exact", bandwidth_factor=3.0).fit(X, Z=Z)
+    assert wide.bandwidth_ == pytest.approx(3 * gamma, rel=16 * np.finfo(float).eps * X.size)
+    assert_matches_svd(wide, kernel_matrix("rbf", X, Z, bandwidth=wide.bandwidth_))
+    # An explicit bandwidth turns the rule off; kernels without one report None.
+    assert ksvd.KSVD(bandwidth=0.3, bandwidth_factor=3.0).fit(X).bandwidth_ == 0.3
     assert ksvd.KSVD(kernel="linear").fit(X).bandwidth_ is None
 
 
@@ -105,10 +116,23 @@ def test_precomputed_kernel(rng, center):
     assert model.n_features_in_ == M
     Gc = center_both(G) if center else G
     _, s, _, ds = assert_matches_svd(model, Gc)
-    Kn = kernel_matrix("sne", rng.normal(size=(5, D)), Z, bandwidth=1.0)
-    want = Kn - Kn.mean(axis=1, keepdims=True) - G.mean(axis=0) + G.mean() if center else Kn
+    Xn, Zn = rng.normal(size=(5, D)), rng.normal(size=(4, D))
+    sne_norms = np.exp(-((X[:, None, :] - Z[None]) ** 2).sum(-1)).sum(1)
+    Kn = kernel_matrix("sne", Xn, Z, bandwidth=1.0)  # new rows: k(x', Z), 5 x M
+    Kc = kernel_matrix("sne", X, Zn, bandwidth=1.0, sne_normalizers=sne_norms).T  # new columns: k(X, z')^T, 4 x N
+    if center:
+        Kn = Kn - Kn.mean(axis=1, keepdims=True) - G.mean(axis=0) + G.mean()
+        Kc = Kc - Kc.mean(axis=1, keepdims=True) - G.mean(axis=1) + G.mean()
     tol = (64 * np.finfo(float).eps * np.sqrt(M) * s[0] + ds) / s[-1]
-    np.testing.assert_allclose(model.transform(Kn), want @ model.col_embedding_ / model.singular_values_, rtol=0, atol=tol)
+    U, s_, V = model.row_embedding_, model.singular_values_, model.col_embedding_
+    np.testing.assert_allclose(model.transform(kernel_matrix("sne", Xn, Z, bandwidth=1.0)), Kn @ V / np.sqrt(s_), rtol=0, atol=tol)
+    np.testing.assert_allclose(model.extend(kernel_matrix("sne", Xn, Z, bandwidth=1.0)), Kn @ V / s_, rtol=0, atol=tol)
+    K_cols = kernel_matrix("sne", X, Zn, bandwidth=1.0, sne_normalizers=sne_norms).T
+    np.testing.assert_allclose(model.transform_cols(K_cols), Kc @ U / np.sqrt(s_), rtol=0, atol=tol)
+    np.testing.assert_allclose(model.extend_cols(K_cols), Kc @ U / s_, rtol=0, atol=tol)
+    # At the training samples: the rows of G give U S^1/2, its columns V S^1/2.
+    np.testing.assert_allclose(model.transform(G), U * np.sqrt(s_), rtol=0, atol=tol * s[0])
+    np.testing.assert_allclose(model.transform_cols(G.T), V * np.sqrt(s_), rtol=0, atol=tol * s[0])
     # The same fit as from the samples.
     direct = ksvd.KSVD(n_components=R, kernel="sne", bandwidth=1.0, center=center, solver="exact").fit(X, Z=Z)
     np.testing.assert_allclose(model.singular_values_, direct.singular_values_, rtol=0, atol=ds)
@@ -131,13 +155,22 @@ def test_sparse_input_equals_dense(rng, fmt):
     np.testing.assert_allclose(sparse.transform(sp.csr_matrix(Xn)), dense.transform(Xn), rtol=0, atol=tol)
 
 
-def test_float32_input_is_computed_in_float64(rng):
+def test_float32_in_float32_out(rng):
+    # scikit-learn's preserves_dtype: float32 input gives float32 attributes and projections,
+    # computed in float64 (so they are the float64 results, rounded).
     X, Z = data(rng)
     X32, Z32 = X.astype(np.float32), Z.astype(np.float32)
     model = ksvd.KSVD(n_components=R, kernel="rbf", bandwidth=1.5, solver="exact").fit(X32, Z=Z32)
-    assert model.singular_values_.dtype == np.float64
-    assert_matches_svd(model, kernel_matrix("rbf", X32.astype(np.float64), Z32.astype(np.float64), bandwidth=1.5))
-    assert model.transform(X32).dtype == np.float64
+    ref = ksvd.KSVD(n_components=R, kernel="rbf", bandwidth=1.5, solver="exact").fit(X32.astype(np.float64), Z=Z32.astype(np.float64))
+    for name in ("singular_values_", "row_embedding_", "col_embedding_"):
+        assert getattr(model, name).dtype == np.float32
+        np.testing.assert_array_equal(getattr(model, name), getattr(ref, name).astype(np.float32))
+    for method in ("transform", "extend"):
+        assert getattr(model, method)(X32).dtype == np.float32, method
+    assert ksvd.KSVD(n_components=R, bandwidth=1.5).fit_transform(X32, Z=Z32).dtype == np.float32
+    np.testing.assert_array_equal(model.transform(X32), ref.transform(X32.astype(np.float64)).astype(np.float32))
+    assert model.transform_cols(Z32).dtype == np.float32
+    assert model.transform(X).dtype == np.float64  # the input's dtype, not the fit's
 
 
 @pytest.mark.parametrize("solver", ["rsvd", "nystrom"])
@@ -181,10 +214,12 @@ def test_kpca_is_the_eigendecomposition_of_the_centred_kernel(rng, kernel, kw):
         assert np.max(np.abs(model.eigenvectors_[:, i] - e)) <= dvec[i]
         # Symmetric PSD: the right singular vectors are the left ones.
         assert np.max(np.abs(model.col_embedding_[:, i] - e)) <= dvec[i]
-    assert not hasattr(model, "transform_cols")
+    # The symmetric model projects new columns like new rows.
+    Xn = rng.normal(size=(4, D))
+    np.testing.assert_allclose(model.transform_cols(Xn), model.transform(Xn), rtol=0, atol=1e3 * np.finfo(float).eps * w[0])
 
 
-@pytest.mark.parametrize("graph_input", ["raw", "row-normalized", "self-loops", "row-normalized-self-loops"])
+@pytest.mark.parametrize("graph_input", ksvd._ksvd.GRAPH_INPUTS)  # the core's names: a new one needs a reference here
 def test_graph_embedding_equals_numpy(rng, graph_input):
     n = 20
     A = (rng.random((n, n)) < 0.2).astype(float)

@@ -36,14 +36,21 @@ def test_graph_embed_takes_sampling():
     assert np.max(np.abs(ny.singular_values - exact.singular_values)) <= 1e-10 * exact.singular_values[0]
 
 
-@pytest.mark.parametrize("sampling", ["uniform", "squared-norm", "greedy"])
+@pytest.mark.parametrize("sampling", ["uniform", "squared-norm", "leverage", "greedy"])
 def test_every_scheme_runs_and_is_stored(sampling):
     x, z = _samples(5)
     est = KSVD(3, kernel="rbf", bandwidth=1.5, solver="nystrom", n_landmarks=12, sampling=sampling, random_state=0)
     assert est.get_params()["sampling"] == sampling
     s = est.fit(x, Z=z).singular_values_
     assert s.shape == (3,) and np.all(np.isfinite(s)) and np.all(np.diff(s) <= 0)
-    assert KPCA(2, solver="nystrom", n_landmarks=12, sampling=sampling).fit(x).eigenvalues_.shape == (2,)
+    assert len(est.landmark_rows_) == 12 and len(est.landmark_cols_) == 12
+    # KPCA's symmetric Nystrom method samples uniformly and says so for the other schemes.
+    kpca = KPCA(2, solver="nystrom", n_landmarks=12, sampling=sampling)
+    if sampling == "uniform":
+        assert kpca.fit(x).eigenvalues_.shape == (2,)
+    else:
+        with pytest.raises(ValueError, match="samples one set of landmarks uniformly"):
+            kpca.fit(x)
 
 
 def test_bad_sampling_is_a_value_error_naming_it():

@@ -1,4 +1,5 @@
 //! Hyper-parameters of the streaming Nyström fits, validated once, and the one bandwidth rule.
+use ksvd_linalg::Vocabulary;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StreamingError};
@@ -14,13 +15,26 @@ pub enum Method {
     Ksvd,
 }
 
-impl Method {
-    /// `"kpca"` or `"ksvd"`.
-    pub fn as_str(self) -> &'static str {
+/// The names `ksvd-stream --method` and `ksvd.dask.fit(method=)` take: `"kpca"` and `"ksvd"`
+/// (`"kpca".parse()` is [`Method::Kpca`], `Method::Kpca.to_string()` is `"kpca"`).
+impl Vocabulary for Method {
+    const WHAT: &'static str = "streaming method";
+    const ALL: &'static [Method] = &[Method::Kpca, Method::Ksvd];
+
+    fn names(self) -> &'static [&'static str] {
         match self {
-            Method::Kpca => "kpca",
-            Method::Ksvd => "ksvd",
+            Method::Kpca => &["kpca"],
+            Method::Ksvd => &["ksvd"],
         }
+    }
+}
+
+ksvd_linalg::vocabulary_traits!(Method);
+
+impl Method {
+    /// `"kpca"` or `"ksvd"` (the canonical name, [`Vocabulary::name`]).
+    pub fn as_str(self) -> &'static str {
+        self.name()
     }
 }
 
@@ -288,5 +302,20 @@ impl std::ops::Deref for ValidStreamingParams {
     type Target = StreamingParams;
     fn deref(&self) -> &StreamingParams {
         &self.0
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn method_names_round_trip_and_unknown_names_are_errors() {
+        for &m in Method::ALL {
+            assert_eq!(m.to_string().parse::<Method>().unwrap(), m);
+            assert_eq!(serde_json::to_string(&m).unwrap(), format!("\"{}\"", m.as_str()));
+        }
+        let e = "pca".parse::<Method>().unwrap_err();
+        assert_eq!(e.expected, vec!["kpca", "ksvd"]);
     }
 }

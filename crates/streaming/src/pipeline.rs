@@ -12,7 +12,7 @@ use crate::landmarks::LandmarksPartial;
 use crate::params::{Method, StreamingParams, ValidStreamingParams};
 use crate::progress::ProgressFn;
 use crate::scan::ScanPartial;
-use crate::score::{ScorePartial, Trained};
+use crate::score::{ScorePartial, Trained, TrainedModel};
 use crate::solve::LandmarkPlan;
 use crate::source::LibsvmSource;
 use crate::state::PartRows;
@@ -147,8 +147,8 @@ pub struct PipelineParams {
     pub positive_label: Option<f64>,
 }
 
-/// Everything [`run_pipeline`] measured.
-#[derive(Debug, Clone, PartialEq)]
+/// Everything [`run_pipeline`] measured, and the trained model.
+#[derive(Debug, Clone)]
 pub struct PipelineOutcome {
     /// The method.
     pub method: Method,
@@ -180,6 +180,8 @@ pub struct PipelineOutcome {
     pub train_seconds: f64,
     /// Seconds of pass 4 and the AUROC.
     pub score_seconds: f64,
+    /// The trained model (what `ksvd-stream run --out DIR` saves).
+    pub model: TrainedModel,
 }
 
 /// Fits `method` on the training files, trains the ridge classifier and scores the test files
@@ -199,12 +201,32 @@ pub fn run_pipeline(
             let fitted = fit_ksvd(train, &valid, progress)?;
             let side = Some(fitted.model().side());
             let cols = fitted.model().col_landmarks().len();
-            finish_pipeline(method, fitted, t0, (side, cols), train, test, params, progress)
+            finish_pipeline(
+                method,
+                fitted,
+                t0,
+                (side, cols),
+                train,
+                test,
+                params,
+                |t| TrainedModel::Ksvd(Box::new(t)),
+                progress,
+            )
         }
         Method::Kpca => {
             let t0 = Instant::now();
             let fitted = fit_kpca(train, &valid, progress)?;
-            finish_pipeline(method, fitted, t0, (None, 0), train, test, params, progress)
+            finish_pipeline(
+                method,
+                fitted,
+                t0,
+                (None, 0),
+                train,
+                test,
+                params,
+                |t| TrainedModel::Kpca(Box::new(t)),
+                progress,
+            )
         }
     }
 }
@@ -219,6 +241,7 @@ fn finish_pipeline<E: PartialModel>(
     train: &[LibsvmSource],
     test: &[LibsvmSource],
     params: &PipelineParams,
+    wrap: fn(Trained<E>) -> TrainedModel,
     progress: &mut ProgressFn<'_>,
 ) -> Result<PipelineOutcome> {
     let fit_seconds = t0.elapsed().as_secs_f64();
@@ -247,5 +270,6 @@ fn finish_pipeline<E: PartialModel>(
         fit_seconds,
         train_seconds,
         score_seconds,
+        model: wrap(trained),
     })
 }

@@ -1,15 +1,19 @@
 //! Pass 4: the test rows' scores ([`ScorePartial`], sorted per class, merged exactly) from the
 //! trained model ([`Trained`]); the driver's AUROC ([`ScorePartial::auroc`]).
 use std::collections::BTreeMap;
+use std::path::Path;
+
+use ksvd_datasets::{envelope, write_atomic};
 
 use ndarray::{Array2, Axis};
 use serde::{Deserialize, Serialize};
 
 use crate::classifier::{LabelRule, LinearClassifier};
 use crate::error::{Result, StreamingError};
+use crate::params::Method;
 use crate::progress::{report, ProgressFn};
 use crate::source::{for_each_chunk, LibsvmSource};
-use crate::state::{merge_files, PartRows, PartialState};
+use crate::state::{merge_files, state_error, PartRows, PartialState};
 use crate::train::PartialModel;
 
 /// The trained model: normalised embeddings (KSVD or KPCA) and the linear classifier on them.
@@ -119,6 +123,71 @@ impl<E: PartialModel> Trained<E> {
             None
         };
         Ok((state, emb))
+    }
+}
+
+/// A trained model of either method: what [`crate::run_pipeline`] returns and a model file of
+/// the streaming fit holds (`ksvd-stream run --out DIR`, `ksvd.dask.fit(out_dir=)`:
+/// `DIR/model.<method>-trained`). [`TrainedModel::from_bytes`] is the one loader of both
+/// documents (formats `ksvd-streaming-trained-ksvd` and `ksvd-streaming-trained-kpca`).
+#[derive(Debug, Clone)]
+#[non_exhaustive]
+pub enum TrainedModel {
+    /// Trained KSVD.
+    Ksvd(Box<TrainedKsvd>),
+    /// Trained KPCA.
+    Kpca(Box<TrainedKpca>),
+}
+
+impl TrainedModel {
+    /// The method of the model.
+    pub fn method(&self) -> Method {
+        match self {
+            TrainedModel::Ksvd(_) => Method::Ksvd,
+            TrainedModel::Kpca(_) => Method::Kpca,
+        }
+    }
+
+    /// The model's document ([`PartialState::to_bytes`] of the variant).
+    pub fn to_bytes(&self) -> Result<Vec<u8>> {
+        match self {
+            TrainedModel::Ksvd(t) => t.to_bytes(),
+            TrainedModel::Kpca(t) => t.to_bytes(),
+        }
+    }
+
+    /// Reads a trained model of either method by the format its envelope names (the checksum is
+    /// verified first). Another document (a partial state of the passes, a model of another
+    /// crate), a changed byte or a truncated document is a [`StreamingError::PartialState`]
+    /// naming the problem.
+    pub fn from_bytes(bytes: &[u8]) -> Result<Self> {
+        let header = envelope::peek(bytes).map_err(|e| state_error("trained", e.to_string()))?;
+        if header.format == TrainedKsvd::format() {
+            Ok(TrainedModel::Ksvd(Box::new(TrainedKsvd::from_bytes(bytes)?)))
+        } else if header.format == TrainedKpca::format() {
+            Ok(TrainedModel::Kpca(Box::new(TrainedKpca::from_bytes(bytes)?)))
+        } else {
+            Err(state_error(
+                "trained",
+                format!(
+                    "a `{}` document is not a trained model (expected `{}` or `{}`)",
+                    header.format,
+                    TrainedKsvd::format(),
+                    TrainedKpca::format()
+                ),
+            ))
+        }
+    }
+
+    /// Writes the model's document to `path` atomically ([`ksvd_datasets::write_atomic`]).
+    pub fn save(&self, path: &Path) -> Result<()> {
+        let bytes = self.to_bytes()?;
+        write_atomic(path, &bytes).map_err(|source| {
+            StreamingError::Dataset(ksvd_datasets::DatasetError::Io {
+                path: path.to_path_buf(),
+                source,
+            })
+        })
     }
 }
 

@@ -7,8 +7,8 @@ mod common;
 
 use common::{auroc_slack, max_abs, read_rows, sources, split_lines, train_and_test};
 use ksvd_streaming::{
-    fit_kpca, fit_ksvd, run_pipeline, Fitted, LibsvmSource, Method, PartialModel, PipelineParams, RowSelection,
-    StreamingParams, ValidStreamingParams,
+    fit_kpca, fit_ksvd, run_pipeline, Fitted, LibsvmSource, Method, PartialModel, PartialState, PipelineParams,
+    RowSelection, ScorePartial, StreamingParams, TrainedModel, ValidStreamingParams,
 };
 
 const M: usize = 120;
@@ -161,12 +161,16 @@ fn the_binary_prints_what_run_pipeline_computes() {
         &mut |_| {},
     )
     .unwrap();
+    let models = dir.path().join("models");
+    std::fs::create_dir(&models).unwrap();
     let mut whole = common.clone();
     whole.extend([
         std::ffi::OsStr::new("--train"),
         train.as_os_str(),
         std::ffi::OsStr::new("--test"),
         test.as_os_str(),
+        std::ffi::OsStr::new("--out"),
+        models.as_os_str(),
     ]);
     let mut cut = common.clone();
     for p in &parts {
@@ -182,6 +186,33 @@ fn the_binary_prints_what_run_pipeline_computes() {
             want.auroc
         );
     }
+    // `--out` saved the trained model: it loads back as the model run_pipeline returns (the same
+    // landmarks; the classifier to sqrt(eps), the binary runs in one thread) and saves unchanged.
+    let saved = std::fs::read(models.join("model.ksvd-trained")).unwrap();
+    let loaded = TrainedModel::from_bytes(&saved).unwrap();
+    assert_eq!(loaded.to_bytes().unwrap(), saved);
+    let TrainedModel::Ksvd(trained) = &loaded else {
+        panic!("a KSVD run saved a {} model", loaded.method())
+    };
+    assert_eq!(trained.model().landmark_rows(), want.row_landmarks.as_slice());
+    let (w, w_want) = (&trained.classifier().weights, &want.classifier.weights);
+    let scale = max_abs(w_want.iter().copied());
+    let diff = max_abs(w.iter().zip(w_want).map(|(a, b)| a - b));
+    assert!(
+        diff <= f64::EPSILON.sqrt() * scale,
+        "weights differ by {diff:e} (scale {scale})"
+    );
+    // Truncated, or a document that is not a trained model: errors naming the problem.
+    let err = TrainedModel::from_bytes(&saved[..saved.len() / 2])
+        .unwrap_err()
+        .to_string();
+    assert!(err.contains("truncated"), "{err}");
+    let not_a_model = ScorePartial::default().to_bytes().unwrap();
+    let err = TrainedModel::from_bytes(&not_a_model).unwrap_err().to_string();
+    assert!(
+        err.contains("a `ksvd-streaming-score` document is not a trained model"),
+        "{err}"
+    );
     // Without a test file: the seeded split of the training file.
     let mut split = common.clone();
     split.extend([std::ffi::OsStr::new("--train"), train.as_os_str()]);

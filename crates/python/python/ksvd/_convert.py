@@ -1,8 +1,9 @@
 """Conversion at the edge: Python values to what the native module ``ksvd._ksvd`` accepts.
 
 Nothing here computes: arrays become C-contiguous float64 arrays or canonical CSR triples, and
-hyper-parameters are type-checked (their ranges are checked by the Rust core, whose messages
-reach the user unchanged).
+hyper-parameters are type-checked. Names (kernels, solvers, samplings, graph inputs,
+compatibilities) are parsed and values range-checked by the Rust core, whose messages reach the
+user unchanged as ``ValueError``.
 """
 
 from numbers import Integral, Real
@@ -10,9 +11,7 @@ from numbers import Integral, Real
 import numpy as np
 import scipy.sparse as sp
 
-KERNELS = ("sne", "rbf", "laplacian", "poly", "linear", "precomputed")
-SOLVERS = ("auto", "exact", "lanczos", "rsvd", "nystrom")
-SAMPLINGS = ("uniform", "squared-norm", "adaptive", "greedy")
+from . import _ksvd
 
 
 def to_native(X):
@@ -34,13 +33,27 @@ def to_native(X):
     return np.ascontiguousarray(X, dtype=np.float64)
 
 
-def check_choice(name, value, choices):
-    """``value`` if it is one of ``choices`` (strings); ``TypeError``/``ValueError`` otherwise."""
+def check_name(name, value, *, allow_none=False):
+    """A name of one of the core's vocabularies (the core parses it and lists the choices)."""
+    if value is None and allow_none:
+        return None
     if not isinstance(value, str):
-        raise TypeError(f"{name} must be a string, one of {choices}; got {value!r}")
-    if value not in choices:
-        raise ValueError(f"{name} must be one of {choices}; got {value!r}")
+        raise TypeError(f"{name} must be a string; got {value!r} of type {type(value).__name__}")
     return value
+
+
+def check_kernel(value):
+    """``kernel=``: a kernel name (one of ``ksvd._ksvd.KERNELS``).
+
+    A callable (a kernel of your own, ``docs/conventions.md``) will be accepted here once the
+    core has a kernel trait; until then it is refused by name.
+    """
+    if callable(value) and not isinstance(value, str):
+        raise TypeError(
+            f"kernel={value!r}: kernels of your own (a callable) are not supported yet; "
+            f"use one of {', '.join(_ksvd.KERNELS)}"
+        )
+    return check_name("kernel", value)
 
 
 def check_int(name, value, *, allow_none=False):
@@ -70,6 +83,42 @@ def check_bool(name, value):
     return bool(value)
 
 
+def check_indices(name, value):
+    """``None`` or a 1-D array-like of non-negative integer indices, as a list of ints (the core
+    checks that they are in range and distinct)."""
+    if value is None:
+        return None
+    a = np.asarray(value)
+    if a.ndim != 1:
+        raise ValueError(f"{name} must be a 1-D array of indices; got shape {a.shape}")
+    if a.size and not np.issubdtype(a.dtype, np.integer):
+        raise TypeError(f"{name} holds integer indices; got dtype {a.dtype}")
+    if a.size and a.min() < 0:
+        raise ValueError(f"{name} holds 0-based indices, so no negative ones; got {a.min()}")
+    return [int(i) for i in a]
+
+
+def check_memory_budget(value):
+    """``None``, a number of bytes (int) or a string such as ``"512M"`` (parsed by the core)."""
+    if value is None or isinstance(value, str):
+        return value
+    if isinstance(value, Integral) and not isinstance(value, bool):
+        return int(value)
+    raise TypeError(
+        f"memory_budget must be a number of bytes (int) or a string such as '512M'; got {value!r} "
+        f"of type {type(value).__name__}"
+    )
+
+
+def check_n_jobs(value):
+    """``None`` or an int (the core of the binding checks it: positive, or -1 for all cores)."""
+    if value is None:
+        return None
+    if not isinstance(value, Integral) or isinstance(value, bool):
+        raise TypeError(f"n_jobs must be an integer or None; got {value!r} of type {type(value).__name__}")
+    return int(value)
+
+
 def seed_of(random_state):
     """The explicit 64-bit seed of every random choice of the core.
 
@@ -85,18 +134,40 @@ def seed_of(random_state):
     return check_int("random_state", random_state)
 
 
-def native_params(est, kernel_choices=KERNELS):
-    """The keyword arguments of ``ksvd._ksvd.fit`` from an estimator's hyper-parameters."""
+def native_params(p):
+    """The hyper-parameters of ``ksvd._ksvd.fit`` from an object with the Python column's
+    attributes (an estimator, or the arguments of :func:`ksvd.graph.embed`), type-checked."""
     return dict(
-        kernel=check_choice("kernel", est.kernel, kernel_choices),
-        bandwidth=check_real("bandwidth", est.bandwidth, allow_none=True),
-        degree=check_int("degree", est.degree),
-        coef0=check_real("coef0", est.coef0),
-        center=check_bool("center", est.center),
-        solver=check_choice("solver", est.solver, SOLVERS),
-        n_landmarks=check_int("n_landmarks", est.n_landmarks, allow_none=True),
-        sampling=check_choice("sampling", est.sampling, SAMPLINGS),
-        tol=check_real("tol", est.tol),
-        rank=check_int("n_components", est.n_components),
-        seed=seed_of(est.random_state),
+        n_components=check_int("n_components", p.n_components),
+        kernel=check_kernel(p.kernel),
+        bandwidth=check_real("bandwidth", p.bandwidth, allow_none=True),
+        bandwidth_factor=check_real("bandwidth_factor", p.bandwidth_factor),
+        gamma=check_real("gamma", p.gamma, allow_none=True),
+        degree=check_int("degree", p.degree),
+        coef0=check_real("coef0", p.coef0),
+        center=check_bool("center", p.center),
+        compat=check_name("compat", p.compat, allow_none=True),
+        solver=check_name("solver", p.solver),
+        tol=check_real("tol", p.tol),
+        n_landmarks=check_int("n_landmarks", p.n_landmarks, allow_none=True),
+        n_col_landmarks=check_int("n_col_landmarks", p.n_col_landmarks, allow_none=True),
+        sampling=check_name("sampling", p.sampling),
+        landmark_rows=check_indices("landmark_rows", p.landmark_rows),
+        landmark_cols=check_indices("landmark_cols", p.landmark_cols),
+        oversampling=check_int("oversampling", p.oversampling),
+        power_iters=check_int("power_iters", p.power_iters),
+        seed=seed_of(p.random_state),
+        memory_budget=check_memory_budget(p.memory_budget),
     )
+
+
+def fill_names(doc):
+    """``doc`` with ``{KERNELS}``, ``{SOLVERS}``, ``{SAMPLINGS}``, ``{GRAPH_INPUTS}`` and
+    ``{COMPATS}`` replaced by the core's names (``{"rbf", "sne", ...}``, numpydoc's form of a
+    choice)."""
+    if doc is None:
+        return None
+    for key in ("KERNELS", "SOLVERS", "SAMPLINGS", "GRAPH_INPUTS", "COMPATS"):
+        names = ", ".join(f'"{n}"' for n in getattr(_ksvd, key))
+        doc = doc.replace("{" + key + "}", "{" + names + "}")
+    return doc

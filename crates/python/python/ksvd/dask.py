@@ -53,7 +53,8 @@ class DaskFit:
 
     ``model``: the trained model (``_ksvd.TrainedKsvd`` or ``_ksvd.TrainedKpca``: the landmark
     solve, the column normalisation and the classifier; ``model.row_landmarks`` are the global ids
-    of the landmark rows); ``auroc``: the classifier's AUROC on the test files;
+    of the landmark rows; ``ksvd.StreamingModel(model)`` is it as a fitted estimator, what
+    :func:`ksvd.load` gives for its saved file); ``auroc``: the classifier's AUROC on the test files;
     ``embeddings``: normalised embeddings of the test rows as a lazy ``dask.array``
     (``rows x r``, files in order); ``plan``: the plan after the scan (``shape``, landmark
     columns); ``state_bytes``: size in bytes of each pass's merged state (what one message
@@ -273,9 +274,9 @@ def fit(
     test: Sequence[str],
     *,
     method: str = "ksvd",
-    rank: int = 10,
-    landmarks: int = 1000,
-    col_landmarks: Optional[int] = None,
+    n_components: int = 10,
+    n_landmarks: int = 1000,
+    n_col_landmarks: Optional[int] = None,
     bandwidth: Optional[float] = None,
     bandwidth_factor: float = 1.0,
     ridge: float = 1e-3,
@@ -290,11 +291,12 @@ def fit(
     scheduler=None,
     out_dir: Optional[str] = None,
     partition_hook: Optional[Callable[[], None]] = None,
+    **deprecated,
 ) -> DaskFit:
-    """Fits KSVD (asymmetric Nystrom, ``rank`` r, ``landmarks`` n rows and ``col_landmarks`` m
-    columns, default n; either side of the data mapped by the a2 compatibility) or, with
-    ``method="kpca"``, KPCA (symmetric Nystrom on the ``landmarks`` rows; ``col_landmarks`` is
-    unused) on the ``train`` LIBSVM files, trains the ridge classifier (``ridge`` λ on
+    """Fits KSVD (asymmetric Nystrom, ``n_components`` r, ``n_landmarks`` n rows and
+    ``n_col_landmarks`` m columns, default n; either side of the data mapped by the a2
+    compatibility) or, with ``method="kpca"``, KPCA (symmetric Nystrom on the ``n_landmarks``
+    rows; ``n_col_landmarks`` is unused) on the ``train`` LIBSVM files, trains the ridge classifier (``ridge`` λ on
     standardised features, ``±1`` targets; ``positive_label`` or the larger of two labels) and
     scores the ``test`` files, all as Dask tasks.
 
@@ -315,11 +317,18 @@ def fit(
     given, the trained model's bytes are written there atomically as ``model.<method>-trained``
     after every pass has succeeded (nothing is written on failure). ``partition_hook``: a
     picklable callable run at the start of every partition task (for tests).
+
+    The parameter names are those of every front door (``docs/conventions.md``); the earlier
+    names ``rank``, ``landmarks`` and ``col_landmarks`` are deprecated aliases of
+    ``n_components``, ``n_landmarks`` and ``n_col_landmarks``.
     """
     import dask
 
-    if method not in ("ksvd", "kpca"):
-        raise ValueError(f"method {method!r}: expected 'ksvd' or 'kpca'")
+    n_components, n_landmarks, n_col_landmarks = _renamed(
+        deprecated, n_components=n_components, n_landmarks=n_landmarks, n_col_landmarks=n_col_landmarks
+    )
+    if method not in _ksvd.METHODS:
+        raise ValueError(f"unknown streaming method {method!r} (expected one of {', '.join(_ksvd.METHODS)})")
     arrays = _is_arrays(train)
     if arrays != _is_arrays(test):
         raise ValueError("train and test must both be file lists / bags, or both (X, y) pairs of dask arrays")
@@ -353,7 +362,13 @@ def fit(
         return dask.compute(x, scheduler=scheduler)[0]
 
     params = _ksvd.StreamParams(
-        rank, landmarks, landmarks if col_landmarks is None else col_landmarks, bandwidth, bandwidth_factor, chunk_rows, seed
+        n_components,
+        n_landmarks,
+        n_landmarks if n_col_landmarks is None else n_col_landmarks,
+        bandwidth,
+        bandwidth_factor,
+        chunk_rows,
+        seed,
     )
     def order(k):
         idx = list(range(k))
@@ -377,9 +392,27 @@ def fit(
     for name, state in states + [("fitted", fitted), ("train", tr), ("trained", trained), ("score", scores)]:
         sizes[name] = len(state.to_bytes())
     if out_dir is not None:
-        _write_atomic(os.path.join(out_dir, f"model.{method}-trained"), trained.to_bytes())
+        trained.save(os.path.join(out_dir, f"model.{method}-trained"))
     emb = _array_embeddings(trained, tunits, tchunks) if arrays else embeddings(trained, test, zero_based=zero_based)
     return DaskFit(trained, auc, emb, plan, sizes, scan, scores, lm)
+
+
+# The earlier keyword names of :func:`fit` and the conventions' names they stand for.
+_RENAMED = {"rank": "n_components", "landmarks": "n_landmarks", "col_landmarks": "n_col_landmarks"}
+
+
+def _renamed(deprecated, **current):
+    """``current``'s values, with each deprecated alias in ``deprecated`` (a ``DeprecationWarning``)
+    replacing the default of its new name; an unknown keyword is a ``TypeError`` as usual."""
+    import warnings
+
+    for old, value in deprecated.items():
+        if old not in _RENAMED:
+            raise TypeError(f"fit() got an unexpected keyword argument {old!r}")
+        new = _RENAMED[old]
+        warnings.warn(f"ksvd.dask.fit: {old}= is deprecated; use {new}=", DeprecationWarning, stacklevel=3)
+        current[new] = value
+    return tuple(current.values())
 
 
 def fit_local(train: Sequence[str], test: Sequence[str], **kwargs) -> DaskFit:

@@ -13,9 +13,7 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _ksvd
-from ._convert import check_choice, check_int, native_params, to_native
-
-GRAPH_INPUTS = ("raw", "row-normalized", "self-loops", "row-normalized-self-loops")
+from ._convert import check_int, check_n_jobs, check_name, fill_names, native_params, to_native
 
 
 @dataclass(frozen=True)
@@ -34,6 +32,8 @@ class GraphEmbedding:
         ``[||G v_i - s_i u_i||, ||G^T u_i - s_i v_i||] / s_1`` (None for the Nystrom solver).
     bandwidth : float or None
         The bandwidth used.
+    landmark_rows, landmark_cols : ndarray of int or None
+        The Nystrom landmarks (source and target nodes); None for the other solvers.
     """
 
     row_embedding: np.ndarray
@@ -41,6 +41,8 @@ class GraphEmbedding:
     col_embedding: np.ndarray
     residuals: Optional[np.ndarray]
     bandwidth: Optional[float]
+    landmark_rows: Optional[np.ndarray] = None
+    landmark_cols: Optional[np.ndarray] = None
 
 
 class _Params:
@@ -48,8 +50,6 @@ class _Params:
 
     def __init__(self, **kw):
         self.__dict__.update(kw)
-
-
 def _adjacency(adjacency, n_nodes, weights):
     if sp.issparse(adjacency):
         if n_nodes is not None or weights is not None:
@@ -92,16 +92,25 @@ def embed(
     n_nodes=None,
     weights=None,
     graph_input="raw",
-    kernel="sne",
+    kernel="rbf",
     bandwidth=None,
-    degree=2,
+    bandwidth_factor=1.0,
+    gamma=None,
+    degree=3,
     coef0=1.0,
     center=False,
     solver="auto",
+    tol=1e-8,
     n_landmarks=None,
+    n_col_landmarks=None,
     sampling="uniform",
-    tol=1e-10,
+    landmark_rows=None,
+    landmark_cols=None,
+    oversampling=10,
+    power_iters=2,
     random_state=None,
+    memory_budget=None,
+    n_jobs=None,
 ):
     """KSVD embedding of a directed graph.
 
@@ -117,11 +126,13 @@ def embed(
         Number of nodes of an edge array (default: largest id + 1).
     weights : array-like of shape (n_edges,), optional
         Arc weights of an edge array (default: ones).
-    graph_input : {"raw", "row-normalized", "self-loops", "row-normalized-self-loops"}
-        Transform of ``A``: ``A``, ``D_out^-1 A``, ``A + I`` or ``D_out^-1 (A + I)``.
-    kernel, bandwidth, degree, coef0, center, solver, n_landmarks, sampling, tol, random_state
-        As for :class:`ksvd.KSVD` (``bandwidth=None``: the rule on the transformed ``A``;
-        ``kernel="precomputed"`` is not available).
+    graph_input : {GRAPH_INPUTS}, default="raw"
+        Transform of ``A`` (the core's ``GraphInput``): ``A``, ``D_out^-1 A``, ``A + I`` or
+        ``D_out^-1 (A + I)``.
+    kernel, bandwidth, bandwidth_factor, gamma, degree, coef0, center, solver, tol, n_landmarks, n_col_landmarks, sampling, landmark_rows, landmark_cols, oversampling, power_iters, random_state, memory_budget, n_jobs
+        As for :class:`ksvd.KSVD`, with the same defaults (``bandwidth=None``: the rule on
+        the transformed ``A``; ``kernel="precomputed"`` and ``compat`` are not available;
+        landmarks are node indices).
 
     Returns
     -------
@@ -132,7 +143,7 @@ def embed(
     >>> import numpy as np
     >>> from ksvd.graph import embed
     >>> edges = np.array([[0, 1], [1, 2], [2, 0], [2, 3], [3, 0]])
-    >>> emb = embed(edges, n_components=2, kernel="sne", bandwidth=1.0, random_state=0)
+    >>> emb = embed(edges, n_components=2, kernel="sne", bandwidth=1.0)
     >>> emb.row_embedding.shape, emb.col_embedding.shape
     ((4, 2), (4, 2))
     """
@@ -141,24 +152,38 @@ def embed(
             n_components=n_components,
             kernel=kernel,
             bandwidth=bandwidth,
+            bandwidth_factor=bandwidth_factor,
+            gamma=gamma,
             degree=degree,
             coef0=coef0,
             center=center,
+            compat=None,
             solver=solver,
-            n_landmarks=n_landmarks,
-            sampling=sampling,
             tol=tol,
+            n_landmarks=n_landmarks,
+            n_col_landmarks=n_col_landmarks,
+            sampling=sampling,
+            landmark_rows=landmark_rows,
+            landmark_cols=landmark_cols,
+            oversampling=oversampling,
+            power_iters=power_iters,
             random_state=random_state,
-        ),
-        ("sne", "rbf", "laplacian", "poly", "linear"),
+            memory_budget=memory_budget,
+        )
     )
-    check_choice("graph_input", graph_input, GRAPH_INPUTS)
+    check_name("graph_input", graph_input)
     a = to_native(_adjacency(adjacency, n_nodes, weights))
-    model = _ksvd.fit_graph(a, graph_input=graph_input, **params)
+    model = _ksvd.fit_graph(a, graph_input=graph_input, params=params, n_jobs=check_n_jobs(n_jobs))
+    landmarks = model.landmarks()
     return GraphEmbedding(
         row_embedding=model.row_embedding(),
         singular_values=model.singular_values(),
         col_embedding=model.col_embedding(),
         residuals=model.residuals(),
         bandwidth=model.bandwidth,
+        landmark_rows=None if landmarks is None else landmarks[0],
+        landmark_cols=None if landmarks is None else landmarks[1],
     )
+
+
+embed.__doc__ = fill_names(embed.__doc__)

@@ -2,9 +2,12 @@
 //! test AUROC.
 //!
 //! ```text
-//! ksvd-stream run --train criteo.svm --features 1000000 --landmarks 1000 --components 100
-//! ksvd-stream run --train part-0.svm --train part-1.svm --test test.svm --method ksvd
+//! ksvd-stream run --train criteo.svm --features 1000000 --n-landmarks 1000 --n-components 100
+//! ksvd-stream run --train part-0.svm --train part-1.svm --test test.svm --method ksvd --out models
 //! ```
+//!
+//! With `--out DIR` the trained models are saved as `DIR/model.<method>-trained`
+//! ([`ksvd_streaming::TrainedModel`]), the files `ksvd.dask.fit(out_dir=)` writes.
 use std::path::PathBuf;
 use std::process::ExitCode;
 
@@ -47,11 +50,11 @@ enum Cmd {
         /// Method.
         #[arg(long, value_enum, default_value = "both")]
         method: MethodArg,
-        /// Landmarks n = m.
-        #[arg(long, default_value_t = 1000)]
+        /// Landmarks n = m (`n_landmarks` of ksvd.dask.fit and the conventions).
+        #[arg(long = "n-landmarks", visible_alias = "landmarks", default_value_t = 1000)]
         landmarks: usize,
-        /// Embedding dimension r.
-        #[arg(long, default_value_t = 100)]
+        /// Embedding dimension r (`n_components` of ksvd.dask.fit and the conventions).
+        #[arg(long = "n-components", visible_alias = "components", default_value_t = 100)]
         components: usize,
         /// Fixed RBF bandwidth (default: median heuristic on the landmarks).
         #[arg(long)]
@@ -74,6 +77,11 @@ enum Cmd {
         /// Threads (default: all cores).
         #[arg(long)]
         threads: Option<usize>,
+        /// Directory for the trained models, `DIR/model.<method>-trained` (what `ksvd.dask.fit`'s
+        /// `out_dir` holds and Python's `ksvd.load` reads), written atomically once every method
+        /// has finished.
+        #[arg(long, value_name = "DIR")]
+        out: Option<PathBuf>,
     },
 }
 
@@ -103,6 +111,7 @@ fn run(cli: Cli) -> Result<(), String> {
             chunk_rows,
             seed,
             threads,
+            out,
         } => {
             pool(threads)?;
             let source = |p: &PathBuf| {
@@ -142,6 +151,7 @@ fn run(cli: Cli) -> Result<(), String> {
                 MethodArg::Kpca => &[Method::Kpca],
                 MethodArg::Both => &[Method::Kpca, Method::Ksvd],
             };
+            let mut models = Vec::new();
             for &m in methods {
                 let mut last = std::time::Instant::now();
                 let o = run_pipeline(m, &tr, &te, &params, &mut |p| {
@@ -163,6 +173,13 @@ fn run(cli: Cli) -> Result<(), String> {
                     o.row_landmarks.len(),
                     o.fit_seconds + o.train_seconds + o.score_seconds,
                 );
+                models.push(o.model);
+            }
+            if let Some(dir) = out {
+                for model in &models {
+                    let path = dir.join(format!("model.{}-trained", model.method()));
+                    model.save(&path).map_err(|e| e.to_string())?;
+                }
             }
             Ok(())
         }
