@@ -95,6 +95,15 @@ pub enum CliError {
         /// The core's error.
         source: KsvdError,
     },
+    /// A model file of the streaming fit (`ksvd-stream run --out`, `ksvd.dask.fit(out_dir=)`)
+    /// was refused: changed, truncated, another format or version (status 65).
+    #[error("{}: model file refused: {source}", path.display())]
+    StreamingModel {
+        /// The model file.
+        path: PathBuf,
+        /// The streaming crate's error.
+        source: ksvd_streaming::StreamingError,
+    },
     /// An output could not be written (status 74).
     #[error("cannot write {}: {msg}", path.display())]
     Output {
@@ -123,7 +132,7 @@ impl CliError {
                 ..
             }) => ExitStatus::Data,
             CliError::Parameter(_) => ExitStatus::Usage,
-            CliError::Input { .. } | CliError::Kernel(_) => ExitStatus::Data,
+            CliError::Input { .. } | CliError::Kernel(_) | CliError::StreamingModel { .. } => ExitStatus::Data,
             CliError::Dataset(e) => dataset_status(e),
             CliError::Read { .. } | CliError::Output { .. } => ExitStatus::Io,
             CliError::Model { source, .. } | CliError::Ksvd(source) => ksvd_status(source),

@@ -1,8 +1,9 @@
 //! `ksvd inspect MODEL`: what a saved model holds, from its [`ksvd::ModelSummary`] (the source of
 //! `summary.json` too).
-use crate::io::{read_model, write_stdout};
+use crate::io::{read_model, write_stdout, AnyModel};
 use crate::CliError;
 use ksvd::ModelSummary;
+use ksvd_streaming::TrainedSummary;
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -17,16 +18,46 @@ pub struct InspectArgs {
 }
 
 pub(crate) fn inspect(args: InspectArgs) -> Result<(), CliError> {
-    let summary = read_model(&args.model)?.summary();
-    let text = if args.json {
-        serde_json::to_string_pretty(&summary).map_err(|e| CliError::Output {
-            path: PathBuf::from("<stdout>"),
-            msg: e.to_string(),
-        })? + "\n"
-    } else {
-        render(&summary)
+    let text = match read_model(&args.model)? {
+        AnyModel::Ksvd(model) if args.json => {
+            serde_json::to_string_pretty(&model.summary()).map_err(json_error)? + "\n"
+        }
+        AnyModel::Ksvd(model) => render(&model.summary()),
+        AnyModel::Streaming(model) if args.json => {
+            serde_json::to_string_pretty(&model.describe()).map_err(json_error)? + "\n"
+        }
+        AnyModel::Streaming(model) => render_streaming(&model.describe()),
     };
     write_stdout(text.as_bytes())
+}
+
+fn json_error(e: serde_json::Error) -> CliError {
+    CliError::Output {
+        path: PathBuf::from("<stdout>"),
+        msg: e.to_string(),
+    }
+}
+
+/// A trained model of the streaming fit: method, sizes, bandwidth, landmarks and its spectrum.
+fn render_streaming(s: &TrainedSummary) -> String {
+    let mut out = format!(
+        "{} model of the streaming fit (ksvd-stream / ksvd.dask): {} training rows x {} features, rank {}\n",
+        s.method.to_uppercase(),
+        s.train_rows,
+        s.n_features,
+        s.rank
+    );
+    let mut line = |key: &str, value: String| {
+        let _ = writeln!(out, "  {key:<16} {value}");
+    };
+    line("bandwidth", s.bandwidth.to_string());
+    line("landmark rows", s.landmark_rows.to_string());
+    line("positive label", s.positive_label.to_string());
+    let _ = writeln!(out, "  {:>4}  {:>24}", "i", "spectrum");
+    for (i, v) in s.spectrum.iter().enumerate() {
+        let _ = writeln!(out, "  {:>4}  {:>24.17e}", i + 1, v);
+    }
+    out
 }
 
 /// The summary's one line ([`ModelSummary`]'s `Display`), then what it holds per item: the

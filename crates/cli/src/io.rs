@@ -5,6 +5,7 @@ use ksvd::KsvdModel;
 use ksvd_datasets::{DatasetError, MatrixFormat, TextOptions};
 use ksvd_kernels::Samples;
 use ksvd_linalg::CsrMatrix;
+use ksvd_streaming::TrainedModel;
 use ndarray::{Array1, Array2};
 use std::fs;
 use std::io::{Read, Write};
@@ -149,25 +150,45 @@ pub fn model_file(path: &Path) -> PathBuf {
     }
 }
 
-/// Loads a model (a model file, a directory written by `ksvd fit`, or `-` for standard input):
-/// a missing file is an I/O error (74); a document of another format or version, a changed
-/// byte or a broken invariant is refused by the model's envelope (65).
-pub fn read_model(path: &Path) -> Result<KsvdModel, CliError> {
-    if is_stdio(path) {
-        let bytes = read_stdin()?;
-        return KsvdModel::from_bytes(&bytes).map_err(|source| CliError::Model {
-            path: stdin_name().to_path_buf(),
-            source,
-        });
+/// A model document of any kind the workspace writes: a model of `ksvd fit`, Rust's or
+/// Python's `save` ([`KsvdModel`], format `ksvd-model`), or a trained model of the streaming fit
+/// ([`TrainedModel`], formats `ksvd-streaming-trained-ksvd` / `-kpca`).
+pub enum AnyModel {
+    /// A KSVD or KPCA model.
+    Ksvd(Box<KsvdModel>),
+    /// A trained model of `ksvd-stream` / `ksvd.dask`.
+    Streaming(Box<TrainedModel>),
+}
+
+/// Loads a model (a model file, a directory written by `ksvd fit`, or `-` for standard input),
+/// dispatching on the format its envelope names; the checksum is verified by the loader.
+pub fn read_model(path: &Path) -> Result<AnyModel, CliError> {
+    let (file, bytes) = if is_stdio(path) {
+        (stdin_name().to_path_buf(), read_stdin()?)
+    } else {
+        let file = model_file(path);
+        if !file.exists() {
+            return Err(CliError::Read {
+                path: file,
+                msg: "model file not found (run `ksvd fit --out DIR` first)".into(),
+            });
+        }
+        let bytes = std::fs::read(&file).map_err(|e| CliError::Read {
+            path: file.clone(),
+            msg: e.to_string(),
+        })?;
+        (file, bytes)
+    };
+    let streaming = ksvd_datasets::envelope::peek(&bytes).is_ok_and(|h| h.format.starts_with("ksvd-streaming-"));
+    if streaming {
+        TrainedModel::from_bytes(&bytes)
+            .map(|m| AnyModel::Streaming(Box::new(m)))
+            .map_err(|source| CliError::StreamingModel { path: file, source })
+    } else {
+        KsvdModel::from_bytes(&bytes)
+            .map(|m| AnyModel::Ksvd(Box::new(m)))
+            .map_err(|source| CliError::Model { path: file, source })
     }
-    let file = model_file(path);
-    if !file.exists() {
-        return Err(CliError::Read {
-            path: file,
-            msg: "model file not found (run `ksvd fit --out DIR` first)".into(),
-        });
-    }
-    KsvdModel::load(&file).map_err(|source| CliError::Model { path: file, source })
 }
 
 /// Sparse samples padded with empty features to dimension `dim` (LIBSVM files only know their

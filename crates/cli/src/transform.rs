@@ -1,8 +1,12 @@
 //! `ksvd transform`: projections of new samples with a saved model (KSVD or KPCA):
 //! `transform` (`U S^½` at the training rows) or the paper's extension (eq. 10, `U`).
-use crate::io::{is_stdio, pad_dim, read_model, read_samples, stdin_at_most_once, write_matrix, Format, ReadOptions};
+use crate::io::{
+    is_stdio, pad_dim, read_model, read_samples, stdin_at_most_once, write_matrix, AnyModel, Format, ReadOptions,
+};
 use crate::{progress, set_threads, CliError};
 use ksvd::{KsvdModel, Samples, Scaling};
+use ksvd_linalg::CsrMatrix;
+use ksvd_streaming::TrainedModel;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -85,10 +89,12 @@ pub(crate) fn transform(args: TransformArgs) -> Result<(), CliError> {
     };
     let scaling = if args.extension { Scaling::Unit } else { Scaling::Sqrt };
     let new = read_samples(path, &opts)?;
-    let out = if model.is_precomputed() {
-        project_kernel_values(&model, path, new, side, scaling, args.quiet)?
-    } else {
-        project_samples(&model, path, new, side, scaling, args.quiet)?
+    let out = match model {
+        AnyModel::Ksvd(model) if model.is_precomputed() => {
+            project_kernel_values(&model, path, new, side, scaling, args.quiet)?
+        }
+        AnyModel::Ksvd(model) => project_samples(&model, path, new, side, scaling, args.quiet)?,
+        AnyModel::Streaming(model) => embed_streaming(&model, path, new, side, args.extension)?,
     };
     write_matrix(&args.out, side.name(), &out, args.format)?;
     if !args.quiet {
@@ -107,6 +113,45 @@ pub(crate) fn transform(args: TransformArgs) -> Result<(), CliError> {
         );
     }
     Ok(())
+}
+
+/// A trained model of the streaming fit embeds new rows as its fit did: the Nyström embedding
+/// through the landmarks (eq. 11), normalised with the training rows' column norms.
+fn embed_streaming(
+    model: &TrainedModel,
+    path: &Path,
+    new: Samples,
+    side: Side,
+    extension: bool,
+) -> Result<ndarray::Array2<f64>, CliError> {
+    if side == Side::Cols || extension {
+        return Err(CliError::Usage(
+            "a model of the streaming fit embeds new rows only (--rows; its embedding is the \
+             Nyström extension through the landmarks, so --extension does not apply)"
+                .into(),
+        ));
+    }
+    let want = model.describe().n_features;
+    let new = pad_dim(new, want);
+    if new.dim() != want {
+        return Err(CliError::Input {
+            path: path.to_path_buf(),
+            line: None,
+            msg: format!("{} features per sample, but the model expects {want}", new.dim()),
+        });
+    }
+    let x = match new {
+        Samples::Sparse(c) => c,
+        Samples::Dense(d) => CsrMatrix::from_dense(d.view()).map_err(|e| CliError::Input {
+            path: path.to_path_buf(),
+            line: None,
+            msg: e.to_string(),
+        })?,
+    };
+    model.embed(&x).map_err(|source| CliError::StreamingModel {
+        path: path.to_path_buf(),
+        source,
+    })
 }
 
 /// A precomputed-kernel model projects kernel values against its training samples.

@@ -345,11 +345,19 @@ fn exit_statuses_of_the_conventions() {
     let tampered = d.join("tampered.json");
     assert!(json_text.contains("\"n_rows\":30"));
     std::fs::write(&tampered, json_text.replacen("\"n_rows\":30", "\"n_rows\":31", 1)).unwrap();
-    // A document of another format (a streaming fit's model, say), sealed in the same envelope.
+    // A document of another format, sealed in the same envelope; and one of the streaming crate's
+    // formats that is not a model (a partial state of its passes).
     let other = d.join("other.json");
-    let bytes = ksvd_datasets::envelope::seal("ksvd-streaming-model", 1, "test", &vec![1.0, 2.0]).unwrap();
+    let bytes = ksvd_datasets::envelope::seal("another-tool", 1, "test", &vec![1.0, 2.0]).unwrap();
     std::fs::write(&other, bytes).unwrap();
-    for (model, want) in [(&tampered, "SHA-256"), (&other, "\"ksvd-streaming-model\" document")] {
+    let partial = d.join("partial.json");
+    let bytes = ksvd_datasets::envelope::seal("ksvd-streaming-scan", 2, "test", &vec![1.0, 2.0]).unwrap();
+    std::fs::write(&partial, bytes).unwrap();
+    for (model, want) in [
+        (&tampered, "SHA-256"),
+        (&other, "\"another-tool\" document"),
+        (&partial, "is not a trained model"),
+    ] {
         let out = d.join("out");
         let r = run(
             &["transform", "--model", p(model), "--rows", p(&xp), "--out", p(&out)],
@@ -418,4 +426,96 @@ fn completions_for_every_shell() {
         assert!(script.contains("inspect") && script.contains("extension"), "{shell}");
     }
     assert_eq!(run(&["completions", "tcsh"], None).code, 2);
+}
+
+/// LIBSVM lines of `n` rows with 6 features; the label is the sign of the first feature.
+fn libsvm_rows(n: usize, shift: usize) -> String {
+    let mut s = String::new();
+    for i in 0..n {
+        let v: Vec<f64> = (0..6)
+            .map(|j| (((i + shift) * 7 + j * 13) % 17) as f64 / 17.0 - 0.5)
+            .collect();
+        let label = if v[0] > 0.0 { 1 } else { -1 };
+        s.push_str(&label.to_string());
+        for (j, x) in v.iter().enumerate() {
+            s.push_str(&format!(" {}:{x}", j + 1));
+        }
+        s.push('\n');
+    }
+    s
+}
+
+#[test]
+fn streaming_models_transform_and_inspect() {
+    use ksvd_streaming::{run_pipeline, LibsvmSource, Method, PipelineParams, StreamingParams};
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let (train, test) = (d.join("train.svm"), d.join("test.svm"));
+    std::fs::write(&train, libsvm_rows(400, 0)).unwrap();
+    std::fs::write(&test, libsvm_rows(60, 1000)).unwrap();
+    let params = PipelineParams {
+        model: StreamingParams::new(3, 40).seed(5),
+        ridge: 1e-3,
+        positive_label: None,
+    };
+    for method in [Method::Ksvd, Method::Kpca] {
+        let out = run_pipeline(
+            method,
+            &[LibsvmSource::new(&train)],
+            &[LibsvmSource::new(&test)],
+            &params,
+            &mut |_| {},
+        )
+        .unwrap();
+        let model = d.join(format!("model.{}", method.name()));
+        out.model.save(&model).unwrap();
+        // transform: the model's embedding of the new rows, to the bit (the same code).
+        let r = run(
+            &[
+                "transform",
+                "--model",
+                p(&model),
+                "--rows",
+                p(&test),
+                "--out",
+                "-",
+                "--quiet",
+            ],
+            None,
+        );
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        let got = parse_csv(&r.stdout_text());
+        let x = ksvd_datasets::read_libsvm(&test, &Default::default()).unwrap().features;
+        let want = out.model.embed(&x).unwrap();
+        assert_eq!(got.dim(), (60, 3));
+        assert!(rel(&got, &want) <= 1e-15, "{}", rel(&got, &want));
+        // inspect, and --json.
+        let r = run(&["inspect", p(&model)], None);
+        assert_eq!(r.code, 0, "{}", r.stderr);
+        assert!(r.stdout_text().contains("streaming fit"), "{}", r.stdout_text());
+        let r = run(&["inspect", p(&model), "--json"], None);
+        let j = json(&r.stdout_text());
+        assert_eq!(j["method"], method.name());
+        assert_eq!((j["rank"].as_u64(), j["n_features"].as_u64()), (Some(3), Some(6)));
+        // Columns and --extension are usage errors for a streaming model.
+        let r = run(
+            &["transform", "--model", p(&model), "--cols", p(&test), "--out", "-"],
+            None,
+        );
+        assert_eq!(r.code, 2, "{}", r.stderr);
+        // A changed digit: refused (bad input data, 65), nothing written.
+        let text = std::fs::read_to_string(&model).unwrap();
+        let at = text.rfind(|c: char| c.is_ascii_digit() && c != '0').unwrap();
+        let mut bytes = text.into_bytes();
+        bytes[at] = if bytes[at] == b'1' { b'2' } else { b'1' };
+        let bad = d.join("bad.model");
+        std::fs::write(&bad, bytes).unwrap();
+        let outdir = d.join("never");
+        let r = run(
+            &["transform", "--model", p(&bad), "--rows", p(&test), "--out", p(&outdir)],
+            None,
+        );
+        assert_eq!(r.code, 65, "{}", r.stderr);
+        assert!(!outdir.exists());
+    }
 }

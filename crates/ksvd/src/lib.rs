@@ -127,3 +127,9 @@ pub mod prelude {
         SolverOptions, Transformer, Vocabulary,
     };
 }
+
+/// The repository README's quickstarts: its Rust block runs as a doctest of this crate (the
+/// shell and Python blocks are run by `scripts/readme_quickstarts.py` in CI).
+#[doc = include_str!("../../../README.md")]
+#[cfg(doctest)]
+pub struct ReadmeQuickstart;

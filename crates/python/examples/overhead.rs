@@ -29,11 +29,6 @@ fn data(n: usize, m: usize) -> (Array2<f64>, Array2<f64>, Array2<f64>) {
     (x, z, new)
 }
 
-fn median(mut t: Vec<f64>) -> f64 {
-    t.sort_by(f64::total_cmp);
-    t[t.len() / 2]
-}
-
 fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut out = Vec::new();
     for (name, n, m, rank, solver, repeats) in cases() {
@@ -59,8 +54,8 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         }
         out.push(format!(
             "  \"{name}\": {{\"fit\": {:e}, \"transform\": {:e}}}",
-            median(fit),
-            median(transform)
+            ksvd_metrics::median(&fit).unwrap_or(f64::NAN),
+            ksvd_metrics::median(&transform).unwrap_or(f64::NAN)
         ));
     }
     println!("{{\n{}\n}}", out.join(",\n"));

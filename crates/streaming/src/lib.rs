@@ -164,7 +164,7 @@ pub use pipeline::{fit_kpca, fit_ksvd, run_pipeline, PipelineOutcome, PipelinePa
 pub use progress::{Progress, ProgressFn};
 pub use projection::{ProjectionScaling, SparseProjection};
 pub use scan::{ScanPartial, ScanSummary};
-pub use score::{ScorePartial, Trained, TrainedKpca, TrainedKsvd, TrainedModel};
+pub use score::{ScorePartial, Trained, TrainedKpca, TrainedKsvd, TrainedModel, TrainedSummary};
 pub use seeding::item_rng;
 pub use solve::LandmarkPlan;
 pub use source::{LibsvmSource, RowSelection};

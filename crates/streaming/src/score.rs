@@ -5,10 +5,12 @@ use std::path::Path;
 
 use ksvd_datasets::{envelope, write_atomic};
 
-use ndarray::{Array2, Axis};
+use ksvd_linalg::{CsrMatrix, Vocabulary};
+use ndarray::{Array1, Array2, Axis};
 use serde::{Deserialize, Serialize};
 
 use crate::classifier::{LabelRule, LinearClassifier};
+use crate::embedding::Embedding;
 use crate::error::{Result, StreamingError};
 use crate::params::Method;
 use crate::progress::{report, ProgressFn};
@@ -126,6 +128,29 @@ impl<E: PartialModel> Trained<E> {
     }
 }
 
+/// What a trained streaming model holds ([`TrainedModel::describe`]).
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[non_exhaustive]
+pub struct TrainedSummary {
+    /// `ksvd` or `kpca`.
+    pub method: String,
+    /// Training rows `N`.
+    pub train_rows: usize,
+    /// Features `M` of a row.
+    pub n_features: usize,
+    /// Components `r` per row.
+    pub rank: usize,
+    /// The landmark solve's spectrum, descending (KSVD: approximate singular values; KPCA:
+    /// eigenvalues of the landmark kernel matrix).
+    pub spectrum: Vec<f64>,
+    /// The RBF bandwidth `γ`.
+    pub bandwidth: f64,
+    /// Number of landmark rows.
+    pub landmark_rows: usize,
+    /// The label scored as positive.
+    pub positive_label: f64,
+}
+
 /// A trained model of either method: what [`crate::run_pipeline`] returns and a model file of
 /// the streaming fit holds (`ksvd-stream run --out DIR`, `ksvd.dask.fit(out_dir=)`:
 /// `DIR/model.<method>-trained`). [`TrainedModel::from_bytes`] is the one loader of both
@@ -145,6 +170,45 @@ impl TrainedModel {
         match self {
             TrainedModel::Ksvd(_) => Method::Ksvd,
             TrainedModel::Kpca(_) => Method::Kpca,
+        }
+    }
+
+    /// Normalised embeddings of the rows of `x` (`rows × r`, [`crate::Embedding::embed`]); `x`
+    /// has the model's [`TrainedModel::n_features`] columns.
+    pub fn embed(&self, x: &CsrMatrix) -> Result<Array2<f64>> {
+        match self {
+            TrainedModel::Ksvd(t) => t.model().embed(x),
+            TrainedModel::Kpca(t) => t.model().embed(x),
+        }
+    }
+
+    /// The classifier's scores of the rows of `x` (larger: the positive label).
+    pub fn decision(&self, x: &CsrMatrix) -> Result<Array1<f64>> {
+        let e = self.embed(x)?;
+        Ok(match self {
+            TrainedModel::Ksvd(t) => t.classifier().decision(e.view()),
+            TrainedModel::Kpca(t) => t.classifier().decision(e.view()),
+        })
+    }
+
+    /// What the model is, for `ksvd inspect`: method, sizes, spectrum, bandwidth, landmarks.
+    pub fn describe(&self) -> TrainedSummary {
+        fn of<E: PartialModel>(t: &Trained<E>, method: Method) -> TrainedSummary {
+            let m = t.model();
+            TrainedSummary {
+                method: method.name().to_string(),
+                train_rows: m.scan_summary().rows,
+                n_features: m.n_features(),
+                rank: m.rank(),
+                spectrum: m.spectrum().to_vec(),
+                bandwidth: m.bandwidth(),
+                landmark_rows: m.landmark_rows().len(),
+                positive_label: t.positive,
+            }
+        }
+        match self {
+            TrainedModel::Ksvd(t) => of(t, Method::Ksvd),
+            TrainedModel::Kpca(t) => of(t, Method::Kpca),
         }
     }
 

@@ -36,7 +36,11 @@ pub fn run(args: &[&str], stdin: Option<&[u8]>) -> Run {
     // A child that exits without reading all of its input (an error found early) closes the
     // pipe; its exit status and standard error are what the caller checks.
     if let Err(e) = input.write_all(stdin.unwrap_or_default()) {
-        assert_eq!(e.kind(), std::io::ErrorKind::BrokenPipe, "writing the child's input: {e}");
+        assert_eq!(
+            e.kind(),
+            std::io::ErrorKind::BrokenPipe,
+            "writing the child's input: {e}"
+        );
     }
     drop(input);
     let out = child.wait_with_output().unwrap();
