@@ -90,10 +90,7 @@ pub(crate) fn transform(args: TransformArgs) -> Result<(), CliError> {
     let scaling = if args.extension { Scaling::Unit } else { Scaling::Sqrt };
     let new = read_samples(path, &opts)?;
     let out = match model {
-        AnyModel::Ksvd(model) if model.is_precomputed() => {
-            project_kernel_values(&model, path, new, side, scaling, args.quiet)?
-        }
-        AnyModel::Ksvd(model) => project_samples(&model, path, new, side, scaling, args.quiet)?,
+        AnyModel::Ksvd(model) => project_inputs(&model, path, new, side, scaling, args.quiet)?,
         AnyModel::Streaming(model) => embed_streaming(&model, path, new, side, args.extension)?,
     };
     write_matrix(&args.out, side.name(), &out, args.format)?;
@@ -154,8 +151,11 @@ fn embed_streaming(
     })
 }
 
-/// A precomputed-kernel model projects kernel values against its training samples.
-fn project_kernel_values(
+/// New inputs of the kind the fit took, block by block ([`KsvdModel::project_input_rows`] and
+/// `_cols`, the core's one dispatch): samples; for a model of a precomputed kernel matrix the
+/// kernel values against the training samples; for a fit on a data matrix with a compatibility
+/// new rows (or columns, given as rows) of that matrix.
+fn project_inputs(
     model: &KsvdModel,
     path: &Path,
     new: Samples,
@@ -163,63 +163,34 @@ fn project_kernel_values(
     scaling: Scaling,
     quiet: bool,
 ) -> Result<ndarray::Array2<f64>, CliError> {
-    let k = new.to_dense();
-    let bar = progress(quiet, None);
-    let (n, m) = model.shape();
-    let (want, training) = match side {
-        Side::Rows => (m, "columns"),
-        Side::Cols => (n, "rows"),
-    };
-    if k.ncols() != want {
-        return Err(CliError::Input {
-            path: path.to_path_buf(),
-            line: None,
-            msg: format!(
-                "{} kernel values per new sample, but the precomputed model has {want} training {training}",
-                k.ncols()
-            ),
-        });
-    }
-    let out = match side {
-        Side::Rows => model.project_kernel_rows(k.view(), scaling)?,
-        Side::Cols => model.project_kernel_cols(k.view(), scaling)?,
-    };
-    bar.finish_and_clear();
-    Ok(out)
-}
-
-/// New samples (or new rows and columns of the data matrix of a fit with a compatibility),
-/// block by block.
-fn project_samples(
-    model: &KsvdModel,
-    path: &Path,
-    new: Samples,
-    side: Side,
-    scaling: Scaling,
-    quiet: bool,
-) -> Result<ndarray::Array2<f64>, CliError> {
-    let data_model = model.compat().is_some_and(|c| c.c.is_some());
-    let (n, m) = model.shape();
-    let want_dim = match (data_model, side) {
-        // New rows of the data matrix have M entries, new columns N.
-        (true, Side::Rows) => m,
-        (true, Side::Cols) => n,
-        (false, _) => model.sample_dim().unwrap_or(0),
+    let (row_dim, col_dim) = model.input_dims();
+    let want_dim = match side {
+        Side::Rows => row_dim,
+        Side::Cols => col_dim,
     };
     let new = pad_dim(new, want_dim);
     if new.dim() != want_dim {
-        let of_data = match (data_model, side) {
-            (true, Side::Rows) => " (the columns of the training data matrix)",
-            (true, Side::Cols) => " (the rows of the training data matrix)",
-            (false, _) => "",
+        let training = match side {
+            Side::Rows => "columns",
+            Side::Cols => "rows",
+        };
+        let msg = if model.is_precomputed() {
+            format!(
+                "{} kernel values per new sample, but the precomputed model has {want_dim} training {training}",
+                new.dim()
+            )
+        } else if model.compat().is_some() {
+            format!(
+                "{} features per sample, but the model expects {want_dim} (the {training} of the training data matrix)",
+                new.dim()
+            )
+        } else {
+            format!("{} features per sample, but the model expects {want_dim}", new.dim())
         };
         return Err(CliError::Input {
             path: path.to_path_buf(),
             line: None,
-            msg: format!(
-                "{} features per sample, but the model expects {want_dim}{of_data}",
-                new.dim()
-            ),
+            msg,
         });
     }
     let total = new.len();
@@ -231,11 +202,9 @@ fn project_samples(
         let rows = b * TRANSFORM_BLOCK..((b + 1) * TRANSFORM_BLOCK).min(total);
         let idx: Vec<usize> = rows.clone().collect();
         let block = if nblocks == 1 { new.clone() } else { new.select(&idx)? };
-        let projected = match (data_model, side) {
-            (true, Side::Rows) => model.project_data_rows(block.to_dense().view(), scaling)?,
-            (true, Side::Cols) => model.project_data_cols(block.to_dense().view(), scaling)?,
-            (false, Side::Rows) => model.project_rows(&block, scaling)?,
-            (false, Side::Cols) => model.project_cols(&block, scaling)?,
+        let projected = match side {
+            Side::Rows => model.project_input_rows(&block, scaling)?,
+            Side::Cols => model.project_input_cols(&block, scaling)?,
         };
         out.slice_mut(ndarray::s![rows, ..]).assign(&projected);
         bar.inc(1);
