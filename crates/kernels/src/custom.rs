@@ -78,6 +78,69 @@ pub trait KernelFunction: Send + Sync + std::fmt::Debug {
     ) -> std::result::Result<(), KernelFnError>;
 }
 
+/// A [`KernelFunction`] from a name and a closure filling the block (the closure has
+/// [`KernelFunction::block`]'s arguments and contract).
+///
+/// ```
+/// use ksvd_kernels::{FnKernel, KernelFnError, KernelMatrix, Samples};
+/// use ksvd_linalg::LinearOperator;
+/// use ndarray::array;
+///
+/// // k(x, z) = 1 + x · z.
+/// let f = FnKernel::new("affine", |x, z, mut out| {
+///     out.assign(&(x.dot(&z.t()) + 1.0));
+///     Ok::<(), KernelFnError>(())
+/// });
+/// let x = Samples::dense(array![[1.0, 0.0], [0.0, 2.0]])?;
+/// let g = KernelMatrix::new(x.clone(), x, f)?.to_dense()?;
+/// assert_eq!(g, array![[2.0, 1.0], [1.0, 5.0]]);
+/// # Ok::<(), Box<dyn std::error::Error>>(())
+/// ```
+pub struct FnKernel<F> {
+    name: String,
+    f: F,
+}
+
+impl<F> FnKernel<F>
+where
+    F: Fn(ArrayView2<'_, f64>, ArrayView2<'_, f64>, ArrayViewMut2<'_, f64>) -> std::result::Result<(), KernelFnError>
+        + Send
+        + Sync
+        + 'static,
+{
+    /// The kernel function `f`, recorded in models as `name`.
+    pub fn new(name: impl Into<String>, f: F) -> Arc<Self> {
+        Arc::new(FnKernel { name: name.into(), f })
+    }
+}
+
+impl<F> std::fmt::Debug for FnKernel<F> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("FnKernel")
+            .field("name", &self.name)
+            .finish_non_exhaustive()
+    }
+}
+
+impl<F> KernelFunction for FnKernel<F>
+where
+    F: Fn(ArrayView2<'_, f64>, ArrayView2<'_, f64>, ArrayViewMut2<'_, f64>) -> std::result::Result<(), KernelFnError>
+        + Send
+        + Sync,
+{
+    fn name(&self) -> &str {
+        &self.name
+    }
+    fn block(
+        &self,
+        x: ArrayView2<'_, f64>,
+        z: ArrayView2<'_, f64>,
+        out: ArrayViewMut2<'_, f64>,
+    ) -> std::result::Result<(), KernelFnError> {
+        (self.f)(x, z, out)
+    }
+}
+
 /// What went wrong in a user's [`KernelFunction`] (wrapped in
 /// [`crate::KernelError::KernelFunction`] with the function's name).
 #[derive(Debug, Error, Clone, PartialEq)]

@@ -78,7 +78,7 @@ mod samples;
 pub mod values;
 
 pub use compat::{Compat, CompatSide, CompatibleInner, CompatibleSamples};
-pub use custom::{AnyKernel, KernelFnError, KernelFunction};
+pub use custom::{AnyKernel, FnKernel, KernelFnError, KernelFunction};
 pub use error::{KernelError, Result};
 pub use kernel::Kernel;
 pub use kind::KernelKind;

@@ -1,102 +1,58 @@
 //! Users' own kernel functions (`KernelFunction`) against the built-in kernels they imitate:
 //! the same matrix, products, centring and out-of-sample blocks in every representation, and
 //! typed errors for a function that fails or writes NaN.
-use ksvd_kernels::{AnyKernel, Kernel, KernelError, KernelFnError, KernelFunction, KernelMatrix, Samples};
+use ksvd_kernels::{AnyKernel, FnKernel, Kernel, KernelError, KernelFnError, KernelFunction, KernelMatrix, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_linalg::{CsrMatrix, LinalgError, LinearOperator, MatrixBlocks, MemoryBudget};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2};
+use ndarray::{Array1, Array2};
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::Arc;
 
 /// `exp(-‖x − z − s‖² / γ²)` entry by entry (differences, not the GEMM identity): with `s = 0`
 /// the RBF kernel; otherwise asymmetric, and equal to the RBF kernel between `x − s` and `z`.
-#[derive(Debug)]
-struct ShiftedRbf {
-    gamma: f64,
-    shift: Vec<f64>,
-    calls: AtomicUsize,
-}
-
-impl ShiftedRbf {
-    fn new(gamma: f64, shift: Vec<f64>) -> Arc<Self> {
-        Arc::new(ShiftedRbf {
-            gamma,
-            shift,
-            calls: AtomicUsize::new(0),
-        })
-    }
-}
-
-impl KernelFunction for ShiftedRbf {
-    fn name(&self) -> &str {
-        "shifted-rbf"
-    }
-    fn block(
-        &self,
-        x: ArrayView2<'_, f64>,
-        z: ArrayView2<'_, f64>,
-        mut out: ArrayViewMut2<'_, f64>,
-    ) -> Result<(), KernelFnError> {
-        self.calls.fetch_add(1, Ordering::Relaxed);
+/// Counts its calls in `calls`.
+fn shifted_rbf(gamma: f64, shift: Vec<f64>, calls: Arc<AtomicUsize>) -> Arc<dyn KernelFunction> {
+    FnKernel::new("shifted-rbf", move |x, z, mut out| {
+        calls.fetch_add(1, Ordering::Relaxed);
         for (xi, mut orow) in x.outer_iter().zip(out.outer_iter_mut()) {
             for (zj, o) in z.outer_iter().zip(orow.iter_mut()) {
                 let d2: f64 = xi
                     .iter()
                     .zip(&zj)
-                    .zip(&self.shift)
+                    .zip(&shift)
                     .map(|((a, b), s)| (a - b - s) * (a - b - s))
                     .sum();
-                *o = (-d2 / (self.gamma * self.gamma)).exp();
+                *o = (-d2 / (gamma * gamma)).exp();
             }
         }
         Ok(())
-    }
+    })
+}
+
+fn uncounted(gamma: f64, shift: Vec<f64>) -> Arc<dyn KernelFunction> {
+    shifted_rbf(gamma, shift, Arc::default())
 }
 
 /// Fails on every call.
-#[derive(Debug)]
-struct Failing;
-
-impl KernelFunction for Failing {
-    fn name(&self) -> &str {
-        "failing"
-    }
-    fn block(
-        &self,
-        _: ArrayView2<'_, f64>,
-        _: ArrayView2<'_, f64>,
-        _: ArrayViewMut2<'_, f64>,
-    ) -> Result<(), KernelFnError> {
+fn failing() -> Arc<dyn KernelFunction> {
+    FnKernel::new("failing", |_, _, _| {
         Err(KernelFnError::Failed {
             reason: "ValueError: no".into(),
         })
-    }
+    })
 }
 
 /// `x · z`, but NaN for the sample whose first coordinate is exactly `marker`.
-#[derive(Debug)]
-struct NanAt {
-    marker: f64,
-}
-
-impl KernelFunction for NanAt {
-    fn name(&self) -> &str {
-        "nan-at"
-    }
-    fn block(
-        &self,
-        x: ArrayView2<'_, f64>,
-        z: ArrayView2<'_, f64>,
-        mut out: ArrayViewMut2<'_, f64>,
-    ) -> Result<(), KernelFnError> {
+fn nan_at(marker: f64) -> Arc<dyn KernelFunction> {
+    FnKernel::new("nan-at", move |x, z, mut out| {
         out.assign(&x.dot(&z.t()));
         for (a, xi) in x.outer_iter().enumerate() {
-            if xi[0] == self.marker {
+            if xi[0] == marker {
                 out.row_mut(a).fill(f64::NAN);
             }
         }
         Ok(())
-    }
+    })
 }
 
 fn max_abs_diff(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
@@ -197,7 +153,7 @@ fn a_user_rbf_is_the_builtin_rbf() {
     let (xa, za) = (data(37, 4, 1), data(29, 4, 2));
     let (nx, nz) = (dense(&data(5, 4, 3)), dense(&data(6, 4, 4)));
     let rbf = Kernel::Rbf { gamma: 1.7 };
-    let f: Arc<dyn KernelFunction> = ShiftedRbf::new(1.7, vec![0.0; 4]);
+    let f = uncounted(1.7, vec![0.0; 4]);
     let sparse = |a: &Array2<f64>| Samples::sparse(CsrMatrix::from_dense(a.view()).unwrap()).unwrap();
     for (storage, x, z) in [("dense", dense(&xa), dense(&za)), ("sparse", sparse(&xa), sparse(&za))] {
         let builtin = KernelMatrix::matrix_free(dense(&xa), dense(&za), rbf).unwrap();
@@ -221,7 +177,7 @@ fn an_asymmetric_user_kernel_is_the_rbf_of_shifted_rows() {
     let (xa, za) = (data(31, 3, 11), data(23, 3, 12));
     let shift = vec![0.4, -0.3, 0.2];
     let s = Array1::from(shift.clone());
-    let f: Arc<dyn KernelFunction> = ShiftedRbf::new(1.1, shift);
+    let f = uncounted(1.1, shift);
     let rbf = Kernel::Rbf { gamma: 1.1 };
     let builtin = KernelMatrix::matrix_free(dense(&(&xa - &s)), dense(&za), rbf).unwrap();
     let new_x = data(4, 3, 13);
@@ -248,12 +204,13 @@ fn an_asymmetric_user_kernel_is_the_rbf_of_shifted_rows() {
 /// allows (the whole `G` here).
 #[test]
 fn a_stored_matrix_takes_few_large_calls() {
-    let f = ShiftedRbf::new(1.0, vec![0.0; 3]);
+    let calls = Arc::new(AtomicUsize::new(0));
+    let f = shifted_rbf(1.0, vec![0.0; 3], calls.clone());
     let x = dense(&data(300, 3, 21));
     let budget = MemoryBudget::bytes(1 << 30).unwrap();
-    let g = KernelMatrix::with_budget(x.clone(), x, f.clone(), budget).unwrap();
+    let g = KernelMatrix::with_budget(x.clone(), x, f, budget).unwrap();
     assert!(g.is_stored());
-    let calls = f.calls.load(Ordering::Relaxed);
+    let calls = calls.load(Ordering::Relaxed);
     assert!(
         (1..=rayon::current_num_threads()).contains(&calls),
         "{calls} calls for a stored 300 x 300 matrix"
@@ -267,7 +224,7 @@ fn a_stored_matrix_takes_few_large_calls() {
 fn a_failing_or_nan_function_is_a_typed_error() {
     let x = dense(&Array2::from_shape_fn((9, 2), |(i, j)| (i + j) as f64));
     let z = dense(&Array2::from_shape_fn((7, 2), |(i, j)| (i * j) as f64));
-    let failing: Arc<dyn KernelFunction> = Arc::new(Failing);
+    let failing = failing();
     match KernelMatrix::new(x.clone(), z.clone(), failing.clone()) {
         Err(KernelError::KernelFunction {
             kernel,
@@ -288,7 +245,7 @@ fn a_failing_or_nan_function_is_a_typed_error() {
     assert!(g.row_sq_norms().is_err());
     assert!(g.cross_rows(&x, &[0, 1]).is_err());
     // Sample 4 of X has first coordinate 4: row 4 of G is NaN.
-    let nan: Arc<dyn KernelFunction> = Arc::new(NanAt { marker: 4.0 });
+    let nan = nan_at(4.0);
     match KernelMatrix::new(x.clone(), z.clone(), nan.clone()) {
         Err(KernelError::KernelFunction {
             kernel,

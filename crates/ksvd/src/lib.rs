@@ -108,8 +108,8 @@ pub use fitted::{CompatMap, Estimator, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VER
 pub use kpca::{Kpca, KpcaParams, KpcaValidParams};
 pub use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
 pub use ksvd_kernels::{
-    AnyKernel, Compat, CompatSide, Kernel, KernelError, KernelFnError, KernelFunction, KernelKind, KernelMatrix,
-    Samples,
+    AnyKernel, Compat, CompatSide, FnKernel, Kernel, KernelError, KernelFnError, KernelFunction, KernelKind,
+    KernelMatrix, Samples,
 };
 pub use ksvd_linalg::{CsrMatrix, LinearOperator, MemoryBudget, Twins, Vocabulary};
 pub use ksvd_nystrom::{InnerSolver, Sampling};
@@ -137,7 +137,7 @@ pub use summary::{LandmarkCounts, ModelSummary, ResidualSummary};
 /// ```
 pub mod prelude {
     pub use crate::{
-        Compat, CsrMatrix, DatasetBase, Fit, GraphInput, InnerSolver, Kernel, KernelFnError, KernelFunction,
+        Compat, CsrMatrix, DatasetBase, Fit, FnKernel, GraphInput, InnerSolver, Kernel, KernelFnError, KernelFunction,
         KernelKind, Kpca, Ksvd, KsvdError, KsvdModel, LanczosParams, MemoryBudget, ParamGuard, RsvdParams, Samples,
         Sampling, Scaling, Solver, SolverKind, SolverOptions, Transformer, Vocabulary,
     };

@@ -5,10 +5,12 @@
 //! failing or NaN-producing function is a typed error.
 // Test helpers unwrap: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
+mod common;
+use common::solvers;
 use ksvd::prelude::*;
 use ksvd::{AnyKernel, KernelError, KernelMatrix, KsvdParams};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
+use ndarray::{Array1, Array2, ArrayView2, Axis};
 use std::sync::Arc;
 
 const GAMMA: f64 = 1.6;
@@ -16,36 +18,18 @@ const R: usize = 3;
 
 /// `k(x, z) = exp(-‖(x − s) − z‖² / γ²)`: the RBF kernel between shifted row samples and the
 /// column samples (`s = 0`: the RBF kernel itself), through the crate's dense block.
-#[derive(Debug)]
-struct ShiftedRbf {
-    name: &'static str,
-    shift: Array1<f64>,
-}
-
-impl KernelFunction for ShiftedRbf {
-    fn name(&self) -> &str {
-        self.name
-    }
-    fn block(
-        &self,
-        x: ArrayView2<'_, f64>,
-        z: ArrayView2<'_, f64>,
-        mut out: ArrayViewMut2<'_, f64>,
-    ) -> Result<(), KernelFnError> {
-        let shifted = &x - &self.shift;
+fn shifted_rbf(name: &'static str, shift: Array1<f64>) -> Arc<dyn KernelFunction> {
+    FnKernel::new(name, move |x, z, mut out| {
         let g = Kernel::Rbf { gamma: GAMMA }
-            .dense_block(shifted.view(), z)
+            .dense_block((&x - &shift).view(), z)
             .map_err(|e| KernelFnError::Failed { reason: e.to_string() })?;
         out.assign(&g);
         Ok(())
-    }
+    })
 }
 
 fn rbf_fn() -> Arc<dyn KernelFunction> {
-    Arc::new(ShiftedRbf {
-        name: "my-rbf",
-        shift: Array1::zeros(4),
-    })
+    shifted_rbf("my-rbf", Array1::zeros(4))
 }
 
 fn shift() -> Array1<f64> {
@@ -53,10 +37,7 @@ fn shift() -> Array1<f64> {
 }
 
 fn shifted_fn() -> Arc<dyn KernelFunction> {
-    Arc::new(ShiftedRbf {
-        name: "shifted",
-        shift: shift(),
-    })
+    shifted_rbf("shifted", shift())
 }
 
 /// X (40), Z (30), new rows (6) and new columns (5), in R^4.
@@ -91,28 +72,6 @@ fn diff_up_to_sign(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> f64 {
 
 fn max_diff(a: &Array2<f64>, b: &Array2<f64>) -> f64 {
     diff_up_to_sign(a.view(), b.view())
-}
-
-fn solvers() -> Vec<(&'static str, Solver)> {
-    vec![
-        ("exact", Solver::Exact),
-        (
-            "lanczos",
-            Solver::Lanczos(LanczosParams {
-                tol: 1e-13,
-                ..Default::default()
-            }),
-        ),
-        (
-            "nystrom",
-            Solver::Nystrom {
-                landmarks: 25,
-                cols: Some(20),
-                sampling: Sampling::Uniform,
-                inner: InnerSolver::Dense,
-            },
-        ),
-    ]
 }
 
 fn params(solver: &Solver, center: bool) -> KsvdParams {
@@ -273,14 +232,8 @@ fn user_kernel_models_save_their_name_and_load_with_the_function() {
     let (x, z, new_x, new_z) = sets();
     let f = shifted_fn();
     for (name, solver) in solvers() {
-        let model = params(&solver, true)
-            .kernel_fn(f.clone())
-            .check()
-            .unwrap()
-            .fit_samples(s(&x), s(&z))
-            .unwrap()
-            .to_model()
-            .unwrap();
+        let p = params(&solver, true).kernel_fn(f.clone());
+        let model = fit_on(p, f.clone(), s(&x), s(&z), true).unwrap().to_model().unwrap();
         model.save(&path).unwrap();
         let text = std::fs::read_to_string(&path).unwrap();
         assert!(text.contains(r#""kernel":{"Custom":{"name":"shifted"}}"#), "{name}");
@@ -314,14 +267,9 @@ fn user_kernel_models_save_their_name_and_load_with_the_function() {
             other => panic!("{name}: {other:?}"),
         }
     }
-    let builtin = params(&Solver::Exact, false)
-        .kernel(Kernel::Rbf { gamma: GAMMA })
-        .check()
-        .unwrap()
-        .fit_samples(s(&x), s(&z))
-        .unwrap()
-        .to_model()
-        .unwrap();
+    let rbf = Kernel::Rbf { gamma: GAMMA };
+    let p = params(&Solver::Exact, false).kernel(rbf);
+    let builtin = fit_on(p, rbf, s(&x), s(&z), true).unwrap().to_model().unwrap();
     builtin.save(&path).unwrap();
     assert!(matches!(
         KsvdModel::load_with_kernel(&path, f),
@@ -331,39 +279,17 @@ fn user_kernel_models_save_their_name_and_load_with_the_function() {
 }
 
 /// Fails on every call.
-#[derive(Debug)]
-struct Failing;
-
-impl KernelFunction for Failing {
-    fn name(&self) -> &str {
-        "failing"
-    }
-    fn block(
-        &self,
-        _: ArrayView2<'_, f64>,
-        _: ArrayView2<'_, f64>,
-        _: ArrayViewMut2<'_, f64>,
-    ) -> Result<(), KernelFnError> {
+fn failing() -> Arc<dyn KernelFunction> {
+    FnKernel::new("failing", |_, _, _| {
         Err(KernelFnError::Failed {
             reason: "RuntimeError: boom".into(),
         })
-    }
+    })
 }
 
 /// `1 + x · z`, and NaN in the row of the sample whose first coordinate is 2 (row 4 below).
-#[derive(Debug)]
-struct NanRow;
-
-impl KernelFunction for NanRow {
-    fn name(&self) -> &str {
-        "nan-row"
-    }
-    fn block(
-        &self,
-        x: ArrayView2<'_, f64>,
-        z: ArrayView2<'_, f64>,
-        mut out: ArrayViewMut2<'_, f64>,
-    ) -> Result<(), KernelFnError> {
+fn nan_row() -> Arc<dyn KernelFunction> {
+    FnKernel::new("nan-row", |x, z, mut out| {
         out.assign(&(x.dot(&z.t()) + 1.0));
         for (a, xi) in x.outer_iter().enumerate() {
             if xi[0] == 2.0 {
@@ -371,7 +297,7 @@ impl KernelFunction for NanRow {
             }
         }
         Ok(())
-    }
+    })
 }
 
 /// A failing or NaN-producing function fails the fit with a typed error naming it (stored
@@ -388,8 +314,8 @@ fn failing_and_nan_functions_are_typed_errors() {
             };
             let at = format!("{name} stored={stored}");
             for (f, needle) in [
-                (Arc::new(Failing) as Arc<dyn KernelFunction>, "RuntimeError: boom"),
-                (Arc::new(NanRow), "returned NaN for G[4, 0]"),
+                (failing(), "RuntimeError: boom"),
+                (nan_row(), "returned NaN for G[4, 0]"),
             ] {
                 let err = fit(f.clone()).unwrap_err();
                 let msg = err.to_string();
@@ -403,23 +329,8 @@ fn failing_and_nan_functions_are_typed_errors() {
             }
         }
     }
-    #[derive(Debug)]
-    struct Nameless;
-    impl KernelFunction for Nameless {
-        fn name(&self) -> &str {
-            " "
-        }
-        fn block(
-            &self,
-            _: ArrayView2<'_, f64>,
-            _: ArrayView2<'_, f64>,
-            _: ArrayViewMut2<'_, f64>,
-        ) -> Result<(), KernelFnError> {
-            Ok(())
-        }
-    }
     assert!(matches!(
-        Ksvd::params().kernel_fn(Arc::new(Nameless)).check(),
+        Ksvd::params().kernel_fn(FnKernel::new(" ", |_, _, _| Ok(()))).check(),
         Err(KsvdError::InvalidParameter { name: "kernel", .. })
     ));
 }
