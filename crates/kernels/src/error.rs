@@ -61,12 +61,38 @@ pub enum KernelError {
         /// Why, and what to use instead.
         reason: &'static str,
     },
+    /// A user's kernel function ([`crate::KernelFunction`]) failed, wrote NaN or an infinity,
+    /// or produced a block of the wrong shape.
+    #[error("user kernel `{kernel}`: {error}")]
+    KernelFunction {
+        /// The function's [`crate::KernelFunction::name`].
+        kernel: String,
+        /// What went wrong.
+        #[source]
+        error: crate::custom::KernelFnError,
+    },
     /// An error of the linear-algebra layer (shapes, NaN, factorisations).
     #[error(transparent)]
     Linalg(#[from] LinalgError),
     /// A name that is not in a vocabulary (kernel, compatibility, graph input).
     #[error(transparent)]
     UnknownName(#[from] ksvd_linalg::UnknownName),
+}
+
+/// A kernel error met inside a product or block of [`crate::KernelMatrix`] (whose
+/// [`ksvd_linalg::LinearOperator`] methods report [`LinalgError`]): a linear-algebra error stays
+/// itself, any other becomes [`LinalgError::OperatorFailed`] whose reason is the kernel error's
+/// message (naming, for a user's kernel function, the function and the problem).
+impl From<KernelError> for LinalgError {
+    fn from(e: KernelError) -> Self {
+        match e {
+            KernelError::Linalg(e) => e,
+            e => LinalgError::OperatorFailed {
+                operator: "kernel matrix",
+                reason: e.to_string(),
+            },
+        }
+    }
 }
 
 /// Result alias for this crate.

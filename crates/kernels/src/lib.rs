@@ -12,6 +12,9 @@
 //!   normalised over the whole Z set, so every row of `G` sums to 1). The bandwidth is the
 //!   paper's `γ` everywhere; a `γ²` (the paper's appendix, the median heuristic) is converted
 //!   once, `γ = sqrt(γ²)`, where it is read.
+//! * [`KernelFunction`]: the user's own kernel, evaluated on blocks of samples wherever a
+//!   built-in one is ([`AnyKernel`] is either; every solver, Nyström, centring and the
+//!   out-of-sample extensions work with both).
 //! * [`KernelKind`]: kernels by name (`linear`, `poly`, `rbf`, `laplacian`, `sne`,
 //!   `precomputed`), the vocabulary of every front end.
 //! * [`Samples`]: dense or sparse (CSR) row samples; sparse inputs stay sparse.
@@ -65,6 +68,7 @@
 
 pub mod bandwidth;
 pub mod compat;
+mod custom;
 mod error;
 pub mod graph;
 mod kernel;
@@ -74,6 +78,7 @@ mod samples;
 pub mod values;
 
 pub use compat::{Compat, CompatSide, CompatibleInner, CompatibleSamples};
+pub use custom::{AnyKernel, FnKernel, KernelFnError, KernelFunction};
 pub use error::{KernelError, Result};
 pub use kernel::Kernel;
 pub use kind::KernelKind;

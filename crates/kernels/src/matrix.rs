@@ -1,5 +1,6 @@
 //! Kernel matrices `G_ij = k(x_i, z_j)`: stored when they fit a memory budget, otherwise
 //! evaluated block by block and fused with the product (matrix-free).
+use crate::custom::{AnyKernel, KernelFnError};
 use crate::error::{KernelError, Result};
 use crate::kernel::Kernel;
 use crate::samples::{inner_block, inner_block_into, Samples};
@@ -11,6 +12,19 @@ use rayon::prelude::*;
 
 /// Target number of kernel entries evaluated at once by one thread (8 MiB of f64).
 const BLOCK_ENTRIES: usize = 1 << 20;
+
+/// Upper bound on the entries of one call of a user's kernel function (1 GiB of f64).
+const MAX_CUSTOM_BLOCK_ENTRIES: usize = 1 << 27;
+
+/// Entries per call of a user's kernel function: an eighth of `budget` shared by the worker
+/// threads, between [`BLOCK_ENTRIES`] and [`MAX_CUSTOM_BLOCK_ENTRIES`] (few, large calls: a
+/// binding may serialise them, e.g. under Python's GIL).
+fn custom_block_entries(budget: MemoryBudget) -> usize {
+    let per_thread = budget.as_bytes() / 8 / 8 / rayon::current_num_threads().max(1) as u64;
+    usize::try_from(per_thread)
+        .unwrap_or(usize::MAX)
+        .clamp(BLOCK_ENTRIES, MAX_CUSTOM_BLOCK_ENTRIES)
+}
 
 /// How the matrix is evaluated.
 #[derive(Debug, Clone)]
@@ -176,7 +190,18 @@ pub struct KernelStats {
 /// * **blocked**: beyond the budget, products `G V` and `Gᵀ U` are computed block by block
 ///   with bounded memory (about `BLOCK_ENTRIES` entries per thread), never materialised.
 ///
-/// [`MatrixBlocks::block`] gives any sub-block in every representation. For sparse X and Z, and the linear, polynomial, RBF and SNE kernels, `G` is
+/// [`MatrixBlocks::block`] gives any sub-block in every representation.
+///
+/// The kernel is an [`AnyKernel`]: a built-in [`Kernel`] or a user's
+/// [`crate::KernelFunction`] (`KernelMatrix::new(x, z, Arc::new(my_fn))`), evaluated by the
+/// same code in the stored and blocked representations (the function fills each block the
+/// evaluator asks for, in blocks sized from the memory budget: see the trait). A user's function
+/// never gets the rank-one-plus-sparse form or GEMM identities, and its errors (a failure, a
+/// non-finite value, a wrong shape) are [`KernelError::KernelFunction`] when they occur while
+/// building or blocking `G`, and [`ksvd_linalg::LinalgError::OperatorFailed`] naming the
+/// function and the problem when they occur inside a product.
+///
+/// For sparse X and Z, and the linear, polynomial, RBF and SNE kernels, `G` is
 /// stored exactly as a rank-one term plus a sparse correction on the nonzeros of `X Zᵀ`, so
 /// nothing of size `n × m` is ever formed (for a graph adjacency `A` with `x_i` = row `i` and
 /// `z_j` = column `j`, `X Zᵀ = A A`).
@@ -201,7 +226,10 @@ pub struct KernelStats {
 pub struct KernelMatrix {
     x: Samples,
     z: Samples,
-    kernel: Kernel,
+    kernel: AnyKernel,
+    /// Kernel entries evaluated at once by one thread ([`BLOCK_ENTRIES`] for a built-in kernel,
+    /// [`custom_block_entries`] for a user's function).
+    block_entries: usize,
     nx: Vec<f64>,
     nz: Vec<f64>,
     xt: Option<CsrMatrix>,
@@ -211,8 +239,8 @@ pub struct KernelMatrix {
     centering: Option<Centering>,
 }
 
-fn row_chunk(ncols: usize) -> usize {
-    (BLOCK_ENTRIES / ncols.max(1)).max(1)
+fn rows_per_block(entries: usize, ncols: usize) -> usize {
+    (entries / ncols.max(1)).max(1)
 }
 
 /// Values below this magnitude are stored as exact zeros (they would be subnormal soon).
@@ -350,19 +378,19 @@ fn log_sum_exp(v: impl Iterator<Item = f64> + Clone) -> f64 {
 impl KernelMatrix {
     /// The kernel matrix of `kernel` between the rows of `x` (n samples) and of `z` (m samples),
     /// stored when it fits the default [`MemoryBudget::auto`].
-    pub fn new(x: Samples, z: Samples, kernel: Kernel) -> Result<Self> {
-        Self::build(x, z, kernel, Some(MemoryBudget::auto()), true)
+    pub fn new(x: Samples, z: Samples, kernel: impl Into<AnyKernel>) -> Result<Self> {
+        Self::build(x, z, kernel.into(), Some(MemoryBudget::auto()), true)
     }
 
     /// As [`KernelMatrix::new`], storing `G` only if its `n · m` values fit `budget`.
-    pub fn with_budget(x: Samples, z: Samples, kernel: Kernel, budget: MemoryBudget) -> Result<Self> {
-        Self::build(x, z, kernel, Some(budget), true)
+    pub fn with_budget(x: Samples, z: Samples, kernel: impl Into<AnyKernel>, budget: MemoryBudget) -> Result<Self> {
+        Self::build(x, z, kernel.into(), Some(budget), true)
     }
 
     /// As [`KernelMatrix::new`], never storing `G` (always matrix-free; sparse inputs still use
     /// the exact rank-one-plus-sparse form).
-    pub fn matrix_free(x: Samples, z: Samples, kernel: Kernel) -> Result<Self> {
-        Self::build(x, z, kernel, None, true)
+    pub fn matrix_free(x: Samples, z: Samples, kernel: impl Into<AnyKernel>) -> Result<Self> {
+        Self::build(x, z, kernel.into(), None, true)
     }
 
     /// A matrix-free `G` with the normalisers and centring of `stats` (from
@@ -372,19 +400,26 @@ impl KernelMatrix {
     /// [`KernelError::InvalidStats`] when `stats` does not fit: normalisers given for a kernel
     /// other than SNE or missing for SNE, lengths that differ from the sample counts, or
     /// non-finite values.
-    pub fn matrix_free_with_stats(x: Samples, z: Samples, kernel: Kernel, stats: KernelStats) -> Result<Self> {
+    pub fn matrix_free_with_stats(
+        x: Samples,
+        z: Samples,
+        kernel: impl Into<AnyKernel>,
+        stats: KernelStats,
+    ) -> Result<Self> {
+        let kernel = kernel.into();
         let (n, m) = (x.len(), z.len());
         let bad = |reason: String| Err(KernelError::InvalidStats { reason });
         let finite = |v: &[f64]| v.iter().all(|a| a.is_finite());
-        match (&stats.log_normalizers, kernel) {
-            (Some(l), Kernel::Sne { .. }) => {
+        let sne = matches!(kernel, AnyKernel::Builtin(Kernel::Sne { .. }));
+        match (&stats.log_normalizers, sne) {
+            (Some(l), true) => {
                 if l.len() != n || !finite(l) {
                     return bad(format!("{n} finite SNE normalisers expected, {} given", l.len()));
                 }
             }
-            (None, Kernel::Sne { .. }) => return bad("the SNE kernel needs its row normalisers".into()),
-            (Some(_), k) => return bad(format!("normalisers given for the {k} kernel (only SNE has them)")),
-            (None, _) => {}
+            (None, true) => return bad("the SNE kernel needs its row normalisers".into()),
+            (Some(_), false) => return bad(format!("normalisers given for the {kernel} kernel (only SNE has them)")),
+            (None, false) => {}
         }
         if let Some(c) = &stats.centering {
             if c.row_means.len() != n || c.col_means.len() != m {
@@ -414,7 +449,7 @@ impl KernelMatrix {
         }
     }
 
-    fn build(x: Samples, z: Samples, kernel: Kernel, budget: Option<MemoryBudget>, normalize: bool) -> Result<Self> {
+    fn build(x: Samples, z: Samples, kernel: AnyKernel, budget: Option<MemoryBudget>, normalize: bool) -> Result<Self> {
         kernel.validate()?;
         x.check_nonempty("x samples")?;
         z.check_nonempty("z samples")?;
@@ -424,7 +459,7 @@ impl KernelMatrix {
                 z_dim: z.dim(),
             });
         }
-        let (nx, nz) = if kernel.needs_norms() {
+        let (nx, nz) = if kernel.builtin().is_some_and(Kernel::needs_norms) {
             (x.sq_norms(), z.sq_norms())
         } else {
             (vec![], vec![])
@@ -433,10 +468,15 @@ impl KernelMatrix {
             (Samples::Sparse(xs), Samples::Sparse(zs)) => (Some(xs.transpose()), Some(zs.transpose())),
             _ => (None, None),
         };
+        let block_entries = match kernel {
+            AnyKernel::Builtin(_) => BLOCK_ENTRIES,
+            AnyKernel::Custom(_) => custom_block_entries(budget.unwrap_or_else(MemoryBudget::auto)),
+        };
         let mut g = KernelMatrix {
             x,
             z,
             kernel,
+            block_entries,
             nx,
             nz,
             xt,
@@ -456,8 +496,9 @@ impl KernelMatrix {
                 centred: false,
             };
             g.log_norm = log_norm;
-        } else if let (Repr::Blocked, Kernel::Sne { gamma }, true) = (&g.repr, kernel, normalize) {
-            g.log_norm = Some(g.blocked_log_normalizers(gamma)?);
+        } else if let (Repr::Blocked, AnyKernel::Builtin(Kernel::Sne { gamma }), true) = (&g.repr, &g.kernel, normalize)
+        {
+            g.log_norm = Some(g.blocked_log_normalizers(*gamma)?);
         }
         Ok(g)
     }
@@ -499,7 +540,8 @@ impl KernelMatrix {
         KernelMatrix {
             x: self.x.clone(),
             z: self.z.clone(),
-            kernel: self.kernel,
+            kernel: self.kernel.clone(),
+            block_entries: self.block_entries,
             nx: self.nx.clone(),
             nz: self.nz.clone(),
             xt: self.xt.clone(),
@@ -511,6 +553,11 @@ impl KernelMatrix {
             },
             centering: self.centering.clone(),
         }
+    }
+
+    /// Rows of one block of `ncols` columns (about `block_entries` entries).
+    fn chunk_rows(&self, ncols: usize) -> usize {
+        rows_per_block(self.block_entries, ncols)
     }
 
     /// The centring still to apply to the entries this representation holds: `None` when `G` is
@@ -526,8 +573,8 @@ impl KernelMatrix {
     pub fn is_centered(&self) -> bool {
         self.centering.is_some()
     }
-    /// The kernel.
-    pub fn kernel(&self) -> &Kernel {
+    /// The kernel: built-in or a user's function.
+    pub fn kernel(&self) -> &AnyKernel {
         &self.kernel
     }
     /// The row samples X.
@@ -561,10 +608,12 @@ impl KernelMatrix {
         let (n, m) = (self.x.len(), self.z.len());
         let mut g = Array2::<f64>::zeros((n, m));
         let all_cols: Vec<usize> = (0..m).collect();
-        let chunk = row_chunk(m)
-            .max(16)
-            .min(n.div_ceil(4 * rayon::current_num_threads()).max(1));
-        let sne = matches!(self.kernel, Kernel::Sne { .. });
+        let threads = rayon::current_num_threads();
+        let chunk = match self.kernel {
+            AnyKernel::Builtin(_) => self.chunk_rows(m).max(16).min(n.div_ceil(4 * threads).max(1)),
+            AnyKernel::Custom(_) => self.chunk_rows(m).min(n.div_ceil(threads).max(1)),
+        };
+        let sne = matches!(self.kernel, AnyKernel::Builtin(Kernel::Sne { .. }));
         let mut log_norm = vec![0.0; if sne { n } else { 0 }];
         let ln_chunks: Vec<&mut [f64]> = if sne {
             log_norm.chunks_mut(chunk).collect()
@@ -577,11 +626,14 @@ impl KernelMatrix {
             .enumerate()
             .map(|(b, oc)| (b * chunk, oc, ln_iter.next()))
             .collect();
-        jobs.into_par_iter().for_each(|(r0, mut p, ln)| {
+        jobs.into_par_iter().try_for_each(|(r0, mut p, ln)| -> Result<()> {
             let rows: Vec<usize> = (r0..r0 + p.nrows()).collect();
+            if let AnyKernel::Custom(_) = self.kernel {
+                return self.custom_block_into(p, &rows, &all_cols);
+            }
             inner_block_into(p.view_mut(), &self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
-            match (self.kernel, ln) {
-                (Kernel::Sne { gamma }, Some(ln)) => {
+            match (&self.kernel, ln) {
+                (AnyKernel::Builtin(Kernel::Sne { gamma }), Some(ln)) => {
                     let inv_g2 = 1.0 / (gamma * gamma);
                     for ((mut prow, &i), l) in p.outer_iter_mut().zip(&rows).zip(ln.iter_mut()) {
                         let (mx, sum) = sne_row_view(prow.view_mut(), self.nx[i], &self.nz, inv_g2);
@@ -592,7 +644,8 @@ impl KernelMatrix {
                 }
                 _ => self.transform(p.view_mut(), &rows, &all_cols, false),
             }
-        });
+            Ok(())
+        })?;
         if sne {
             if let Some(row) = log_norm.iter().position(|v| !v.is_finite()) {
                 return Err(KernelError::DegenerateNormalizer { row });
@@ -604,7 +657,10 @@ impl KernelMatrix {
     /// `X Zᵀ` as a sparse matrix when both inputs are sparse, the kernel allows it, and the
     /// product is sparse enough to be worth it.
     fn sparse_inner_products(&self) -> Option<CsrMatrix> {
-        if matches!(self.kernel, Kernel::Laplacian { .. }) {
+        if !matches!(
+            self.kernel,
+            AnyKernel::Builtin(Kernel::Linear | Kernel::Polynomial { .. } | Kernel::Rbf { .. } | Kernel::Sne { .. })
+        ) {
             return None;
         }
         let (Samples::Sparse(xs), Some(zt)) = (&self.x, &self.zt) else {
@@ -620,7 +676,10 @@ impl KernelMatrix {
 
     fn rank_one_plus_sparse(&mut self, p: CsrMatrix) -> Result<Repr> {
         let (n, m) = (p.nrows(), p.ncols());
-        let (a, e, c) = match self.kernel {
+        let AnyKernel::Builtin(kernel) = self.kernel else {
+            return Ok(Repr::Blocked);
+        };
+        let (a, e, c) = match kernel {
             Kernel::Linear => (vec![0.0; n], vec![0.0; m], p),
             Kernel::Polynomial { degree, offset } => {
                 let base = offset.powi(degree as i32);
@@ -631,7 +690,7 @@ impl KernelMatrix {
                 let g2 = gamma * gamma;
                 let shift = self.nz.iter().cloned().fold(f64::INFINITY, f64::min);
                 let log_e: Vec<f64> = self.nz.iter().map(|&v| -(v - shift) / g2).collect();
-                let log_norm = if matches!(self.kernel, Kernel::Sne { .. }) {
+                let log_norm = if matches!(kernel, Kernel::Sne { .. }) {
                     let lse_e = log_sum_exp(log_e.iter().cloned());
                     let ln: Vec<f64> = (0..n)
                         .into_par_iter()
@@ -691,7 +750,7 @@ impl KernelMatrix {
     fn blocked_log_normalizers(&self, gamma: f64) -> Result<Vec<f64>> {
         let (n, m) = (self.x.len(), self.z.len());
         let all_cols: Vec<usize> = (0..m).collect();
-        let chunk = row_chunk(m);
+        let chunk = self.chunk_rows(m);
         let starts: Vec<usize> = (0..n).step_by(chunk).collect();
         let parts: Vec<Vec<f64>> = starts
             .into_par_iter()
@@ -715,10 +774,42 @@ impl KernelMatrix {
         Ok(ln)
     }
 
+    /// `G[rows, cols]` of a user's kernel function into `out` (`|rows| × |cols|`, zeroed): the
+    /// samples densified, one call, the shape and every value checked (positions reported in
+    /// `G`'s indices).
+    fn custom_block_into(&self, out: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize]) -> Result<()> {
+        let AnyKernel::Custom(f) = &self.kernel else {
+            unreachable!("custom_block_into is called for user kernels only")
+        };
+        let fail = |error: KernelFnError| KernelError::KernelFunction {
+            kernel: f.name().to_string(),
+            error,
+        };
+        let expected = (rows.len(), cols.len());
+        if out.dim() != expected {
+            return Err(fail(KernelFnError::WrongShape {
+                expected,
+                got: out.dim(),
+            }));
+        }
+        let xb = self.x.dense_rows(rows);
+        let zb = self.z.dense_rows(cols);
+        let mut out = out;
+        f.block(xb.view(), zb.view(), out.view_mut()).map_err(fail)?;
+        if let Some(((a, b), &value)) = out.indexed_iter().find(|(_, v)| !v.is_finite()) {
+            return Err(fail(KernelFnError::NonFinite {
+                row: rows[a],
+                col: cols[b],
+                value,
+            }));
+        }
+        Ok(())
+    }
+
     /// Block `G[rows, cols]` of the held entries, before any [`KernelMatrix::correction`],
     /// computed on this thread.
-    fn raw_block(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
-        match &self.repr {
+    fn raw_block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
+        Ok(match &self.repr {
             Repr::RankOnePlusSparse { a, e, c, .. } => {
                 let e_j: Vec<f64> = cols.iter().map(|&j| e[j]).collect();
                 let mut out = Array2::zeros((rows.len(), cols.len()));
@@ -736,12 +827,17 @@ impl KernelMatrix {
                 out
             }
             Repr::Stored { g, .. } => gather(g.view(), rows, cols),
+            Repr::Blocked if matches!(self.kernel, AnyKernel::Custom(_)) => {
+                let mut p = Array2::zeros((rows.len(), cols.len()));
+                self.custom_block_into(p.view_mut(), rows, cols)?;
+                p
+            }
             Repr::Blocked => {
                 let mut p = inner_block(&self.x, rows, &self.z, self.zt.as_ref(), cols);
                 self.transform(p.view_mut(), rows, cols, false);
                 p
             }
-        }
+        })
     }
 
     /// Centring correction of `G[rows, cols] W` (or of the transposed product when `transposed`).
@@ -773,22 +869,26 @@ impl KernelMatrix {
 
     /// Transposed block `G[rows, cols]ᵀ` (|cols| × |rows|) of the held entries, before any
     /// [`KernelMatrix::correction`], computed on this thread.
-    fn raw_block_t(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
-        match &self.repr {
-            Repr::RankOnePlusSparse { .. } => self.raw_block(rows, cols).reversed_axes(),
+    fn raw_block_t(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
+        Ok(match &self.repr {
+            Repr::RankOnePlusSparse { .. } => self.raw_block(rows, cols)?.reversed_axes(),
+            Repr::Blocked if matches!(self.kernel, AnyKernel::Custom(_)) => self.raw_block(rows, cols)?.reversed_axes(),
             Repr::Stored { g, .. } => gather(g.t(), cols, rows),
             Repr::Blocked => {
                 let mut p = inner_block(&self.z, cols, &self.x, self.xt.as_ref(), rows);
                 self.transform(p.view_mut(), rows, cols, true);
                 p
             }
-        }
+        })
     }
 
     /// Turns inner products into kernel values in place (`transposed`: `p` is cols × rows):
     /// the exponent of every entry first, then one vectorised `exp` per row.
     fn transform(&self, mut p: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize], transposed: bool) {
-        let (inv_g, squared) = match self.kernel {
+        let AnyKernel::Builtin(kernel) = self.kernel else {
+            return;
+        };
+        let (inv_g, squared) = match kernel {
             Kernel::Linear => return,
             Kernel::Polynomial { degree, offset } => {
                 p.mapv_inplace(|v| flush((v + offset).powi(degree as i32)));
@@ -843,13 +943,13 @@ impl KernelMatrix {
             Repr::Blocked => {
                 let m = self.ncols();
                 let all_cols: Vec<usize> = (0..m).collect();
-                let chunk = row_chunk(m);
+                let chunk = self.chunk_rows(m);
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()
                     .enumerate()
                     .try_for_each(|(b, oc)| {
                         let rows: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
-                        let g = self.raw_block(&rows, &all_cols);
+                        let g = self.raw_block(&rows, &all_cols)?;
                         dense::gemm_into_seq(oc, g.view(), x)
                     })?;
             }
@@ -870,13 +970,13 @@ impl KernelMatrix {
             Repr::Blocked => {
                 let n = self.nrows();
                 let all_rows: Vec<usize> = (0..n).collect();
-                let chunk = row_chunk(n);
+                let chunk = self.chunk_rows(n);
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()
                     .enumerate()
                     .try_for_each(|(b, oc)| {
                         let cols: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
-                        let gt = self.raw_block_t(&all_rows, &cols);
+                        let gt = self.raw_block_t(&all_rows, &cols)?;
                         dense::gemm_into_seq(oc, gt.view(), x)
                     })?;
             }
@@ -886,21 +986,27 @@ impl KernelMatrix {
 
     /// Squared Euclidean norm of every row of `G` (of `G̃` when centred), without forming `G`:
     /// `O(nnz)` for the rank-one-plus-sparse form, one blocked pass otherwise.
-    pub fn row_sq_norms(&self) -> Vec<f64> {
+    ///
+    /// # Errors
+    /// [`KernelError::KernelFunction`] when a user's kernel function fails on a block.
+    pub fn row_sq_norms(&self) -> Result<Vec<f64>> {
         self.sq_norms(false)
     }
     /// Squared Euclidean norm of every column of `G` (of `G̃` when centred).
-    pub fn col_sq_norms(&self) -> Vec<f64> {
+    ///
+    /// # Errors
+    /// As [`KernelMatrix::row_sq_norms`].
+    pub fn col_sq_norms(&self) -> Result<Vec<f64>> {
         self.sq_norms(true)
     }
 
-    fn sq_norms(&self, columns: bool) -> Vec<f64> {
+    fn sq_norms(&self, columns: bool) -> Result<Vec<f64>> {
         let (n, m) = (self.nrows(), self.ncols());
         if let (Repr::RankOnePlusSparse { a, e, c, ct }, None) = (&self.repr, &self.centering) {
             // ‖a_i e + c_i‖² = a_i² ‖e‖² + Σ_j (2 a_i e_j c_ij + c_ij²) over the nonzeros of row i.
             let (a, e, c) = if columns { (e, a, ct) } else { (a, e, c) };
             let ee: f64 = e.iter().map(|v| v * v).sum();
-            return (0..a.len())
+            return Ok((0..a.len())
                 .map(|i| {
                     let (idx, val) = c.row(i);
                     a[i] * a[i] * ee
@@ -910,33 +1016,52 @@ impl KernelMatrix {
                             .map(|(&j, &v)| 2.0 * a[i] * e[j] * v + v * v)
                             .sum::<f64>()
                 })
-                .collect();
+                .collect());
         }
         let (outer, inner) = if columns { (m, n) } else { (n, m) };
         let all: Vec<usize> = (0..inner).collect();
-        let chunk = row_chunk(inner);
+        let chunk = self.chunk_rows(inner);
         let starts: Vec<usize> = (0..outer).step_by(chunk).collect();
-        starts
+        let parts: Vec<Vec<f64>> = starts
             .into_par_iter()
-            .flat_map_iter(|s0| {
+            .map(|s0| {
                 let idx: Vec<usize> = (s0..(s0 + chunk).min(outer)).collect();
                 let blk = if columns {
-                    self.block_seq(&all, &idx).reversed_axes()
+                    self.block_seq(&all, &idx)?.reversed_axes()
                 } else {
-                    self.block_seq(&idx, &all)
+                    self.block_seq(&idx, &all)?
                 };
-                blk.outer_iter().map(|r| r.dot(&r)).collect::<Vec<_>>()
+                Ok(blk.outer_iter().map(|r| r.dot(&r)).collect::<Vec<_>>())
             })
-            .collect()
+            .collect::<Result<_>>()?;
+        Ok(parts.into_iter().flatten().collect())
     }
 
     /// `G[rows, cols]` (centred if `G` is), on the calling thread.
-    fn block_seq(&self, rows: &[usize], cols: &[usize]) -> Array2<f64> {
-        let mut out = self.raw_block(rows, cols);
+    fn block_seq(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
+        let mut out = self.raw_block(rows, cols)?;
         if let Some(c) = self.correction() {
             c.correct(out.view_mut(), rows, cols);
         }
-        out
+        Ok(out)
+    }
+
+    /// `G[rows, cols]` (centred if `G` is), row chunks in parallel; the indices must be valid.
+    fn try_block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
+        let chunk = self.chunk_rows(cols.len());
+        let mut out = Array2::zeros((rows.len(), cols.len()));
+        out.axis_chunks_iter_mut(Axis(0), chunk)
+            .into_par_iter()
+            .enumerate()
+            .try_for_each(|(b, mut oc)| -> Result<()> {
+                let r = &rows[b * chunk..b * chunk + oc.nrows()];
+                oc.assign(&self.raw_block(r, cols)?);
+                if let Some(c) = self.correction() {
+                    c.correct(oc, r, cols);
+                }
+                Ok(())
+            })?;
+        Ok(out)
     }
 
     /// Kernel values `k(x'_a, z_{cols[b]})` for new row samples `x'` (out-of-sample extension),
@@ -951,8 +1076,8 @@ impl KernelMatrix {
             });
         }
         check_indices("column", cols, self.ncols())?;
-        let g = KernelMatrix::new(new_x.clone(), self.z.clone(), self.kernel)?;
-        let mut out = g.block(&(0..new_x.len()).collect::<Vec<_>>(), cols)?;
+        let g = KernelMatrix::new(new_x.clone(), self.z.clone(), self.kernel.clone())?;
+        let mut out = g.try_block(&(0..new_x.len()).collect::<Vec<_>>(), cols)?;
         if let Some(c) = &self.centering {
             let m = self.ncols();
             let means = g.apply(Array2::from_elem((m, 1), 1.0 / m as f64).view())?;
@@ -972,16 +1097,16 @@ impl KernelMatrix {
             });
         }
         check_indices("row", rows, self.nrows())?;
-        let kernel = match self.kernel {
-            Kernel::Sne { gamma } => Kernel::Rbf { gamma },
-            k => k,
+        let kernel = match &self.kernel {
+            AnyKernel::Builtin(Kernel::Sne { gamma }) => AnyKernel::Builtin(Kernel::Rbf { gamma: *gamma }),
+            k => k.clone(),
         };
         let g = KernelMatrix::new(self.x.clone(), new_z.clone(), kernel)?;
         let all: Vec<usize> = (0..new_z.len()).collect();
         let mut full = if self.centering.is_some() {
-            g.col_block(&all)?
+            g.try_block(&(0..g.nrows()).collect::<Vec<_>>(), &all)?
         } else {
-            g.block(rows, &all)?
+            g.try_block(rows, &all)?
         };
         if let Some(ln) = &self.log_norm {
             let sel: Vec<usize> = if self.centering.is_some() {
@@ -1083,19 +1208,7 @@ impl MatrixBlocks for KernelMatrix {
     fn block(&self, rows: &[usize], cols: &[usize]) -> ksvd_linalg::Result<Array2<f64>> {
         check_indices("row", rows, self.nrows())?;
         check_indices("column", cols, self.ncols())?;
-        let chunk = row_chunk(cols.len());
-        let mut out = Array2::zeros((rows.len(), cols.len()));
-        out.axis_chunks_iter_mut(Axis(0), chunk)
-            .into_par_iter()
-            .enumerate()
-            .for_each(|(b, mut oc)| {
-                let r = &rows[b * chunk..b * chunk + oc.nrows()];
-                oc.assign(&self.raw_block(r, cols));
-                if let Some(c) = self.correction() {
-                    c.correct(oc, r, cols);
-                }
-            });
-        Ok(out)
+        Ok(self.try_block(rows, cols)?)
     }
 
     /// `G[rows, cols] W`: `O((|rows| + |cols|) k + nnz)` for the rank-one-plus-sparse form
@@ -1133,15 +1246,15 @@ impl MatrixBlocks for KernelMatrix {
                     });
             }
             Repr::Stored { .. } | Repr::Blocked => {
-                let chunk = row_chunk(cols.len());
+                let chunk = self.chunk_rows(cols.len());
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()
                     .enumerate()
-                    .for_each(|(b, oc)| {
+                    .try_for_each(|(b, oc)| {
                         let r = &rows[b * chunk..b * chunk + oc.nrows()];
-                        let g = self.raw_block(r, cols);
-                        let _ = dense::gemm_into_seq(oc, g.view(), w);
-                    });
+                        let g = self.raw_block(r, cols)?;
+                        dense::gemm_into_seq(oc, g.view(), w)
+                    })?;
             }
         }
         self.center_product(&mut out, rows, cols, w, false);
@@ -1182,15 +1295,15 @@ impl MatrixBlocks for KernelMatrix {
                     });
             }
             Repr::Stored { .. } | Repr::Blocked => {
-                let chunk = row_chunk(rows.len());
+                let chunk = self.chunk_rows(rows.len());
                 out.axis_chunks_iter_mut(Axis(0), chunk)
                     .into_par_iter()
                     .enumerate()
-                    .for_each(|(b, oc)| {
+                    .try_for_each(|(b, oc)| {
                         let cc = &cols[b * chunk..b * chunk + oc.nrows()];
-                        let gt = self.raw_block_t(rows, cc);
-                        let _ = dense::gemm_into_seq(oc, gt.view(), w);
-                    });
+                        let gt = self.raw_block_t(rows, cc)?;
+                        dense::gemm_into_seq(oc, gt.view(), w)
+                    })?;
             }
         }
         self.center_product(&mut out, rows, cols, w, true);

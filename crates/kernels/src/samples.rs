@@ -77,6 +77,24 @@ impl Samples {
             Samples::Sparse(a) => a.to_dense(),
         }
     }
+    /// The samples at `idx` as dense rows: a view for a contiguous range of dense samples, a
+    /// copy otherwise (sparse samples are densified). The indices must be valid.
+    pub(crate) fn dense_rows(&self, idx: &[usize]) -> ndarray::CowArray<'_, f64, ndarray::Ix2> {
+        match self {
+            Samples::Dense(a) => match dense_view(a, idx) {
+                Some(v) => v.into(),
+                None => dense_rows(a, idx).into(),
+            },
+            Samples::Sparse(a) => {
+                let mut out = Array2::zeros((idx.len(), a.ncols()));
+                for (mut row, &i) in out.outer_iter_mut().zip(idx) {
+                    let (cols, vals) = a.row(i);
+                    cols.iter().zip(vals).for_each(|(&j, &v)| row[j] = v);
+                }
+                out.into()
+            }
+        }
+    }
     /// Whether the storage is sparse.
     pub fn is_sparse(&self) -> bool {
         matches!(self, Samples::Sparse(_))

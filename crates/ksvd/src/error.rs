@@ -12,6 +12,25 @@ pub enum KsvdError {
         /// What is wrong.
         reason: String,
     },
+    /// Fitting or projecting needs a user's kernel function that was not given: a model file
+    /// records a user kernel by name only (load it with [`crate::KsvdModel::load_with_kernel`]).
+    #[error(
+        "the model uses the user kernel `{name}`, which model files do not store: load it with its \
+         function (KsvdModel::load_with_kernel)"
+    )]
+    KernelFunctionNeeded {
+        /// The name the model records ([`ksvd_kernels::KernelFunction::name`]).
+        name: String,
+    },
+    /// The kernel function given to a model is not the one it records (another name, or the
+    /// model uses a built-in kernel).
+    #[error("the model records {expected}, but the user kernel `{given}` was given")]
+    KernelFunctionMismatch {
+        /// What the model records.
+        expected: String,
+        /// The name of the function given.
+        given: String,
+    },
     /// Kernel construction failed.
     #[error(transparent)]
     Kernel(#[from] ksvd_kernels::KernelError),

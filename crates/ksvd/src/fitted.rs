@@ -438,7 +438,7 @@ impl KsvdModel {
             _ => return Err(corrupt("z is required for KSVD and absent for KPCA (Z = X)")),
         };
         // The projections need samples, normalisers and centring, never the stored entries.
-        let kernel = *d.params.kernel();
+        let kernel = d.params.kernel.any()?;
         let g = match &d.kernel_stats {
             Some(stats) => {
                 if stats.centering.is_some() != d.params.center() {
@@ -507,6 +507,9 @@ impl KsvdModel {
             .kernel()
             .validate()
             .map_err(|e| corrupt(format!("kernel: {e}")))?;
+        if d.params.kernel_function_name().is_some_and(|n| n.trim().is_empty()) {
+            return Err(corrupt("a user kernel is recorded without a name"));
+        }
         let r = d.s.len();
         if r == 0 || r != d.params.rank() {
             return Err(corrupt(format!("{r} singular values for rank {}", d.params.rank())));
@@ -658,9 +661,19 @@ impl KsvdModel {
     pub fn params(&self) -> &KsvdValidParams {
         &self.data.params
     }
-    /// The kernel the fit used (not used by a precomputed-kernel model).
+    /// The built-in kernel the fit used (not used by a precomputed-kernel model;
+    /// `Kernel::Linear` stands in for a user's function: [`KsvdModel::kernel_function_name`]).
     pub fn kernel(&self) -> &Kernel {
         self.data.params.kernel()
+    }
+    /// The name of the user's kernel function the fit used (what the model file records),
+    /// `None` for a built-in kernel.
+    pub fn kernel_function_name(&self) -> Option<&str> {
+        self.data.params.kernel_function_name()
+    }
+    /// The user's kernel function the model projects with, `None` for a built-in kernel.
+    pub fn kernel_function(&self) -> Option<&std::sync::Arc<dyn ksvd_kernels::KernelFunction>> {
+        self.data.params.kernel_function()
     }
     /// The bandwidth `γ` the fit used (`None` for kernels without one and precomputed kernels).
     pub fn bandwidth(&self) -> Option<f64> {
@@ -987,9 +1000,29 @@ mod io {
         /// [`KsvdError::ModelFile`]), then every invariant of the payload
         /// ([`KsvdError::CorruptModel`]), and rebuilds the kernel matrix over the stored samples
         /// (normalisers and centring means from the file; recomputed when absent).
+        ///
+        /// A model fitted with a user's kernel function records its name only: it is
+        /// [`KsvdError::KernelFunctionNeeded`] here (naming the function), and
+        /// [`KsvdModel::from_bytes_with_kernel`] loads it.
         pub fn from_bytes(bytes: &[u8]) -> Result<KsvdModel> {
             let data: ModelData = envelope::open(bytes, MODEL_FORMAT, MODEL_FORMAT_VERSION)?;
             KsvdModel::validate(&data)?;
+            KsvdModel::from_data(data)
+        }
+        /// [`KsvdModel::from_bytes`] for a model fitted with a user's kernel function: gives the
+        /// model `function` back (its [`KernelFunction::name`](ksvd_kernels::KernelFunction::name)
+        /// must be the one the model records).
+        ///
+        /// # Errors
+        /// As [`KsvdModel::from_bytes`], and [`KsvdError::KernelFunctionMismatch`] when the model
+        /// records another name or a built-in kernel.
+        pub fn from_bytes_with_kernel(
+            bytes: &[u8],
+            function: std::sync::Arc<dyn ksvd_kernels::KernelFunction>,
+        ) -> Result<KsvdModel> {
+            let mut data: ModelData = envelope::open(bytes, MODEL_FORMAT, MODEL_FORMAT_VERSION)?;
+            KsvdModel::validate(&data)?;
+            data.params.kernel.attach(function)?;
             KsvdModel::from_data(data)
         }
         /// Reads a model document from a reader (see [`KsvdModel::from_bytes`]).
@@ -1009,10 +1042,21 @@ mod io {
         }
         /// Loads from `path` (see [`KsvdModel::from_bytes`]).
         pub fn load(path: &Path) -> Result<KsvdModel> {
-            let bytes = std::fs::read(path).map_err(|e| KsvdError::ModelIo {
-                reason: format!("{}: {e}", path.display()),
-            })?;
-            KsvdModel::from_bytes(&bytes)
+            KsvdModel::from_bytes(&read(path)?)
         }
+        /// Loads a model fitted with a user's kernel function from `path`, giving it the
+        /// function back (see [`KsvdModel::from_bytes_with_kernel`]).
+        pub fn load_with_kernel(
+            path: &Path,
+            function: std::sync::Arc<dyn ksvd_kernels::KernelFunction>,
+        ) -> Result<KsvdModel> {
+            KsvdModel::from_bytes_with_kernel(&read(path)?, function)
+        }
+    }
+
+    fn read(path: &Path) -> Result<Vec<u8>> {
+        std::fs::read(path).map_err(|e| KsvdError::ModelIo {
+            reason: format!("{}: {e}", path.display()),
+        })
     }
 }

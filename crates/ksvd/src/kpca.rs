@@ -3,24 +3,26 @@
 use crate::error::{KsvdError, Result};
 use crate::fitted::{center_precomputed, kpca_model, kpca_precomputed_model, KsvdModel};
 use crate::model::{
-    check_bandwidth_rule, resolve_bandwidth, KsvdValidParams, Solver, DEFAULT_BANDWIDTH_RULE, DEFAULT_KERNEL,
-    DEFAULT_RANK, DEFAULT_SOLVER,
+    check_bandwidth_rule, KsvdValidParams, Solver, DEFAULT_BANDWIDTH_RULE, DEFAULT_KERNEL, DEFAULT_RANK, DEFAULT_SOLVER,
 };
 use crate::projection::{Projector, Scaling};
-use ksvd_kernels::{Kernel, KernelMatrix, Samples};
+use crate::user_kernel::ParamKernel;
+use ksvd_kernels::{AnyKernel, Kernel, KernelFunction, KernelMatrix, Samples};
 use ksvd_linalg::{LinearOperator, MatrixBlocks, MemoryBudget};
 use ksvd_nystrom::{symmetric_nystrom, Gram, Sampling};
 use linfa::dataset::DatasetBase;
 use linfa::param_guard::ParamGuard;
 use linfa::traits::Fit;
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, Axis};
+use std::sync::Arc;
 
 /// Validated KPCA hyper-parameters (see [`KpcaParams`]). Serialised without the memory
 /// budget (a run-time setting), as [`crate::KsvdValidParams`].
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KpcaValidParams {
-    kernel: Kernel,
+    /// As [`crate::KsvdValidParams`]'s: built-in, or a user's function recorded by name.
+    kernel: ParamKernel,
     /// The `k` of the bandwidth rule (`None`: the kernel's own `γ`).
     #[cfg_attr(feature = "serde", serde(default))]
     bandwidth_rule: Option<f64>,
@@ -45,7 +47,7 @@ pub struct KpcaParams(KpcaValidParams);
 impl Default for KpcaParams {
     fn default() -> Self {
         KpcaParams(KpcaValidParams {
-            kernel: DEFAULT_KERNEL,
+            kernel: ParamKernel::Builtin(DEFAULT_KERNEL),
             bandwidth_rule: DEFAULT_BANDWIDTH_RULE,
             rank: DEFAULT_RANK,
             solver: DEFAULT_SOLVER,
@@ -62,7 +64,15 @@ impl KpcaParams {
     /// symmetric. A bandwidth given here is used as given: this turns the bandwidth rule off
     /// (call [`KpcaParams::bandwidth_rule`] after it to turn it back on).
     pub fn kernel(mut self, kernel: Kernel) -> Self {
-        self.0.kernel = kernel;
+        self.0.kernel = ParamKernel::Builtin(kernel);
+        self.0.bandwidth_rule = None;
+        self
+    }
+    /// Sets a kernel function of yours (as [`crate::KsvdParams::kernel_fn`]); KPCA needs it
+    /// symmetric and positive semi-definite, which is not checked (the eigensolvers assume it).
+    /// Turns the bandwidth rule off.
+    pub fn kernel_fn(mut self, function: Arc<dyn KernelFunction>) -> Self {
+        self.0.kernel = ParamKernel::from(function);
         self.0.bandwidth_rule = None;
         self
     }
@@ -110,7 +120,7 @@ impl ParamGuard for KpcaParams {
         let p = &self.0;
         p.kernel.validate()?;
         check_bandwidth_rule(p.bandwidth_rule)?;
-        if matches!(p.kernel, Kernel::Sne { .. }) {
+        if matches!(p.kernel, ParamKernel::Builtin(Kernel::Sne { .. })) {
             return Err(KsvdError::InvalidParameter {
                 name: "kernel",
                 reason: "KPCA needs a symmetric kernel; SNE is asymmetric (use Ksvd)".into(),
@@ -153,9 +163,19 @@ impl ParamGuard for KpcaParams {
 }
 
 impl KpcaValidParams {
-    /// The kernel (of a fitted model's [`Kpca::params_used`]: the kernel the fit used).
+    /// The built-in kernel (of a fitted model's [`Kpca::params_used`]: the kernel the fit
+    /// used); `Kernel::Linear` stands in for a user's function
+    /// ([`KpcaValidParams::kernel_function_name`]).
     pub fn kernel(&self) -> &Kernel {
-        &self.kernel
+        self.kernel.builtin()
+    }
+    /// The name of the user's kernel function, `None` for a built-in kernel.
+    pub fn kernel_function_name(&self) -> Option<&str> {
+        self.kernel.custom_name()
+    }
+    /// The user's kernel function, when one is set and attached.
+    pub fn kernel_function(&self) -> Option<&Arc<dyn KernelFunction>> {
+        self.kernel.function()
     }
     /// The `k` of the bandwidth rule, when the rule is on.
     pub fn bandwidth_rule(&self) -> Option<f64> {
@@ -163,8 +183,8 @@ impl KpcaValidParams {
     }
     /// The kernel a fit on the samples `x` uses: the rule's bandwidth over `x` when it is on
     /// (as [`crate::KsvdValidParams::kernel_for`]).
-    pub fn kernel_for(&self, x: &Samples) -> Result<Kernel> {
-        resolve_bandwidth(self.kernel, self.bandwidth_rule, x)
+    pub fn kernel_for(&self, x: &Samples) -> Result<AnyKernel> {
+        self.kernel.resolve(self.bandwidth_rule, x)
     }
     /// The rank `r`.
     pub fn rank(&self) -> usize {
@@ -192,7 +212,7 @@ impl KpcaValidParams {
     /// records them.
     fn as_ksvd(&self) -> KsvdValidParams {
         KsvdValidParams {
-            kernel: self.kernel,
+            kernel: self.kernel.clone(),
             bandwidth_rule: self.bandwidth_rule,
             rank: self.rank,
             solver: self.solver.clone(),
@@ -229,7 +249,7 @@ impl KpcaValidParams {
     pub fn fit_kernel_matrix(&self, k: KernelMatrix) -> Result<Kpca> {
         let pairs = self.eigenpairs(&k)?;
         let params = KpcaValidParams {
-            kernel: *k.kernel(),
+            kernel: ParamKernel::from(k.kernel().clone()),
             ..self.clone()
         };
         Ok(Kpca {
@@ -408,7 +428,7 @@ impl Kpca {
     }
     /// The bandwidth `γ` the fit used (`None` for kernels without one).
     pub fn bandwidth(&self) -> Option<f64> {
-        self.params.kernel.gamma()
+        self.params.kernel().gamma()
     }
     /// The Nyström landmarks (indices into the training samples), when that solver was used.
     pub fn landmarks(&self) -> Option<&[usize]> {

@@ -46,11 +46,11 @@ impl<G: MatrixBlocks + ?Sized> MatrixBlocks for Chosen<'_, G> {
 }
 
 impl<G: ?Sized> LandmarkWeights for Chosen<'_, G> {
-    fn row_weights(&self) -> Vec<f64> {
-        self.row_w.clone()
+    fn row_weights(&self) -> ksvd_nystrom::Result<Vec<f64>> {
+        Ok(self.row_w.clone())
     }
-    fn col_weights(&self) -> Vec<f64> {
-        self.col_w.clone()
+    fn col_weights(&self) -> ksvd_nystrom::Result<Vec<f64>> {
+        Ok(self.col_w.clone())
     }
 }
 

@@ -73,6 +73,17 @@
 //! [`KsvdModel::from_bytes`]; feature `serde`, on by default; format at
 //! [`MODEL_FORMAT_VERSION`]), summarised by [`KsvdModel::summary`].
 //!
+//! ## Your own kernel
+//!
+//! Asymmetric kernels are what the method is about, and yours need not be built in: implement
+//! [`KernelFunction`] (`G[I, J]` from blocks of dense samples; errors as [`KernelFnError`]) and
+//! pass it with [`KsvdParams::kernel_fn`] / [`KpcaParams::kernel_fn`]. Everything that uses a
+//! built-in kernel uses it: every solver, the Nyström method, centring, the projections of new
+//! rows and columns. A model saves everything but the function, recording its name
+//! (`"kernel": {"Custom": {"name": …}}`); [`KsvdModel::load`] of such a file is
+//! [`KsvdError::KernelFunctionNeeded`] naming it, and [`KsvdModel::load_with_kernel`] gives the
+//! function back (same name, else [`KsvdError::KernelFunctionMismatch`]).
+//!
 //! ## Solvers on any operator
 //!
 //! [`Solver`] is the workspace's one solver choice (serde-enabled for configs): besides the
@@ -90,12 +101,16 @@ mod model;
 mod projection;
 mod solver_kind;
 mod summary;
+mod user_kernel;
 
 pub use error::{KsvdError, Result};
 pub use fitted::{CompatMap, Estimator, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VERSION};
 pub use kpca::{Kpca, KpcaParams, KpcaValidParams};
 pub use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
-pub use ksvd_kernels::{Compat, CompatSide, Kernel, KernelKind, KernelMatrix, Samples};
+pub use ksvd_kernels::{
+    AnyKernel, Compat, CompatSide, FnKernel, Kernel, KernelError, KernelFnError, KernelFunction, KernelKind,
+    KernelMatrix, Samples,
+};
 pub use ksvd_linalg::{CsrMatrix, LinearOperator, MemoryBudget, Twins, Vocabulary};
 pub use ksvd_nystrom::{InnerSolver, Sampling};
 pub use ksvd_solvers::{
@@ -122,9 +137,9 @@ pub use summary::{LandmarkCounts, ModelSummary, ResidualSummary};
 /// ```
 pub mod prelude {
     pub use crate::{
-        Compat, CsrMatrix, DatasetBase, Fit, GraphInput, InnerSolver, Kernel, KernelKind, Kpca, Ksvd, KsvdError,
-        KsvdModel, LanczosParams, MemoryBudget, ParamGuard, RsvdParams, Samples, Sampling, Scaling, Solver, SolverKind,
-        SolverOptions, Transformer, Vocabulary,
+        Compat, CsrMatrix, DatasetBase, Fit, FnKernel, GraphInput, InnerSolver, Kernel, KernelFnError, KernelFunction,
+        KernelKind, Kpca, Ksvd, KsvdError, KsvdModel, LanczosParams, MemoryBudget, ParamGuard, RsvdParams, Samples,
+        Sampling, Scaling, Solver, SolverKind, SolverOptions, Transformer, Vocabulary,
     };
 }
 

@@ -2,9 +2,10 @@
 use crate::error::{KsvdError, Result};
 use crate::fitted::CompatMap;
 use crate::projection::{Projector, Scaling};
+use crate::user_kernel::ParamKernel;
 use ksvd_kernels::compat::{self, CompatSide};
 use ksvd_kernels::graph::bandwidth_rule;
-use ksvd_kernels::{Compat, Kernel, KernelMatrix, Samples};
+use ksvd_kernels::{AnyKernel, Compat, Kernel, KernelFunction, KernelMatrix, Samples};
 use ksvd_linalg::MemoryBudget;
 use ksvd_linalg::{LinearOperator, MatrixBlocks, Twins};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, LandmarkWeights, NystromParams, Sampling};
@@ -16,6 +17,7 @@ use linfa::dataset::{DatasetBase, Records};
 use linfa::param_guard::ParamGuard;
 use linfa::traits::Fit;
 use ndarray::{Array2, ArrayView1, ArrayView2};
+use std::sync::Arc;
 
 /// How the SVD of `G` is computed.
 #[derive(Debug, Clone, PartialEq)]
@@ -238,7 +240,9 @@ fn check_dense_fits(n: usize, m: usize, budget: MemoryBudget) -> Result<()> {
 #[derive(Debug, Clone, PartialEq)]
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KsvdValidParams {
-    pub(crate) kernel: Kernel,
+    /// A built-in kernel (its serde form), or a user's function recorded by name
+    /// (`{"Custom": {"name": …}}`).
+    pub(crate) kernel: ParamKernel,
     /// The `k` of the bandwidth rule `γ = k sqrt(M γ_x)`, applied at fit time; `None`: the
     /// kernel's own `γ`.
     #[cfg_attr(feature = "serde", serde(default))]
@@ -271,10 +275,22 @@ pub struct KsvdValidParams {
 pub struct KsvdParams(KsvdValidParams);
 
 impl KsvdValidParams {
-    /// The kernel. Of a fitted model ([`Ksvd::params_used`], [`crate::KsvdModel::params`]): the
-    /// kernel the fit used, its bandwidth the one the rule chose.
+    /// The built-in kernel. Of a fitted model ([`Ksvd::params_used`],
+    /// [`crate::KsvdModel::params`]): the kernel the fit used, its bandwidth the one the rule
+    /// chose. With a user's kernel function ([`KsvdParams::kernel_fn`]) it is not used and
+    /// `Kernel::Linear` stands in: see [`KsvdValidParams::kernel_function_name`].
     pub fn kernel(&self) -> &Kernel {
-        &self.kernel
+        self.kernel.builtin()
+    }
+    /// The name of the user's kernel function ([`KsvdParams::kernel_fn`]), `None` for a
+    /// built-in kernel.
+    pub fn kernel_function_name(&self) -> Option<&str> {
+        self.kernel.custom_name()
+    }
+    /// The user's kernel function, when one is set and attached (`None` for a built-in kernel,
+    /// and for parameters read from a model file without it).
+    pub fn kernel_function(&self) -> Option<&Arc<dyn KernelFunction>> {
+        self.kernel.function()
     }
     /// The `k` of the bandwidth rule, when the rule is on (see [`KsvdParams::bandwidth_rule`]).
     pub fn bandwidth_rule(&self) -> Option<f64> {
@@ -287,8 +303,11 @@ impl KsvdValidParams {
     /// # Errors
     /// [`KsvdError::InvalidParameter`] (`bandwidth_rule`) when the rule gives no usable `γ`
     /// (all entries of `data` equal).
-    pub fn kernel_for(&self, data: &Samples) -> Result<Kernel> {
-        resolve_bandwidth(self.kernel, self.bandwidth_rule, data)
+    ///
+    /// A user's kernel function is returned as it is ([`KsvdError::KernelFunctionNeeded`] when
+    /// the parameters were read from a model file without it).
+    pub fn kernel_for(&self, data: &Samples) -> Result<AnyKernel> {
+        self.kernel.resolve(self.bandwidth_rule, data)
     }
     /// The rank `r`.
     pub fn rank(&self) -> usize {
@@ -335,7 +354,7 @@ pub(crate) const DEFAULT_SOLVER: Solver = Solver::Auto { tol: 1e-8 };
 impl Default for KsvdParams {
     fn default() -> Self {
         KsvdParams(KsvdValidParams {
-            kernel: DEFAULT_KERNEL,
+            kernel: ParamKernel::Builtin(DEFAULT_KERNEL),
             bandwidth_rule: DEFAULT_BANDWIDTH_RULE,
             rank: DEFAULT_RANK,
             solver: DEFAULT_SOLVER,
@@ -392,7 +411,48 @@ impl KsvdParams {
     /// Sets the kernel. A kernel with a bandwidth (`γ`) given here is used as given: this turns
     /// the bandwidth rule off (call [`KsvdParams::bandwidth_rule`] after it to turn it back on).
     pub fn kernel(mut self, kernel: Kernel) -> Self {
-        self.0.kernel = kernel;
+        self.0.kernel = ParamKernel::Builtin(kernel);
+        self.0.bandwidth_rule = None;
+        self
+    }
+    /// Sets a kernel function of yours ([`KernelFunction`]: `G[I, J]` from blocks of dense
+    /// samples), used wherever a built-in kernel is: every solver, the Nyström method, centring,
+    /// projections of new rows and columns. Turns the bandwidth rule off (the function has no
+    /// bandwidth the rule could set). A saved model records the function's name only:
+    /// [`crate::KsvdModel::load_with_kernel`] gives it back. [`KsvdParams::kernel`] replaces it.
+    ///
+    /// ```
+    /// use ksvd::prelude::*;
+    /// use ksvd::KsvdParams;
+    /// use ndarray::{ArrayView2, ArrayViewMut2};
+    /// use std::sync::Arc;
+    ///
+    /// /// `exp(-‖x − z‖²)`, the RBF kernel with γ = 1, written by hand.
+    /// #[derive(Debug)]
+    /// struct MyRbf;
+    /// impl KernelFunction for MyRbf {
+    ///     fn name(&self) -> &str {
+    ///         "my-rbf"
+    ///     }
+    ///     fn block(&self, x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>)
+    ///         -> Result<(), KernelFnError> {
+    ///         for ((i, j), o) in out.indexed_iter_mut() {
+    ///             *o = (-(&x.row(i) - &z.row(j)).mapv(|d| d * d).sum()).exp();
+    ///         }
+    ///         Ok(())
+    ///     }
+    /// }
+    ///
+    /// let x = ndarray::Array2::from_shape_fn((12, 2), |(i, j)| ((i * 5 + j) % 7) as f64 / 7.0);
+    /// let fit = |p: KsvdParams| p.rank(2).solver(Solver::Exact).fit(&DatasetBase::from(x.clone()));
+    /// let mine = fit(Ksvd::params().kernel_fn(Arc::new(MyRbf)))?;
+    /// let builtin = fit(Ksvd::params().kernel(Kernel::Rbf { gamma: 1.0 }))?;
+    /// let (a, b) = (mine.singular_values(), builtin.singular_values());
+    /// assert!((a[0] - b[0]).abs() < 1e-12 * b[0]);
+    /// # Ok::<(), ksvd::KsvdError>(())
+    /// ```
+    pub fn kernel_fn(mut self, function: Arc<dyn KernelFunction>) -> Self {
+        self.0.kernel = ParamKernel::from(function);
         self.0.bandwidth_rule = None;
         self
     }
@@ -560,7 +620,7 @@ impl Ksvd {
     }
     /// The bandwidth `γ` the fit used (`None` for kernels without one).
     pub fn bandwidth(&self) -> Option<f64> {
-        self.params.kernel.gamma()
+        self.params.kernel().gamma()
     }
     /// The Nyström details when that solver was used.
     pub fn nystrom(&self) -> Option<&AsymmetricNystrom> {
@@ -655,7 +715,7 @@ impl KsvdValidParams {
         self.kernel_matrix_of(kernel, x, z)
     }
 
-    fn kernel_matrix_of(&self, kernel: Kernel, x: Samples, z: Samples) -> Result<KernelMatrix> {
+    fn kernel_matrix_of(&self, kernel: AnyKernel, x: Samples, z: Samples) -> Result<KernelMatrix> {
         let mut g = match self.solver {
             Solver::Nystrom { .. } => KernelMatrix::matrix_free(x, z, kernel)?,
             _ => KernelMatrix::with_budget(x, z, kernel, self.memory_budget())?,
@@ -690,7 +750,7 @@ impl KsvdValidParams {
         let (svd, nystrom) = self.solve(&g, progress)?;
         // The record of the fit names the kernel it used (the bandwidth the rule chose).
         let params = KsvdValidParams {
-            kernel: *g.kernel(),
+            kernel: ParamKernel::from(g.kernel().clone()),
             ..self.clone()
         };
         Ok(Ksvd {
@@ -775,7 +835,7 @@ impl<T> Fit<Array2<f64>, T, KsvdError> for KsvdValidParams {
         let cs = compat::compatible_samples(a.view(), compat_kind)?;
         let kernel = match self.bandwidth_rule {
             Some(_) => self.kernel_for(&Samples::dense(a.to_owned())?)?,
-            None => self.kernel,
+            None => self.kernel.any()?,
         };
         let g = self.kernel_matrix_of(kernel, cs.x.clone(), cs.z.clone())?;
         self.fit_matrix(g, Some(cs))

@@ -12,8 +12,12 @@ use ksvd_kernels::{Compat, Kernel};
 pub struct ModelSummary {
     /// The estimator that produced the model.
     pub estimator: Estimator,
-    /// The kernel the fit used; `None` for a precomputed kernel matrix.
+    /// The built-in kernel the fit used; `None` for a precomputed kernel matrix and a user's
+    /// kernel function.
     pub kernel: Option<Kernel>,
+    /// The name of the user's kernel function the fit used, if any.
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub kernel_function: Option<String>,
     /// The bandwidth `γ` the fit used (`None` for kernels without one).
     pub bandwidth: Option<f64>,
     /// The `k` of the bandwidth rule `γ = k sqrt(M γ_x)` when the rule chose `γ`.
@@ -75,7 +79,8 @@ impl ModelSummary {
         let precomputed = model.is_precomputed();
         ModelSummary {
             estimator: model.estimator(),
-            kernel: (!precomputed).then(|| *model.kernel()),
+            kernel: (!precomputed && model.kernel_function_name().is_none()).then(|| *model.kernel()),
+            kernel_function: model.kernel_function_name().map(str::to_string),
             bandwidth: model.bandwidth(),
             bandwidth_rule: if model.bandwidth().is_some() {
                 params.bandwidth_rule()
@@ -109,9 +114,10 @@ impl ModelSummary {
 impl std::fmt::Display for ModelSummary {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         write!(f, "{} of a {} x {} ", self.estimator, self.n_rows, self.n_cols)?;
-        match &self.kernel {
-            Some(k) => write!(f, "{k} kernel matrix")?,
-            None => write!(f, "precomputed kernel matrix")?,
+        match (&self.kernel, &self.kernel_function) {
+            (_, Some(name)) => write!(f, "user kernel `{name}` matrix")?,
+            (Some(k), None) => write!(f, "{k} kernel matrix")?,
+            (None, None) => write!(f, "precomputed kernel matrix")?,
         }
         if self.center {
             write!(f, " (centred)")?;

@@ -3,8 +3,10 @@
 //! survives a save/load round trip bit for bit, and rejects corrupt files with typed errors.
 // Test helpers unwrap: a failure is a test failure.
 #![allow(clippy::unwrap_used)]
+mod common;
+use common::solvers;
 use ksvd::{
-    InnerSolver, Ksvd, KsvdError, KsvdModel, LanczosParams, MemoryBudget, Sampling, Scaling, Solver, MODEL_FORMAT,
+    InnerSolver, Ksvd, KsvdError, KsvdModel, MemoryBudget, Sampling, Scaling, Solver, MODEL_FORMAT,
     MODEL_FORMAT_VERSION,
 };
 use ksvd_datasets::envelope::{self, EnvelopeError};
@@ -36,28 +38,6 @@ fn kernels() -> Vec<Kernel> {
         Kernel::Rbf { gamma: 2.0 },
         Kernel::Laplacian { gamma: 3.0 },
         Kernel::Sne { gamma: 1.5 },
-    ]
-}
-
-fn solvers() -> Vec<(&'static str, Solver)> {
-    vec![
-        ("exact", Solver::Exact),
-        (
-            "lanczos",
-            Solver::Lanczos(LanczosParams {
-                tol: 1e-14,
-                ..Default::default()
-            }),
-        ),
-        (
-            "nystrom",
-            Solver::Nystrom {
-                landmarks: 25,
-                cols: Some(20),
-                sampling: Sampling::Uniform,
-                inner: InnerSolver::Dense,
-            },
-        ),
     ]
 }
 

@@ -9,41 +9,44 @@ use ksvd_solvers::{column_signs, dense_svd, randomized_svd, RsvdParams, SvdResul
 use ndarray::{Array1, Array2, Axis};
 
 /// Squared row and column norms of a matrix, for [`Sampling::SquaredNorm`].
+///
+/// Fallible because a kernel matrix evaluates its blocks to get them (a user's kernel
+/// function may fail).
 pub trait LandmarkWeights {
     /// `‖G_{i,:}‖²` for every row.
-    fn row_weights(&self) -> Vec<f64>;
+    fn row_weights(&self) -> Result<Vec<f64>>;
     /// `‖G_{:,j}‖²` for every column.
-    fn col_weights(&self) -> Vec<f64>;
+    fn col_weights(&self) -> Result<Vec<f64>>;
 }
 
 impl LandmarkWeights for KernelMatrix {
-    fn row_weights(&self) -> Vec<f64> {
-        self.row_sq_norms()
+    fn row_weights(&self) -> Result<Vec<f64>> {
+        Ok(self.row_sq_norms()?)
     }
-    fn col_weights(&self) -> Vec<f64> {
-        self.col_sq_norms()
+    fn col_weights(&self) -> Result<Vec<f64>> {
+        Ok(self.col_sq_norms()?)
     }
 }
 
 impl LandmarkWeights for Array2<f64> {
-    fn row_weights(&self) -> Vec<f64> {
-        self.outer_iter().map(|r| r.dot(&r)).collect()
+    fn row_weights(&self) -> Result<Vec<f64>> {
+        Ok(self.outer_iter().map(|r| r.dot(&r)).collect())
     }
-    fn col_weights(&self) -> Vec<f64> {
-        self.axis_iter(Axis(1)).map(|c| c.dot(&c)).collect()
+    fn col_weights(&self) -> Result<Vec<f64>> {
+        Ok(self.axis_iter(Axis(1)).map(|c| c.dot(&c)).collect())
     }
 }
 
 impl LandmarkWeights for CsrMatrix {
-    fn row_weights(&self) -> Vec<f64> {
-        self.row_sq_norms()
+    fn row_weights(&self) -> Result<Vec<f64>> {
+        Ok(self.row_sq_norms())
     }
-    fn col_weights(&self) -> Vec<f64> {
+    fn col_weights(&self) -> Result<Vec<f64>> {
         let mut w = vec![0.0; self.ncols()];
         for (&j, &v) in self.indices().iter().zip(self.data()) {
             w[j] += v * v;
         }
-        w
+        Ok(w)
     }
 }
 
@@ -192,7 +195,7 @@ where
             None,
         ),
         Sampling::SquaredNorm => {
-            let (rw, cw) = (g.row_weights(), g.col_weights());
+            let (rw, cw) = (g.row_weights()?, g.col_weights()?);
             (
                 weighted_indices(&rw, params.rows, params.seed),
                 weighted_indices(&cw, params.cols, params.seed.wrapping_add(0x9e37_79b9)),

@@ -49,7 +49,7 @@
 //! assert!(eta_of(&exact, &approx.svd, EtaWeights::Normalized)? < 0.01);
 //!
 //! // Adaptive landmarks: 20 pivots, error within 1% of the best rank-4 approximation.
-//! let fro_sq: f64 = g.row_sq_norms().iter().sum();
+//! let fro_sq: f64 = g.row_sq_norms()?.iter().sum();
 //! let best = optimal_low_rank_error(fro_sq, exact.s.view());
 //! let params = NystromParams::new(4, 20).sampling(Sampling::AdaptiveCross).seed(1);
 //! let ad = asymmetric_nystrom(&g, &params)?.svd;

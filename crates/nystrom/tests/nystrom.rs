@@ -256,7 +256,7 @@ fn adaptive_driver_finds_first_size_meeting_tolerance() {
     // End to end on a kernel: the found size meets eps, against the exact SVD.
     let g = rbf(200, 150, 1, 2);
     let exact = dense_svd(ksvd_linalg::materialize(&g).unwrap().view(), 4).unwrap();
-    let fro_sq: f64 = g.row_sq_norms().iter().sum();
+    let fro_sq: f64 = g.row_sq_norms().unwrap().iter().sum();
     let truth = Truth::new(fro_sq, &exact);
     let sched = GrowthSchedule {
         start: 8,

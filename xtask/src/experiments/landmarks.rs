@@ -153,7 +153,7 @@ impl Experiment for Landmarks {
         // (seed 0) so that every scheme and seed sees one G.
         let load = |id: &str| -> Result<(KernelMatrix, String, f64)> {
             let (g, what) = build(&root, input(id)?, p, 0)?;
-            let fro_sq: f64 = g.row_sq_norms().iter().sum();
+            let fro_sq: f64 = g.row_sq_norms()?.iter().sum();
             Ok((g, what, fro_sq))
         };
 

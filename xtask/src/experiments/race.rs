@@ -298,7 +298,7 @@ pub fn reference(p: &Problem, cfg: &RaceConfig, seed: u64) -> Result<Reference> 
             ));
             match &first {
                 None => {
-                    let truth = Truth::new(g.row_sq_norms().iter().sum(), &r);
+                    let truth = Truth::new(g.row_sq_norms()?.iter().sum(), &r);
                     let (fro_sq, opt) = (truth.fro_sq, truth.optimal_error);
                     let own = Accuracy::of(g, &truth, &r)?;
                     first = Some((r, fro_sq, opt, own));
