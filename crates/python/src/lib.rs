@@ -38,12 +38,14 @@ use ksvd::{
     KpcaValidParams, Ksvd, KsvdError, KsvdModel, KsvdValidParams, MemoryBudget, ParamGuard, Samples, Sampling, Scaling,
     Solver, SolverKind, SolverOptions, Vocabulary,
 };
+use ksvd::{KernelFnError, KernelFunction};
 use ksvd_streaming::TrainedModel;
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
 use pyo3::types::{PyBytes, PyDict, PyTuple};
 use std::path::PathBuf;
+use std::sync::Arc;
 
 /// Any error of the core, as a Python `ValueError` carrying the core's message.
 fn value_error(e: impl std::fmt::Display) -> PyErr {
@@ -154,6 +156,97 @@ impl BudgetArg {
     }
 }
 
+/// `kernel=`: a name of the core's vocabulary ([`KernelKind`]) or a callable of the user's.
+#[derive(FromPyObject)]
+enum KernelArg {
+    /// `"rbf"`, `"sne"`, ..., `"precomputed"`.
+    Name(String),
+    /// `kernel(A, B) -> array (len(A), len(B))`.
+    Function(Py<PyAny>),
+}
+
+/// A Python callable `kernel(A, B)` as a [`KernelFunction`]: the core asks for blocks of `G`
+/// (rows of X against rows of Z, sized from the memory budget) from its worker threads; each call
+/// attaches to the interpreter for the callable only (everything else runs detached). The
+/// result goes through `numpy.asarray(result, float64)` and must be `len(A) × len(B)`; an
+/// exception, another shape or a non-array is the core's typed error naming the function, and
+/// NaN/inf values are refused by the core.
+#[derive(Debug)]
+struct PyKernel {
+    name: String,
+    f: Py<PyAny>,
+}
+
+impl PyKernel {
+    /// The callable `f`, recorded in model files by its `__name__` (its type's name otherwise).
+    fn new(f: &Bound<'_, PyAny>) -> PyResult<Self> {
+        if !f.is_callable() {
+            return Err(pyo3::exceptions::PyTypeError::new_err(format!(
+                "kernel must be a kernel name or a callable kernel(A, B) -> array; got {}",
+                f.repr()?
+            )));
+        }
+        let name = match f.getattr("__name__").and_then(|n| n.extract::<String>()) {
+            Ok(n) => n,
+            Err(_) => f.get_type().name()?.to_string(),
+        };
+        Ok(PyKernel {
+            name,
+            f: f.clone().unbind(),
+        })
+    }
+}
+
+impl KernelFunction for PyKernel {
+    fn name(&self) -> &str {
+        &self.name
+    }
+
+    fn block(
+        &self,
+        x: ndarray::ArrayView2<'_, f64>,
+        z: ndarray::ArrayView2<'_, f64>,
+        mut out: ndarray::ArrayViewMut2<'_, f64>,
+    ) -> Result<(), KernelFnError> {
+        Python::attach(|py| {
+            let failed = |e: PyErr| KernelFnError::Failed {
+                reason: e.to_string(),
+            };
+            let a = PyArray2::from_array(py, &x);
+            let b = PyArray2::from_array(py, &z);
+            let result = self.f.bind(py).call1((a, b)).map_err(failed)?;
+            let kind = result.get_type().name().map(|n| n.to_string()).unwrap_or_default();
+            let array = py
+                .import("numpy")
+                .and_then(|np| np.getattr("asarray"))
+                .and_then(|asarray| asarray.call1((&result, "float64")))
+                .map_err(|e| KernelFnError::Failed {
+                    reason: format!("it returned a {kind} that is not an array of numbers ({e})"),
+                })?;
+            let array: PyReadonlyArray2<'_, f64> = match array.extract() {
+                Ok(a) => a,
+                Err(_) => {
+                    let ndim: usize = array.getattr("ndim").and_then(|d| d.extract()).unwrap_or(0);
+                    return Err(KernelFnError::Failed {
+                        reason: format!(
+                            "it returned a {ndim}-d {kind} where a 2-d array (len(A) x len(B)) was asked"
+                        ),
+                    });
+                }
+            };
+            let view = array.as_array();
+            if view.dim() != out.dim() {
+                return Err(KernelFnError::WrongShape {
+                    expected: out.dim(),
+                    got: view.dim(),
+                });
+            }
+            out.assign(&view);
+            Ok(())
+        })
+    }
+}
+
 /// The hyper-parameters of a fit, under the names and with the meanings of the Python column of
 /// `docs/conventions.md` (the Python layer passes every key, type-checked; values are checked
 /// here and by the core).
@@ -161,7 +254,7 @@ impl BudgetArg {
 #[pyo3(from_item_all)]
 struct Hyper {
     n_components: usize,
-    kernel: String,
+    kernel: KernelArg,
     bandwidth: Option<f64>,
     bandwidth_factor: f64,
     gamma: Option<f64>,
@@ -185,12 +278,15 @@ struct Hyper {
 /// The parameters KSVD and KPCA share (kernel or bandwidth rule, rank, solver, centring, seed,
 /// memory budget), set on either builder (`Ksvd::params()`, `Kpca::params()`) from a [`Hyper`].
 macro_rules! shared_params {
-    ($builder:expr, $hyper:expr, $kind:expr) => {{
+    ($builder:expr, $hyper:expr, $kind:expr, $py:expr) => {{
         let h: &Hyper = $hyper;
         let (kernel, rule) = h.kernel($kind)?;
         let mut p = $builder;
         if let Some(kernel) = kernel {
             p = p.kernel(kernel);
+        }
+        if let Some(f) = h.kernel_fn($py)? {
+            p = p.kernel_fn(f);
         }
         if rule {
             p = p.bandwidth_rule(Some(h.bandwidth_factor));
@@ -204,8 +300,28 @@ macro_rules! shared_params {
 }
 
 impl Hyper {
-    fn kernel_kind(&self) -> PyResult<KernelKind> {
-        self.kernel.parse().map_err(value_error)
+    /// The built-in kernel by name; `None` for a callable.
+    fn kernel_kind(&self) -> PyResult<Option<KernelKind>> {
+        match &self.kernel {
+            KernelArg::Name(name) => name.parse().map(Some).map_err(value_error),
+            KernelArg::Function(_) => Ok(None),
+        }
+    }
+
+    /// The user's callable as the core's kernel function, if `kernel=` is one.
+    fn kernel_fn(&self, py: Python<'_>) -> PyResult<Option<Arc<dyn KernelFunction>>> {
+        match &self.kernel {
+            KernelArg::Name(_) => Ok(None),
+            KernelArg::Function(f) => {
+                if self.bandwidth.is_some() || self.gamma.is_some() {
+                    return Err(value_error(
+                        "bandwidth and gamma are parameters of the built-in kernels; a callable kernel \
+                         takes its own (e.g. functools.partial)",
+                    ));
+                }
+                Ok(Some(Arc::new(PyKernel::new(f.bind(py))?)))
+            }
+        }
     }
 
     /// The paper's bandwidth `γ` (a length): `bandwidth` as given, or scikit-learn's `gamma`
@@ -234,7 +350,10 @@ impl Hyper {
     }
 
     /// The kernel (`None` for `precomputed`) and whether the bandwidth rule picks its `γ`.
-    fn kernel(&self, kind: KernelKind) -> PyResult<(Option<Kernel>, bool)> {
+    fn kernel(&self, kind: Option<KernelKind>) -> PyResult<(Option<Kernel>, bool)> {
+        let Some(kind) = kind else {
+            return Ok((None, false));
+        };
         let bandwidth = self.bandwidth(kind)?;
         // The rule replaces the placeholder bandwidth at fit time.
         let kernel = kind.kernel(bandwidth.unwrap_or(1.0), self.degree, self.coef0);
@@ -283,8 +402,8 @@ impl Hyper {
     }
 
     /// KSVD's validated parameters.
-    fn ksvd_params(&self, kind: KernelKind) -> PyResult<KsvdValidParams> {
-        let mut p = shared_params!(Ksvd::params(), self, kind).compat(self.compat()?);
+    fn ksvd_params(&self, py: Python<'_>, kind: Option<KernelKind>) -> PyResult<KsvdValidParams> {
+        let mut p = shared_params!(Ksvd::params(), self, kind, py).compat(self.compat()?);
         if let Some((rows, cols)) = self.landmarks()? {
             p = p.landmark_indices(rows, cols);
         }
@@ -293,7 +412,7 @@ impl Hyper {
 
     /// KPCA's validated parameters (`Z = X`: no compatibility; the symmetric Nyström method
     /// samples its landmarks).
-    fn kpca_params(&self, kind: KernelKind) -> PyResult<KpcaValidParams> {
+    fn kpca_params(&self, py: Python<'_>, kind: Option<KernelKind>) -> PyResult<KpcaValidParams> {
         if self.compat.is_some() {
             return Err(value_error(
                 "KPCA has Z = X: compat (the columns of X as Z, Algorithm 1) is a KSVD parameter",
@@ -305,7 +424,7 @@ impl Hyper {
                  parameters",
             ));
         }
-        shared_params!(Kpca::params(), self, kind).check().map_err(value_error)
+        shared_params!(Kpca::params(), self, kind, py).check().map_err(value_error)
     }
 }
 
@@ -315,6 +434,20 @@ impl Hyper {
 #[pyclass(module = "ksvd._ksvd", name = "KsvdModel", frozen)]
 struct PyKsvdModel {
     model: KsvdModel,
+    /// The user's callable of a model with a kernel function (what pickling and `params` give
+    /// back; the model file records only its name).
+    kernel: Option<Py<PyAny>>,
+}
+
+impl PyKsvdModel {
+    /// A fitted model; `params` gives the callable of a user's kernel.
+    fn fitted(py: Python<'_>, model: KsvdModel, params: &Hyper) -> Self {
+        let kernel = match &params.kernel {
+            KernelArg::Function(f) => Some(f.clone_ref(py)),
+            KernelArg::Name(_) => None,
+        };
+        PyKsvdModel { model, kernel }
+    }
 }
 
 /// Landmark rows and columns as two NumPy index arrays.
@@ -383,7 +516,9 @@ impl PyKsvdModel {
         let p = self.model.params();
         let d = PyDict::new(py);
         d.set_item("n_components", p.rank())?;
-        if self.model.is_precomputed() {
+        if let Some(f) = &self.kernel {
+            d.set_item("kernel", f.bind(py))?;
+        } else if self.model.is_precomputed() {
             d.set_item("kernel", KernelKind::Precomputed.name())?;
         } else {
             let kernel = self.model.kernel();
@@ -457,16 +592,40 @@ impl PyKsvdModel {
     }
     /// Reads a model document (`KsvdModel::from_bytes`: a changed byte, another format or
     /// version, a broken invariant are a `ValueError` naming which).
+    /// A model with a kernel function of the user's needs it back: `kernel` is the callable
+    /// (its `__name__` must be the one the file records).
     #[staticmethod]
-    fn from_bytes(py: Python<'_>, bytes: &[u8]) -> PyResult<Self> {
-        let model = py.detach(|| KsvdModel::from_bytes(bytes)).map_err(value_error)?;
-        Ok(PyKsvdModel { model })
+    #[pyo3(signature = (bytes, kernel=None))]
+    fn from_bytes(py: Python<'_>, bytes: &[u8], kernel: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
+        let model = match &kernel {
+            Some(f) => {
+                let f: Arc<dyn KernelFunction> = Arc::new(PyKernel::new(f)?);
+                py.detach(|| KsvdModel::from_bytes_with_kernel(bytes, f))
+            }
+            None => py.detach(|| KsvdModel::from_bytes(bytes)),
+        }
+        .map_err(|e| match e {
+            KsvdError::KernelFunctionNeeded { .. } => value_error(format!(
+                "{e}; pass the callable: ksvd.load(path, kernel=f)"
+            )),
+            e => value_error(e),
+        })?;
+        Ok(PyKsvdModel {
+            model,
+            kernel: kernel.map(Bound::unbind),
+        })
     }
-    /// Pickle support: `KsvdModel.from_bytes(model.to_bytes())`.
+    /// Pickle support: `KsvdModel.from_bytes(model.to_bytes(), kernel)` (a user's callable
+    /// pickles as Python pickles functions: by reference).
     fn __reduce__<'py>(slf: &Bound<'py, Self>) -> PyResult<Bound<'py, PyTuple>> {
         let py = slf.py();
         let ctor = py.get_type::<PyKsvdModel>().getattr("from_bytes")?;
-        let state = PyTuple::new(py, [slf.get().to_bytes(py)?])?;
+        let bytes = slf.get().to_bytes(py)?.into_any();
+        let kernel = match &slf.get().kernel {
+            Some(f) => f.bind(py).clone(),
+            None => py.None().into_bound(py),
+        };
+        let state = PyTuple::new(py, [bytes, kernel])?;
         PyTuple::new(py, [ctor.into_any(), state.into_any()])
     }
     /// What the model holds, in one line (`ksvd::ModelSummary`).
@@ -482,7 +641,12 @@ impl PyKsvdModel {
 /// `ksvd-stream run --out DIR`, `ksvd.dask.fit(out_dir=)` or `save`). Anything else, a changed byte or a truncated file is a
 /// `ValueError` naming the problem.
 #[pyfunction]
-fn load<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py, PyAny>> {
+#[pyo3(signature = (source, kernel=None))]
+fn load<'py>(
+    py: Python<'py>,
+    source: &Bound<'py, PyAny>,
+    kernel: Option<Bound<'py, PyAny>>,
+) -> PyResult<Bound<'py, PyAny>> {
     let bytes = match source.cast::<PyBytes>() {
         Ok(b) => b.as_bytes().to_vec(),
         Err(_) => {
@@ -494,7 +658,7 @@ fn load<'py>(py: Python<'py>, source: &Bound<'py, PyAny>) -> PyResult<Bound<'py,
     let header = ksvd_datasets::envelope::peek(&bytes).map_err(value_error)?;
     let format = header.format.as_str();
     if format == ksvd::MODEL_FORMAT {
-        return Ok(Bound::new(py, PyKsvdModel::from_bytes(py, &bytes)?)?.into_any());
+        return Ok(Bound::new(py, PyKsvdModel::from_bytes(py, &bytes, kernel)?)?.into_any());
     }
     let model = py
         .detach(|| TrainedModel::from_bytes(&bytes))
@@ -519,7 +683,7 @@ fn fit<'py>(
     let threads = Threads::new(n_jobs)?;
     let x = x.to_samples()?;
     let z = z.map(|z| z.to_samples()).transpose()?;
-    let precomputed = kind == KernelKind::Precomputed;
+    let precomputed = kind == Some(KernelKind::Precomputed);
     if precomputed && z.is_some() {
         return Err(value_error(
             "Z must be None with kernel='precomputed' (X is the kernel matrix)",
@@ -530,7 +694,7 @@ fn fit<'py>(
             if z.is_some() {
                 return Err(value_error("KPCA has Z = X: fit(X) takes no Z"));
             }
-            let p = params.kpca_params(kind)?;
+            let p = params.kpca_params(py, kind)?;
             threads.run(py, || -> Result<KsvdModel, KsvdError> {
                 if precomputed {
                     p.fit_precomputed(x.to_dense().view())
@@ -540,7 +704,7 @@ fn fit<'py>(
             })
         }
         "ksvd" => {
-            let p = params.ksvd_params(kind)?;
+            let p = params.ksvd_params(py, kind)?;
             if p.compat().is_some() && (z.is_some() || precomputed) {
                 return Err(value_error(
                     "compat makes Z from the columns of the data matrix X (Algorithm 1): it takes neither Z nor \
@@ -562,7 +726,7 @@ fn fit<'py>(
         other => return Err(value_error(format!("unknown estimator {other:?}"))),
     }
     .map_err(value_error)?;
-    Ok(PyKsvdModel { model })
+    Ok(PyKsvdModel::fitted(py, model, &params))
 }
 
 /// Fits KSVD on a directed graph: `adjacency` is a CSR triple (`A_ij ≠ 0` for an arc
@@ -579,11 +743,11 @@ fn fit_graph<'py>(
     n_jobs: Option<i64>,
 ) -> PyResult<PyKsvdModel> {
     let kind = params.kernel_kind()?;
-    if kind == KernelKind::Precomputed {
+    if kind == Some(KernelKind::Precomputed) {
         return Err(value_error("kernel='precomputed' makes no sense for a graph input"));
     }
     let input: GraphInput = graph_input.parse().map_err(value_error)?;
-    let p = params.ksvd_params(kind)?;
+    let p = params.ksvd_params(py, kind)?;
     let threads = Threads::new(n_jobs)?;
     let a = adjacency.to_csr()?;
     let model = threads
@@ -592,7 +756,7 @@ fn fit_graph<'py>(
             p.fit_samples(x, z)?.to_model()
         })
         .map_err(value_error)?;
-    Ok(PyKsvdModel { model })
+    Ok(PyKsvdModel::fitted(py, model, &params))
 }
 
 /// The paper's bandwidth rule `γ = k sqrt(M γ_x)` (`γ_x`: variance of all entries of the

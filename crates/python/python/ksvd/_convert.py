@@ -43,16 +43,11 @@ def check_name(name, value, *, allow_none=False):
 
 
 def check_kernel(value):
-    """``kernel=``: a kernel name (one of ``ksvd._ksvd.KERNELS``).
-
-    A callable (a kernel of your own, ``docs/conventions.md``) will be accepted here once the
-    core has a kernel trait; until then it is refused by name.
-    """
+    """``kernel=``: a kernel name (one of ``ksvd._ksvd.KERNELS``) or a callable
+    ``kernel(A, B) -> array of shape (len(A), len(B))``, your own kernel (``docs/conventions.md``),
+    passed through unchanged: the core calls it block by block."""
     if callable(value) and not isinstance(value, str):
-        raise TypeError(
-            f"kernel={value!r}: kernels of your own (a callable) are not supported yet; "
-            f"use one of {', '.join(_ksvd.KERNELS)}"
-        )
+        return value
     return check_name("kernel", value)
 
 

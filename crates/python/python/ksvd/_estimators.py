@@ -204,11 +204,15 @@ class KSVD(_Estimator):
     ----------
     n_components : int, default=2
         Rank ``r``: the number of singular triplets, ``1 <= r <= min(N, M)``.
-    kernel : {KERNELS}, default="rbf"
+    kernel : {KERNELS} or callable, default="rbf"
         ``rbf``: ``exp(-||x - z||^2 / bandwidth^2)``; ``laplacian``:
         ``exp(-||x - z|| / bandwidth)``; ``sne``: the RBF normalised over Z (every row of ``G``
         sums to one; asymmetric even for ``Z = X``); ``poly``: ``(x . z + coef0)^degree``;
-        ``linear``: ``x . z``; ``precomputed``: ``X`` is ``G`` itself (N x M).
+        ``linear``: ``x . z``; ``precomputed``: ``X`` is ``G`` itself (N x M). A callable
+        ``kernel(A, B)`` is your own kernel: it returns the ``len(A) x len(B)`` block of
+        ``k(a_i, b_j)`` (float64 rows of X and Z; asymmetric kernels welcome) and is called
+        block by block (blocks sized from ``memory_budget``, the only part run with the GIL);
+        a saved model records its ``__name__`` and ``ksvd.load(path, kernel=f)`` takes it back.
     bandwidth : float or None, default=None
         The paper's ``gamma``, a length (``rbf``, ``laplacian``, ``sne``). None: the paper's
         rule ``gamma = bandwidth_factor * sqrt(M gamma_x)``, ``gamma_x`` the variance of all
@@ -390,10 +394,12 @@ class KPCA(_Estimator):
     ----------
     n_components : int, default=2
         Number of eigenpairs.
-    kernel : {KERNELS}, default="rbf"
+    kernel : {KERNELS} or callable, default="rbf"
         A symmetric kernel: ``sne`` is refused (it is asymmetric). ``precomputed``: ``X`` is
         the square kernel matrix ``K``, and :meth:`transform` takes kernel values
-        ``k(x', x_j)`` against every training sample.
+        ``k(x', x_j)`` against every training sample. A callable ``kernel(A, B)`` returning
+        the ``len(A) x len(B)`` block is your own (symmetric, positive semi-definite) kernel,
+        as for :class:`KSVD`.
     center : bool, default=True
         Centre ``K`` on both sides.
     solver : {SOLVERS}, default="auto"
@@ -496,7 +502,7 @@ KPCA.__doc__ = fill_names(KPCA.__doc__)
 _ESTIMATORS = {"ksvd": KSVD, "kpca": KPCA}
 
 
-def load(source):
+def load(source, kernel=None):
     """A fitted estimator from a model file or its bytes.
 
     Any model document of the workspace loads, by the format its envelope names (read by the
@@ -513,6 +519,9 @@ def load(source):
     source : str, os.PathLike or bytes
         A path to a model file (or to a directory holding ``model.json``), or the bytes of one
         (:meth:`KSVD.to_bytes`).
+    kernel : callable, optional
+        The kernel function of a model fitted with ``kernel=callable``: the file records only
+        its name (``__name__``), which must match.
 
     Returns
     -------
@@ -526,12 +535,12 @@ def load(source):
         an invariant; the message names which.
     """
     if isinstance(source, (bytes, bytearray, memoryview)):
-        model = _ksvd.load(bytes(source))
+        model = _ksvd.load(bytes(source), kernel)
     else:
         path = os.fspath(source)
         if os.path.isdir(path):
             path = os.path.join(path, "model.json")
-        model = _ksvd.load(path)
+        model = _ksvd.load(path, kernel)
     if not isinstance(model, _ksvd.KsvdModel):
         return StreamingModel(model)
     est = _ESTIMATORS[model.estimator](**model.params())
