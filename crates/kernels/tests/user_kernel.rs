@@ -217,7 +217,7 @@ fn a_stored_matrix_takes_few_large_calls() {
     );
 }
 
-/// A failing function and a NaN are typed errors naming the function (and the entry), when
+/// A failing function, a NaN and a reported wrong shape are typed errors naming the function (and the entry), when
 /// building a stored matrix, taking blocks and out-of-sample values; inside a product of a
 /// matrix-free one they are the operator's error naming both.
 #[test]
@@ -257,6 +257,20 @@ fn a_failing_or_nan_function_is_a_typed_error() {
     assert!(g.block(&[0, 1], &[2]).is_ok());
     match g.block(&[6, 4], &[2, 3]) {
         Err(LinalgError::OperatorFailed { reason, .. }) => assert!(reason.contains("G[4, 2]"), "{reason}"),
+        other => panic!("{other:?}"),
+    }
+    // A binding that copies its callable's array reports a wrong shape; it reaches the caller.
+    let wrong = FnKernel::new("wrong-shape", |x, z, _| {
+        Err(KernelFnError::WrongShape {
+            expected: (x.nrows(), z.nrows()),
+            got: (z.nrows(), x.nrows()),
+        })
+    });
+    match KernelMatrix::new(x.clone(), x.clone(), wrong) {
+        Err(KernelError::KernelFunction {
+            kernel,
+            error: KernelFnError::WrongShape { expected, got },
+        }) => assert!(kernel == "wrong-shape" && expected.0 == got.1 && expected.1 == got.0),
         other => panic!("{other:?}"),
     }
     match g.cross_cols(&[3, 4], &x) {
