@@ -36,8 +36,9 @@
 use crate::emd::emd_uniform;
 use crate::error::{check_nonnegative, ensure, BaselineError, Result};
 use crate::util::stream;
+use ksvd_linalg::dense::row_argmax;
 use ksvd_linalg::CsrMatrix;
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -295,21 +296,6 @@ fn sinkhorn_log(
     )
 }
 
-/// `argmax` of every row, the first maximum on ties.
-fn row_argmax(a: &Array2<f64>) -> Vec<usize> {
-    a.axis_iter(Axis(0))
-        .map(|row| {
-            let mut best = 0;
-            for (c, &v) in row.iter().enumerate() {
-                if v > row[best] {
-                    best = c;
-                }
-            }
-            best
-        })
-        .collect()
-}
-
 impl Bcot {
     /// The validated parameters.
     pub fn params(&self) -> &BcotParams {
@@ -383,8 +369,8 @@ impl Bcot {
             });
         }
         Ok(BcotFit {
-            row_labels: row_argmax(&z),
-            col_labels: row_argmax(&wplan),
+            row_labels: row_argmax(z.view()),
+            col_labels: row_argmax(wplan.view()),
             row_plan: z,
             col_plan: wplan,
             objective,
@@ -426,7 +412,7 @@ impl Bcot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::Array1;
+    use ndarray::{Array1, Axis};
 
     fn plan_marginals(plan: &Array2<f64>) -> (Array1<f64>, Array1<f64>) {
         (plan.sum_axis(Axis(1)), plan.sum_axis(Axis(0)))
