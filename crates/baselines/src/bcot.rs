@@ -34,7 +34,7 @@
 //! number of term clusters), and takes the document labels from the first run and the term labels
 //! from the second.
 use crate::emd::emd_uniform;
-use crate::error::{check_nonnegative, ensure, BaselineError, Result};
+use crate::error::{check_nonnegative, ensure, ensure_nonnegative, ensure_positive, BaselineError, Result};
 use crate::util::stream;
 use ksvd_linalg::dense::row_argmax;
 use ksvd_linalg::CsrMatrix;
@@ -116,34 +116,19 @@ impl Default for BcotParams {
 impl BcotParams {
     /// Validates the parameters once.
     pub fn check(&self) -> Result<Bcot> {
-        ensure(
-            self.reg.is_finite() && self.reg > 0.0,
-            "reg",
-            self.reg,
-            "a finite number > 0",
-        )?;
+        ensure_positive("reg", self.reg)?;
         if let CostScale::Value(l) = self.cost_scale {
-            ensure(l.is_finite() && l > 0.0, "cost_scale", l, "a finite number > 0")?;
+            ensure_positive("cost_scale", l)?;
         }
         ensure(self.max_iter >= 1, "max_iter", self.max_iter, "at least 1")?;
-        ensure(
-            self.tol.is_finite() && self.tol >= 0.0,
-            "tol",
-            self.tol,
-            "a finite number >= 0",
-        )?;
+        ensure_nonnegative("tol", self.tol)?;
         ensure(
             self.sinkhorn_max_iter >= 1,
             "sinkhorn_max_iter",
             self.sinkhorn_max_iter,
             "at least 1",
         )?;
-        ensure(
-            self.sinkhorn_tol.is_finite() && self.sinkhorn_tol > 0.0,
-            "sinkhorn_tol",
-            self.sinkhorn_tol,
-            "a finite number > 0",
-        )?;
+        ensure_positive("sinkhorn_tol", self.sinkhorn_tol)?;
         Ok(Bcot { params: self.clone() })
     }
 }
