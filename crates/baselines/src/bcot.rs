@@ -34,10 +34,11 @@
 //! number of term clusters), and takes the document labels from the first run and the term labels
 //! from the second.
 use crate::emd::emd_uniform;
-use crate::error::{check_nonnegative, ensure, BaselineError, Result};
+use crate::error::{check_nonnegative, ensure, ensure_nonnegative, ensure_positive, BaselineError, Result};
 use crate::util::stream;
+use ksvd_linalg::dense::row_argmax;
 use ksvd_linalg::CsrMatrix;
-use ndarray::{Array2, ArrayView2, Axis};
+use ndarray::{Array2, ArrayView2};
 use rand::Rng;
 use serde::{Deserialize, Serialize};
 
@@ -115,34 +116,19 @@ impl Default for BcotParams {
 impl BcotParams {
     /// Validates the parameters once.
     pub fn check(&self) -> Result<Bcot> {
-        ensure(
-            self.reg.is_finite() && self.reg > 0.0,
-            "reg",
-            self.reg,
-            "a finite number > 0",
-        )?;
+        ensure_positive("reg", self.reg)?;
         if let CostScale::Value(l) = self.cost_scale {
-            ensure(l.is_finite() && l > 0.0, "cost_scale", l, "a finite number > 0")?;
+            ensure_positive("cost_scale", l)?;
         }
         ensure(self.max_iter >= 1, "max_iter", self.max_iter, "at least 1")?;
-        ensure(
-            self.tol.is_finite() && self.tol >= 0.0,
-            "tol",
-            self.tol,
-            "a finite number >= 0",
-        )?;
+        ensure_nonnegative("tol", self.tol)?;
         ensure(
             self.sinkhorn_max_iter >= 1,
             "sinkhorn_max_iter",
             self.sinkhorn_max_iter,
             "at least 1",
         )?;
-        ensure(
-            self.sinkhorn_tol.is_finite() && self.sinkhorn_tol > 0.0,
-            "sinkhorn_tol",
-            self.sinkhorn_tol,
-            "a finite number > 0",
-        )?;
+        ensure_positive("sinkhorn_tol", self.sinkhorn_tol)?;
         Ok(Bcot { params: self.clone() })
     }
 }
@@ -200,114 +186,112 @@ pub(crate) fn sinkhorn(
     max_iter: usize,
     tol: f64,
 ) -> (Array2<f64>, usize) {
-    sinkhorn_scaling(a, b, m, reg, max_iter, tol).unwrap_or_else(|| sinkhorn_log(a, b, m, reg, max_iter, tol))
+    let problem = Sinkhorn {
+        a,
+        b,
+        m,
+        reg,
+        max_iter,
+        tol,
+    };
+    problem.scaling().unwrap_or_else(|| problem.log_domain())
 }
 
-fn sinkhorn_scaling(
-    a: &[f64],
-    b: &[f64],
-    m: ArrayView2<'_, f64>,
+/// The arguments of [`sinkhorn`], shared by its two iterations.
+struct Sinkhorn<'a, 'm> {
+    a: &'a [f64],
+    b: &'a [f64],
+    m: ArrayView2<'m, f64>,
     reg: f64,
     max_iter: usize,
     tol: f64,
-) -> Option<(Array2<f64>, usize)> {
-    let (n, k) = m.dim();
-    let shift = m.iter().fold(f64::INFINITY, |acc, &v| acc.min(v));
-    let kern = m.mapv(|c| (-(c - shift) / reg).exp());
-    let mut u = vec![1.0 / n as f64; n];
-    let mut v = vec![0.0; k];
-    let mut ktu = vec![0.0; k];
-    let mut iterations = max_iter;
-    for it in 0..max_iter {
-        ktu.iter_mut().for_each(|x| *x = 0.0);
-        for (row, &ui) in kern.rows().into_iter().zip(&u) {
-            for (acc, &kij) in ktu.iter_mut().zip(row) {
-                *acc += kij * ui;
-            }
-        }
-        for j in 0..k {
-            v[j] = b[j] / ktu[j];
-        }
-        for (ui, (row, &ai)) in u.iter_mut().zip(kern.rows().into_iter().zip(a)) {
-            *ui = ai / row.iter().zip(&v).map(|(kij, vj)| kij * vj).sum::<f64>();
-        }
-        if !(v.iter().chain(&u).all(|x| x.is_finite() && *x > 0.0)) {
-            return None;
-        }
-        if it % 10 == 0 {
-            ktu.iter_mut().for_each(|x| *x = 0.0);
-            for (row, &ui) in kern.rows().into_iter().zip(&u) {
-                for (acc, &kij) in ktu.iter_mut().zip(row) {
-                    *acc += kij * ui;
-                }
-            }
-            let err = (0..k).map(|j| (ktu[j] * v[j] - b[j]).powi(2)).sum::<f64>().sqrt();
-            if err < tol {
-                iterations = it + 1;
-                break;
-            }
-        }
-    }
-    let plan = Array2::from_shape_fn((n, k), |(i, j)| u[i] * kern[[i, j]] * v[j]);
-    plan.iter().all(|x| x.is_finite()).then_some((plan, iterations))
 }
 
-fn sinkhorn_log(
-    a: &[f64],
-    b: &[f64],
-    m: ArrayView2<'_, f64>,
-    reg: f64,
-    max_iter: usize,
-    tol: f64,
-) -> (Array2<f64>, usize) {
-    let (n, k) = m.dim();
-    let log_k = m.mapv(|c| -c / reg);
-    let log_a: Vec<f64> = a.iter().map(|x| x.ln()).collect();
-    let log_b: Vec<f64> = b.iter().map(|x| x.ln()).collect();
-    let mut lu = vec![-(n as f64).ln(); n];
-    let mut lv = vec![-(k as f64).ln(); k];
-    let mut iterations = max_iter;
-    for it in 0..max_iter {
-        for j in 0..k {
-            lv[j] = log_b[j] - log_sum_exp((0..n).map(|i| lu[i] + log_k[[i, j]]));
-        }
-        for i in 0..n {
-            let row = log_k.row(i);
-            lu[i] = log_a[i] - log_sum_exp((0..k).map(|j| row[j] + lv[j]));
-        }
-        if it % 10 == 0 {
-            let err: f64 = (0..k)
-                .map(|j| {
-                    let s: f64 = (0..n).map(|i| (lu[i] + log_k[[i, j]] + lv[j]).exp()).sum();
-                    (s - b[j]).powi(2)
-                })
-                .sum::<f64>()
-                .sqrt();
-            if err < tol {
-                iterations = it + 1;
-                break;
-            }
+/// `out = Kᵀ u`, accumulated row by row of `kern`.
+fn kt_mul(kern: &Array2<f64>, u: &[f64], out: &mut [f64]) {
+    out.iter_mut().for_each(|x| *x = 0.0);
+    for (row, &ui) in kern.rows().into_iter().zip(u) {
+        for (acc, &kij) in out.iter_mut().zip(row) {
+            *acc += kij * ui;
         }
     }
-    (
-        Array2::from_shape_fn((n, k), |(i, j)| (lu[i] + log_k[[i, j]] + lv[j]).exp()),
-        iterations,
-    )
 }
 
-/// `argmax` of every row, the first maximum on ties.
-fn row_argmax(a: &Array2<f64>) -> Vec<usize> {
-    a.axis_iter(Axis(0))
-        .map(|row| {
-            let mut best = 0;
-            for (c, &v) in row.iter().enumerate() {
-                if v > row[best] {
-                    best = c;
+impl Sinkhorn<'_, '_> {
+    /// The scaling iteration on the shifted kernel; `None` when an iterate is not a finite
+    /// positive number (the log domain then takes over).
+    fn scaling(&self) -> Option<(Array2<f64>, usize)> {
+        let (a, b, m) = (self.a, self.b, self.m);
+        let (reg, max_iter, tol) = (self.reg, self.max_iter, self.tol);
+        let (n, k) = m.dim();
+        let shift = m.iter().fold(f64::INFINITY, |acc, &v| acc.min(v));
+        let kern = m.mapv(|c| (-(c - shift) / reg).exp());
+        let mut u = vec![1.0 / n as f64; n];
+        let mut v = vec![0.0; k];
+        let mut ktu = vec![0.0; k];
+        let mut iterations = max_iter;
+        for it in 0..max_iter {
+            kt_mul(&kern, &u, &mut ktu);
+            for j in 0..k {
+                v[j] = b[j] / ktu[j];
+            }
+            for (ui, (row, &ai)) in u.iter_mut().zip(kern.rows().into_iter().zip(a)) {
+                *ui = ai / row.iter().zip(&v).map(|(kij, vj)| kij * vj).sum::<f64>();
+            }
+            if !(v.iter().chain(&u).all(|x| x.is_finite() && *x > 0.0)) {
+                return None;
+            }
+            if it % 10 == 0 {
+                kt_mul(&kern, &u, &mut ktu);
+                let err = (0..k).map(|j| (ktu[j] * v[j] - b[j]).powi(2)).sum::<f64>().sqrt();
+                if err < tol {
+                    iterations = it + 1;
+                    break;
                 }
             }
-            best
-        })
-        .collect()
+        }
+        let plan = Array2::from_shape_fn((n, k), |(i, j)| u[i] * kern[[i, j]] * v[j]);
+        plan.iter().all(|x| x.is_finite()).then_some((plan, iterations))
+    }
+
+    /// The same iteration on `log u`, `log v` (no underflow).
+    fn log_domain(&self) -> (Array2<f64>, usize) {
+        let (a, b, m) = (self.a, self.b, self.m);
+        let (reg, max_iter, tol) = (self.reg, self.max_iter, self.tol);
+        let (n, k) = m.dim();
+        let log_k = m.mapv(|c| -c / reg);
+        let log_a: Vec<f64> = a.iter().map(|x| x.ln()).collect();
+        let log_b: Vec<f64> = b.iter().map(|x| x.ln()).collect();
+        let mut lu = vec![-(n as f64).ln(); n];
+        let mut lv = vec![-(k as f64).ln(); k];
+        let mut iterations = max_iter;
+        for it in 0..max_iter {
+            for j in 0..k {
+                lv[j] = log_b[j] - log_sum_exp((0..n).map(|i| lu[i] + log_k[[i, j]]));
+            }
+            for i in 0..n {
+                let row = log_k.row(i);
+                lu[i] = log_a[i] - log_sum_exp((0..k).map(|j| row[j] + lv[j]));
+            }
+            if it % 10 == 0 {
+                let err: f64 = (0..k)
+                    .map(|j| {
+                        let s: f64 = (0..n).map(|i| (lu[i] + log_k[[i, j]] + lv[j]).exp()).sum();
+                        (s - b[j]).powi(2)
+                    })
+                    .sum::<f64>()
+                    .sqrt();
+                if err < tol {
+                    iterations = it + 1;
+                    break;
+                }
+            }
+        }
+        (
+            Array2::from_shape_fn((n, k), |(i, j)| (lu[i] + log_k[[i, j]] + lv[j]).exp()),
+            iterations,
+        )
+    }
 }
 
 impl Bcot {
@@ -383,8 +367,8 @@ impl Bcot {
             });
         }
         Ok(BcotFit {
-            row_labels: row_argmax(&z),
-            col_labels: row_argmax(&wplan),
+            row_labels: row_argmax(z.view()),
+            col_labels: row_argmax(wplan.view()),
             row_plan: z,
             col_plan: wplan,
             objective,
@@ -426,7 +410,7 @@ impl Bcot {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use ndarray::Array1;
+    use ndarray::{Array1, Axis};
 
     fn plan_marginals(plan: &Array2<f64>) -> (Array1<f64>, Array1<f64>) {
         (plan.sum_axis(Axis(1)), plan.sum_axis(Axis(0)))
@@ -438,7 +422,15 @@ mod tests {
         let (a, b) = (vec![0.25; 4], vec![1.0 / 3.0; 3]);
         for reg in [10.0, 1.0, 0.05, 1e-3] {
             let (plan, _) = sinkhorn(&a, &b, m.view(), reg, 100_000, 1e-13);
-            let (log_plan, _) = sinkhorn_log(&a, &b, m.view(), reg, 100_000, 1e-13);
+            let (log_plan, _) = Sinkhorn {
+                a: &a,
+                b: &b,
+                m: m.view(),
+                reg,
+                max_iter: 100_000,
+                tol: 1e-13,
+            }
+            .log_domain();
             assert!((&plan - &log_plan).iter().all(|d| d.abs() < 1e-13));
             let (rows, cols) = plan_marginals(&plan);
             assert!(rows.iter().all(|&r| (r - 0.25).abs() < 1e-12), "{rows}");

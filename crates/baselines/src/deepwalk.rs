@@ -25,7 +25,7 @@
 //! Differences from the reference code (phanein/deepwalk with gensim): negative sampling instead
 //! of hierarchical softmax (`hs=1`), an exact logistic function instead of gensim's clipped table,
 //! and the block-synchronous parallel schedule above.
-use crate::error::{check_adjacency, ensure, BaselineError, Result};
+use crate::error::{check_adjacency, ensure, ensure_nonnegative, ensure_positive, BaselineError, Result};
 use crate::util::{neighbour_lists, stream, GraphView};
 use ksvd_linalg::CsrMatrix;
 use ndarray::Array2;
@@ -106,24 +106,14 @@ impl DeepWalkParams {
         )?;
         ensure(self.window >= 1, "window", self.window, "at least 1")?;
         ensure(self.epochs >= 1, "epochs", self.epochs, "at least 1")?;
-        ensure(
-            self.learning_rate.is_finite() && self.learning_rate > 0.0,
-            "learning_rate",
-            self.learning_rate,
-            "a finite number > 0",
-        )?;
+        ensure_positive("learning_rate", self.learning_rate)?;
         ensure(
             self.min_learning_rate.is_finite() && (0.0..=self.learning_rate).contains(&self.min_learning_rate),
             "min_learning_rate",
             self.min_learning_rate,
             "a number in [0, learning_rate]",
         )?;
-        ensure(
-            self.subsample.is_finite() && self.subsample >= 0.0,
-            "subsample",
-            self.subsample,
-            "a finite number >= 0",
-        )?;
+        ensure_nonnegative("subsample", self.subsample)?;
         ensure(self.batch_walks >= 1, "batch_walks", self.batch_walks, "at least 1")?;
         Ok(DeepWalk { params: self.clone() })
     }

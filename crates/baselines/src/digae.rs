@@ -31,7 +31,7 @@
 //! `n x hidden` table); [`DigaeFeatures::Gaussian`] draws i.i.d. standard normal features
 //! (DiGAE's `normal` type) from the seed instead. All edges train the model (the paper's
 //! embeddings are unsupervised; DiGAE's own link-prediction splits are not used).
-use crate::error::{check_adjacency, ensure, BaselineError, Result};
+use crate::error::{check_adjacency, ensure, ensure_nonnegative, ensure_positive, BaselineError, Result};
 use crate::util::stream;
 use ksvd_linalg::random::gaussian_matrix;
 use ksvd_linalg::{dense, CsrMatrix};
@@ -105,31 +105,11 @@ impl DigaeParams {
     pub fn check(&self) -> Result<Digae> {
         ensure(self.hidden >= 1, "hidden", self.hidden, "at least 1")?;
         ensure(self.dimension >= 1, "dimension", self.dimension, "at least 1")?;
-        ensure(
-            self.alpha.is_finite() && self.alpha >= 0.0,
-            "alpha",
-            self.alpha,
-            "a finite number >= 0",
-        )?;
-        ensure(
-            self.beta.is_finite() && self.beta >= 0.0,
-            "beta",
-            self.beta,
-            "a finite number >= 0",
-        )?;
-        ensure(
-            self.learning_rate.is_finite() && self.learning_rate > 0.0,
-            "learning_rate",
-            self.learning_rate,
-            "a finite number > 0",
-        )?;
+        ensure_nonnegative("alpha", self.alpha)?;
+        ensure_nonnegative("beta", self.beta)?;
+        ensure_positive("learning_rate", self.learning_rate)?;
         ensure(self.epochs >= 1, "epochs", self.epochs, "at least 1")?;
-        ensure(
-            self.weight_decay.is_finite() && self.weight_decay >= 0.0,
-            "weight_decay",
-            self.weight_decay,
-            "a finite number >= 0",
-        )?;
+        ensure_nonnegative("weight_decay", self.weight_decay)?;
         if let DigaeFeatures::Gaussian { dimension } = self.features {
             ensure(dimension >= 1, "features.gaussian.dimension", dimension, "at least 1")?;
         }

@@ -28,7 +28,7 @@
 //! The paper runs the official code with the objective threshold `1e-4` (the `tolerance`
 //! default here; the code's own default is 0.01) and the code's default of 10 iterations.
 use crate::bcot::Biclusters;
-use crate::error::{check_nonnegative, ensure, BaselineError, Result};
+use crate::error::{check_nonnegative, ensure, ensure_nonnegative, BaselineError, Result};
 use crate::util::stream;
 use ksvd_linalg::random::sample_indices;
 use ksvd_linalg::CsrMatrix;
@@ -74,18 +74,8 @@ impl EbcParams {
             self.max_iterations,
             "at least 1",
         )?;
-        ensure(
-            self.tolerance.is_finite() && self.tolerance >= 0.0,
-            "tolerance",
-            self.tolerance,
-            "a finite number >= 0",
-        )?;
-        ensure(
-            self.jitter.is_finite() && self.jitter >= 0.0,
-            "jitter",
-            self.jitter,
-            "a finite number >= 0",
-        )?;
+        ensure_nonnegative("tolerance", self.tolerance)?;
+        ensure_nonnegative("jitter", self.jitter)?;
         ensure(self.restarts >= 1, "restarts", self.restarts, "at least 1")?;
         Ok(Ebc { params: self.clone() })
     }
@@ -118,6 +108,18 @@ struct Joint {
     cols: CsrMatrix,
     p_row: Vec<f64>,
     p_col: Vec<f64>,
+}
+
+impl Joint {
+    /// The joint `rows` (documents x terms, summing to 1) with its transpose and marginals.
+    fn new(rows: CsrMatrix) -> Self {
+        Joint {
+            p_row: rows.row_sums(),
+            p_col: rows.col_sums(),
+            cols: rows.transpose(),
+            rows,
+        }
+    }
 }
 
 /// Cluster-level distributions for given labels.
@@ -319,13 +321,7 @@ impl Ebc {
                 .map(move |(&j, &v)| (i, j, v / total))
         });
         let rows = CsrMatrix::from_triplets(n, m, triplets)?;
-        let cols = rows.transpose();
-        let joint = Joint {
-            p_row: rows.row_sums(),
-            p_col: rows.col_sums(),
-            rows,
-            cols,
-        };
+        let joint = Joint::new(rows);
         let mut best: Option<EbcFit> = None;
         for restart in 0..self.params.restarts {
             let fit = self.run(&joint, k_rows, k_cols, seed, restart);
@@ -402,13 +398,7 @@ mod tests {
         let x = CsrMatrix::from_dense(dense.view()).unwrap();
         let total: f64 = x.data().iter().sum();
         let rows = x.map_values(|v| v / total);
-        let cols = rows.transpose();
-        let j = Joint {
-            p_row: rows.row_sums(),
-            p_col: rows.col_sums(),
-            rows,
-            cols,
-        };
+        let j = Joint::new(rows);
         let mut rng = stream(9, 0, 0, 0);
         let (mut rl, mut cl) = (vec![0, 1, 0, 1, 2, 2], vec![1, 0, 0, 1, 1]);
         let mut c = clustered(&j, &rl, &cl, 3, 2);
@@ -434,13 +424,7 @@ mod tests {
         let dense = ndarray::array![[1.0, 2.0], [3.0, 0.0]];
         let x = CsrMatrix::from_dense(dense.view()).unwrap();
         let rows = x.map_values(|v| v / 6.0);
-        let cols = rows.transpose();
-        let j = Joint {
-            p_row: rows.row_sums(),
-            p_col: rows.col_sums(),
-            rows,
-            cols,
-        };
+        let j = Joint::new(rows);
         let c = clustered(&j, &[0, 1], &[0, 1], 2, 2);
         assert!(objective(&j, &c, &[0, 1], &[0, 1]).abs() < 1e-15);
     }

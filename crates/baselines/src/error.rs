@@ -129,6 +129,16 @@ pub(crate) fn ensure(ok: bool, name: &'static str, value: impl ToString, expecte
     }
 }
 
+/// [`ensure`] that `value` is a finite number `> 0`.
+pub(crate) fn ensure_positive(name: &'static str, value: f64) -> Result<()> {
+    ensure(value.is_finite() && value > 0.0, name, value, "a finite number > 0")
+}
+
+/// [`ensure`] that `value` is a finite number `>= 0`.
+pub(crate) fn ensure_nonnegative(name: &'static str, value: f64) -> Result<()> {
+    ensure(value.is_finite() && value >= 0.0, name, value, "a finite number >= 0")
+}
+
 /// Checks that a sparse matrix is non-empty and has only non-negative entries.
 pub(crate) fn check_nonnegative(what: &'static str, a: &ksvd_linalg::CsrMatrix) -> Result<()> {
     if a.nrows() == 0 || a.ncols() == 0 {

@@ -21,7 +21,7 @@
 //! The default decay is HOPE's: `β = 0.5 / ρ(A)` with `ρ(A)` estimated by the same power
 //! iteration as HOPE's `getRadius.m` (start `1/√n`, at most 1000 steps, stop when the normalised
 //! iterate changes by less than 1e-5 up to sign).
-use crate::error::{check_adjacency, ensure, BaselineError, Result};
+use crate::error::{check_adjacency, ensure, ensure_positive, BaselineError, Result};
 use ksvd_linalg::{CsrMatrix, LinearOperator};
 use ksvd_solvers::{lanczos_svd, randomized_svd, LanczosParams, RsvdParams, SolverError};
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
@@ -94,7 +94,7 @@ impl HopeParams {
     pub fn check(&self) -> Result<Hope> {
         ensure(self.rank >= 1, "rank", self.rank, "at least 1")?;
         if let Some(b) = self.beta {
-            ensure(b.is_finite() && b > 0.0, "beta", b, "a finite number > 0")?;
+            ensure_positive("beta", b)?;
         }
         ensure(
             self.beta_radius_fraction.is_finite() && self.beta_radius_fraction > 0.0 && self.beta_radius_fraction < 1.0,
@@ -108,30 +108,15 @@ impl HopeParams {
             self.radius_max_iter,
             "at least 1",
         )?;
-        ensure(
-            self.radius_tol.is_finite() && self.radius_tol > 0.0,
-            "radius_tol",
-            self.radius_tol,
-            "a finite number > 0",
-        )?;
-        ensure(
-            self.katz_tol.is_finite() && self.katz_tol > 0.0,
-            "katz_tol",
-            self.katz_tol,
-            "a finite number > 0",
-        )?;
+        ensure_positive("radius_tol", self.radius_tol)?;
+        ensure_positive("katz_tol", self.katz_tol)?;
         ensure(
             self.katz_max_terms >= 1,
             "katz_max_terms",
             self.katz_max_terms,
             "at least 1",
         )?;
-        ensure(
-            self.lanczos_tol.is_finite() && self.lanczos_tol > 0.0,
-            "lanczos_tol",
-            self.lanczos_tol,
-            "a finite number > 0",
-        )?;
+        ensure_positive("lanczos_tol", self.lanczos_tol)?;
         Ok(Hope { params: self.clone() })
     }
 }
@@ -208,8 +193,8 @@ impl KatzOperator {
     /// `max_terms == 0`.
     pub fn new(adjacency: &CsrMatrix, beta: f64, tol: f64, max_terms: usize) -> Result<Self> {
         check_adjacency(adjacency)?;
-        ensure(beta.is_finite() && beta > 0.0, "beta", beta, "a finite number > 0")?;
-        ensure(tol.is_finite() && tol > 0.0, "katz_tol", tol, "a finite number > 0")?;
+        ensure_positive("beta", beta)?;
+        ensure_positive("katz_tol", tol)?;
         ensure(max_terms >= 1, "katz_max_terms", max_terms, "at least 1")?;
         let beta_a = adjacency.map_values(|v| beta * v);
         let beta_at = beta_a.transpose();

@@ -4,7 +4,7 @@
 #![allow(clippy::unwrap_used)]
 mod common;
 
-use common::{csv, files_in, ksvd, ok, p, rel, x_data, z_data};
+use common::{csv, files_in, ksvd, ok, p, rbf_fit_args, rel, x_data, z_data};
 use ndarray::{Array1, Array2};
 use ndarray_npy::{read_npy, write_npy};
 use std::path::{Path, PathBuf};
@@ -216,23 +216,8 @@ fn every_input_format_gives_the_same_fit() {
         let xp = d.join(name);
         // --header applies to every CSV input.
         let zp = d.join(if extra.contains(&"--header") { "zh.csv" } else { "z.csv" });
-        let mut args = vec![
-            "fit",
-            "--rows",
-            p(&xp),
-            "--cols",
-            p(&zp),
-            "--kernel",
-            "rbf",
-            "--gamma",
-            "6",
-            "--rank",
-            "3",
-            "--solver",
-            "exact",
-            "--out",
-            p(&out),
-        ];
+        let mut args = rbf_fit_args(&xp, &zp, &out);
+        args.extend_from_slice(&["--solver", "exact"]);
         args.extend_from_slice(extra);
         ok(&args);
         read_npy(out.join("s.npy")).unwrap()
@@ -276,32 +261,13 @@ fn user_landmarks_are_used_and_bad_lists_are_rejected() {
     std::fs::write(d.join("far.txt"), "0 1 2 99\n").unwrap();
     std::fs::write(d.join("dup.txt"), "0 1 2 2\n").unwrap();
     write_npy(d.join("cols.npy"), &Array1::from(vec![0i64, 19, 4, 8])).unwrap();
+    let (xp, zp) = (d.join("x.csv"), d.join("z.csv"));
     let fit_with = |rows: &str, cols: &str, out: &Path| {
-        common::run(
-            &[
-                "fit",
-                "--rows",
-                p(&d.join("x.csv")),
-                "--cols",
-                p(&d.join("z.csv")),
-                "--kernel",
-                "rbf",
-                "--gamma",
-                "6",
-                "--rank",
-                "3",
-                "--solver",
-                "nystrom",
-                "--landmark-rows",
-                p(&d.join(rows)),
-                "--landmark-cols",
-                p(&d.join(cols)),
-                "--out",
-                p(out),
-                "--quiet",
-            ],
-            None,
-        )
+        let (rows, cols) = (d.join(rows), d.join(cols));
+        let mut args = rbf_fit_args(&xp, &zp, out);
+        args.extend_from_slice(&["--solver", "nystrom", "--landmark-rows", p(&rows)]);
+        args.extend_from_slice(&["--landmark-cols", p(&cols), "--quiet"]);
+        common::run(&args, None)
     };
     let fit = d.join("fit");
     let r = fit_with("rows.txt", "cols.npy", &fit);
@@ -331,21 +297,7 @@ fn bad_inputs_fail_with_one_line_and_write_nothing() {
     std::fs::write(d.join("x.csv"), csv(&x_data())).unwrap();
     std::fs::write(d.join("z.csv"), csv(&z_data())).unwrap();
     let fit = d.join("fit");
-    ok(&[
-        "fit",
-        "--rows",
-        p(&d.join("x.csv")),
-        "--cols",
-        p(&d.join("z.csv")),
-        "--kernel",
-        "rbf",
-        "--gamma",
-        "6",
-        "--rank",
-        "3",
-        "--out",
-        p(&fit),
-    ]);
+    ok(&rbf_fit_args(&d.join("x.csv"), &d.join("z.csv"), &fit));
     let json = std::fs::read_to_string(fit.join("model.json")).unwrap();
     let model_dir = |name: &str, text: &str| -> PathBuf {
         let m = d.join(name);
@@ -509,8 +461,8 @@ fn precomputed_kernel_round_trip() {
         args.extend_from_slice(&["--solver", "exact", "--out", p(&fit)]);
         args.extend_from_slice(c);
         ok(&args);
-        let mut args = vec!["fit", "--rows", p(&xp), "--cols", p(&zp), "--kernel", "rbf"];
-        args.extend_from_slice(&["--gamma", "6", "--rank", "3", "--solver", "exact", "--out", p(&ref_fit)]);
+        let mut args = rbf_fit_args(&xp, &zp, &ref_fit);
+        args.extend_from_slice(&["--solver", "exact"]);
         args.extend_from_slice(c);
         ok(&args);
         let s: Array1<f64> = read_npy(fit.join("s.npy")).unwrap();

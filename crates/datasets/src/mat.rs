@@ -171,50 +171,23 @@ pub fn parse_mat(bytes: &[u8], path: &Path) -> Result<MatFile> {
         }
     };
     let mut variables = Vec::new();
-    let mut cur = Cursor {
-        buf: bytes,
-        pos: 128,
-        big,
-        path,
-    };
+    let mut cur = Cursor::after_header(bytes, big, path);
     while cur.pos < bytes.len() {
         let start = cur.pos;
         let (ty, body) = cur.element()?;
         match ty {
             MI_MATRIX => {
-                let mut inner = Cursor {
-                    buf: body,
-                    pos: 0,
-                    big,
-                    path,
-                };
+                let mut inner = Cursor::new(body, big, path);
                 if let Some(v) = parse_matrix(&mut inner).map_err(|e| e.shift(start + 8))? {
                     variables.push(v);
                 }
             }
             MI_COMPRESSED => {
-                let mut dec = Vec::new();
-                flate2::read::ZlibDecoder::new(body)
-                    .read_to_end(&mut dec)
-                    .map_err(|e| DatasetError::MalformedBinary {
-                        path: path.to_path_buf(),
-                        offset: start,
-                        message: format!("zlib stream of a compressed element is corrupt: {e}"),
-                    })?;
-                let mut c = Cursor {
-                    buf: &dec,
-                    pos: 0,
-                    big,
-                    path,
-                };
+                let dec = inflate(body, start, path)?;
+                let mut c = Cursor::new(&dec, big, path);
                 let (ty, body) = c.element().map_err(|e| e.context("inside a compressed element"))?;
                 if ty == MI_MATRIX {
-                    let mut inner = Cursor {
-                        buf: body,
-                        pos: 0,
-                        big,
-                        path,
-                    };
+                    let mut inner = Cursor::new(body, big, path);
                     if let Some(v) = parse_matrix(&mut inner).map_err(|e| e.context("inside a compressed element"))? {
                         variables.push(v);
                     }
@@ -234,32 +207,15 @@ pub fn keep_mat_variables(bytes: &[u8], keep: &[&str], path: &Path) -> Result<Ve
     parse_mat(bytes, path)?; // validates the whole file first
     let big = &bytes[126..128] == b"MI";
     let mut out = bytes[..128].to_vec();
-    let mut cur = Cursor {
-        buf: bytes,
-        pos: 128,
-        big,
-        path,
-    };
+    let mut cur = Cursor::after_header(bytes, big, path);
     while cur.pos < bytes.len() {
         let start = cur.pos;
         let (ty, body) = cur.element()?;
         let name = match ty {
             MI_MATRIX => element_name(body, big, path)?,
             MI_COMPRESSED => {
-                let mut dec = Vec::new();
-                flate2::read::ZlibDecoder::new(body)
-                    .read_to_end(&mut dec)
-                    .map_err(|e| DatasetError::MalformedBinary {
-                        path: path.to_path_buf(),
-                        offset: start,
-                        message: format!("zlib stream of a compressed element is corrupt: {e}"),
-                    })?;
-                let mut c = Cursor {
-                    buf: &dec,
-                    pos: 0,
-                    big,
-                    path,
-                };
+                let dec = inflate(body, start, path)?;
+                let mut c = Cursor::new(&dec, big, path);
                 let (ty, inner) = c.element()?;
                 if ty == MI_MATRIX {
                     element_name(inner, big, path)?
@@ -276,17 +232,26 @@ pub fn keep_mat_variables(bytes: &[u8], keep: &[&str], path: &Path) -> Result<Ve
     Ok(out)
 }
 
+/// The bytes of an `miCOMPRESSED` element's zlib stream `body`, which starts at byte `offset` of
+/// the file `path`.
+fn inflate(body: &[u8], offset: usize, path: &Path) -> Result<Vec<u8>> {
+    let mut dec = Vec::new();
+    flate2::read::ZlibDecoder::new(body)
+        .read_to_end(&mut dec)
+        .map_err(|e| DatasetError::MalformedBinary {
+            path: path.to_path_buf(),
+            offset,
+            message: format!("zlib stream of a compressed element is corrupt: {e}"),
+        })?;
+    Ok(dec)
+}
+
 /// The name of an `miMATRIX` body (array flags, dimensions, name).
 fn element_name(body: &[u8], big: bool, path: &Path) -> Result<Option<String>> {
     if body.is_empty() {
         return Ok(None);
     }
-    let mut c = Cursor {
-        buf: body,
-        pos: 0,
-        big,
-        path,
-    };
+    let mut c = Cursor::new(body, big, path);
     c.element()?;
     c.element()?;
     let (_, name) = c.element()?;
@@ -336,6 +301,19 @@ struct Cursor<'a> {
 }
 
 impl<'a> Cursor<'a> {
+    /// A cursor at the start of `buf`.
+    fn new(buf: &'a [u8], big: bool, path: &'a Path) -> Self {
+        Cursor { buf, pos: 0, big, path }
+    }
+
+    /// A cursor at the first top-level element of a whole file (after the 128-byte header).
+    fn after_header(bytes: &'a [u8], big: bool, path: &'a Path) -> Self {
+        Cursor {
+            pos: 128,
+            ..Cursor::new(bytes, big, path)
+        }
+    }
+
     fn err(&self, message: impl Into<String>) -> DatasetError {
         DatasetError::MalformedBinary {
             path: self.path.to_path_buf(),

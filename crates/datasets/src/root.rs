@@ -47,6 +47,23 @@ pub struct ManifestFile {
     pub transform: String,
 }
 
+impl ManifestFile {
+    /// Checks that the sha256 of the file at `path` (this entry's file below its data root) is
+    /// this entry's; errors: [`DatasetError::ChecksumMismatch`], or the read error.
+    fn verify(&self, path: &Path) -> Result<()> {
+        let actual = sha256_file(path)?;
+        if actual.eq_ignore_ascii_case(&self.sha256) {
+            Ok(())
+        } else {
+            Err(DatasetError::ChecksumMismatch {
+                path: path.to_path_buf(),
+                expected: self.sha256.clone(),
+                actual,
+            })
+        }
+    }
+}
+
 /// A file that is known but not committed.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
 pub struct ExternalFile {
@@ -259,14 +276,7 @@ impl DataRoot {
                     origin: format!("listed in {} but absent; {}", mpath.display(), dataset.origin()),
                 });
             }
-            let actual = sha256_file(&path)?;
-            if !actual.eq_ignore_ascii_case(&entry.sha256) {
-                return Err(DatasetError::ChecksumMismatch {
-                    path,
-                    expected: entry.sha256.clone(),
-                    actual,
-                });
-            }
+            entry.verify(&path)?;
             return Ok(path);
         }
         if let Some(ext) = manifest.external.iter().find(|f| candidates.contains(&f.path)) {
@@ -298,15 +308,7 @@ impl DataRoot {
             return Ok(0);
         };
         for entry in &manifest.files {
-            let path = self.dir.join(&entry.path);
-            let actual = sha256_file(&path)?;
-            if !actual.eq_ignore_ascii_case(&entry.sha256) {
-                return Err(DatasetError::ChecksumMismatch {
-                    path,
-                    expected: entry.sha256.clone(),
-                    actual,
-                });
-            }
+            entry.verify(&self.dir.join(&entry.path))?;
         }
         Ok(manifest.files.len())
     }

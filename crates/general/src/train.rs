@@ -446,16 +446,7 @@ mod tests {
         // y = 2 f - 1 exactly: full-batch GD on the MSE converges to the exact fit.
         let f = array![[0.0], [1.0], [2.0], [3.0], [-1.0]];
         let y = f.column(0).mapv(|v| 2.0 * v - 1.0);
-        let opts = SgdOptions {
-            lr: 0.05,
-            iterations: 3000,
-            batch_size: None,
-            refresh_every: 1,
-            standardize_features: false,
-            standardize_target: false,
-            head_init: HeadInit::Pytorch,
-            seed: 0,
-        };
+        let opts = sgd(0.05, 3000, HeadInit::Pytorch, 0);
         let t = train(FeatureSource::Fixed(f.view()), y.view(), Loss::Mse, &opts).unwrap();
         assert!((t.head.w[[0, 0]] - 2.0).abs() < 1e-8 && (t.head.b[0] + 1.0).abs() < 1e-8);
         assert!(t.final_train_loss < 1e-15);
@@ -466,16 +457,7 @@ mod tests {
     fn divergence_is_reported_not_panicked() {
         let f = array![[10.0], [20.0], [30.0]];
         let y = array![1.0, 2.0, 3.0];
-        let opts = SgdOptions {
-            lr: 1.0,
-            iterations: 2000,
-            batch_size: None,
-            refresh_every: 1,
-            standardize_features: false,
-            standardize_target: false,
-            head_init: HeadInit::Pytorch,
-            seed: 0,
-        };
+        let opts = sgd(1.0, 2000, HeadInit::Pytorch, 0);
         let t = train(FeatureSource::Fixed(f.view()), y.view(), Loss::Mse, &opts).unwrap();
         assert!(t.diverged_at.is_some());
     }

@@ -337,16 +337,7 @@ impl CsrMatrix {
 
     /// `A X` for a dense `X` (`ncols x k`), parallel over rows.
     pub fn mul_dense(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        if x.nrows() != self.ncols {
-            return Err(LinalgError::ShapeMismatch {
-                op: "A X",
-                left: self.shape(),
-                right: x.dim(),
-            });
-        }
-        let mut out = Array2::zeros((self.nrows, x.ncols()));
-        self.mul_dense_into(x, out.view_mut());
-        Ok(out)
+        self.dense_product("A X", self.ncols, self.nrows, x, Self::mul_dense_into)
     }
 
     /// `out = A X`; shapes must already be checked.
@@ -365,15 +356,28 @@ impl CsrMatrix {
 
     /// `A^T X` for a dense `X` (`nrows x k`), by a deterministic parallel scatter.
     pub fn tmul_dense(&self, x: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
-        if x.nrows() != self.nrows {
+        self.dense_product("A^T X", self.nrows, self.ncols, x, Self::tmul_dense_into)
+    }
+
+    /// The product `op` of this matrix with a dense `x` that must have `inner` rows, written by
+    /// `into` into a new `out_rows x k` matrix.
+    fn dense_product(
+        &self,
+        op: &'static str,
+        inner: usize,
+        out_rows: usize,
+        x: ArrayView2<'_, f64>,
+        into: fn(&Self, ArrayView2<'_, f64>, ndarray::ArrayViewMut2<'_, f64>),
+    ) -> Result<Array2<f64>> {
+        if x.nrows() != inner {
             return Err(LinalgError::ShapeMismatch {
-                op: "A^T X",
+                op,
                 left: self.shape(),
                 right: x.dim(),
             });
         }
-        let mut out = Array2::zeros((self.ncols, x.ncols()));
-        self.tmul_dense_into(x, out.view_mut());
+        let mut out = Array2::zeros((out_rows, x.ncols()));
+        into(self, x, out.view_mut());
         Ok(out)
     }
 

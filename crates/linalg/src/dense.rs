@@ -58,6 +58,22 @@ pub fn matmul(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f
     Ok(out)
 }
 
+/// The column of the largest entry of every row of `a`, the first one on ties (as
+/// `numpy.argmax`); a `NaN` entry is never the largest (0 for a row without columns).
+pub fn row_argmax(a: ArrayView2<'_, f64>) -> Vec<usize> {
+    a.axis_iter(ndarray::Axis(0))
+        .map(|row| {
+            let mut best = 0;
+            for (c, &v) in row.iter().enumerate() {
+                if v > row[best] {
+                    best = c;
+                }
+            }
+            best
+        })
+        .collect()
+}
+
 /// `out = alpha A B` (or `out += alpha A B` when `accumulate`).
 pub fn gemm_into(
     out: ArrayViewMut2<'_, f64>,

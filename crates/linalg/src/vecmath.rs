@@ -48,20 +48,11 @@ macro_rules! exp_body {
         let t = $fma(xc, LOG2E, ROUND);
         let k = t - ROUND;
         let r = $fma(-k, LN2_LO, $fma(-k, LN2_HI, xc));
+        // Horner's rule from the highest coefficient down (a fixed trip count: unrolled).
         let mut p = INV_FACT[13];
-        p = $fma(p, r, INV_FACT[12]);
-        p = $fma(p, r, INV_FACT[11]);
-        p = $fma(p, r, INV_FACT[10]);
-        p = $fma(p, r, INV_FACT[9]);
-        p = $fma(p, r, INV_FACT[8]);
-        p = $fma(p, r, INV_FACT[7]);
-        p = $fma(p, r, INV_FACT[6]);
-        p = $fma(p, r, INV_FACT[5]);
-        p = $fma(p, r, INV_FACT[4]);
-        p = $fma(p, r, INV_FACT[3]);
-        p = $fma(p, r, INV_FACT[2]);
-        p = $fma(p, r, INV_FACT[1]);
-        p = $fma(p, r, INV_FACT[0]);
+        for &c in INV_FACT[..13].iter().rev() {
+            p = $fma(p, r, c);
+        }
         // 2^k from the exponent bits: k + 1023 in [1, 2046] for x in [-700, 709.5]; the
         // top half of the range is split into two factors so that 2^k never overflows early.
         let kb = t.to_bits().wrapping_add(1023 - 1) << 52;

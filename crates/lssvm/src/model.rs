@@ -4,7 +4,7 @@ use crate::error::{check_finite, check_nonempty, LssvmError, Result};
 use crate::kernel::{block_into, gram, sq_norms, Kernel, KernelOperator};
 use crate::params::{Solver, ValidLssvmParams};
 use crate::solve::{solve_dual_cg, solve_dual_direct_owned, solve_primal, DualSolution};
-use ksvd_linalg::dense::{gemm_into, matmul};
+use ksvd_linalg::dense::{gemm_into, matmul, row_argmax};
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, Axis};
 
 #[derive(Debug, Clone, PartialEq)]
@@ -232,18 +232,7 @@ pub fn argmax_labels(scores: ArrayView2<'_, f64>) -> Result<Vec<usize>> {
             cols: 0,
         });
     }
-    Ok(scores
-        .axis_iter(Axis(0))
-        .map(|row| {
-            let mut best = 0;
-            for (c, &v) in row.iter().enumerate() {
-                if v > row[best] {
-                    best = c;
-                }
-            }
-            best
-        })
-        .collect())
+    Ok(row_argmax(scores))
 }
 
 /// For each row `j`, marks the `k[j]` columns with the largest scores (ties go to the smaller

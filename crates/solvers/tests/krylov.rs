@@ -1,39 +1,12 @@
 //! The block Krylov engine on matrices large enough that it does not fall back to a dense SVD:
 //! repeated and clustered singular values, rank deficiency, certified residuals, the default
 //! (`auto_svd`) choice, and bad parameters.
-use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
-use ksvd_linalg::{dense, MemoryBudget};
+mod common;
+use common::*;
+use ksvd_linalg::MemoryBudget;
 use ksvd_solvers::accuracy::max_principal_angle_sin;
 use ksvd_solvers::*;
-use ndarray::{Array1, Array2};
-
-/// `U diag(s) Vᵀ` with random orthonormal `U`, `V` (`s` sorted descending by the caller).
-fn with_spectrum(n: usize, m: usize, s: &[f64], seed: u64) -> Array2<f64> {
-    let mut rng = rng_from_seed(seed);
-    let k = s.len();
-    let u = dense::thin_q(gaussian_matrix(&mut rng, n, k).view()).unwrap();
-    let v = dense::thin_q(gaussian_matrix(&mut rng, m, k).view()).unwrap();
-    (&u * &Array1::from(s.to_vec())).dot(&v.t())
-}
-
-/// Explicit residuals relative to s_1 (independent of the solver's own computation).
-fn explicit_residual(g: &Array2<f64>, r: &SvdResult) -> f64 {
-    let s1 = r.s[0].max(f64::MIN_POSITIVE);
-    let e1 = &g.dot(&r.v) - &(&r.u * &r.s);
-    let e2 = &g.t().dot(&r.u) - &(&r.v * &r.s);
-    let col_max = |e: &Array2<f64>| e.columns().into_iter().map(|c| c.dot(&c).sqrt()).fold(0.0f64, f64::max);
-    col_max(&e1).max(col_max(&e2)) / s1
-}
-
-fn orthonormality_error(a: &Array2<f64>) -> f64 {
-    (&a.t().dot(a) - &Array2::<f64>::eye(a.ncols()))
-        .iter()
-        .fold(0.0f64, |x, v| x.max(v.abs()))
-}
-
-fn eps_tol(n: usize, m: usize) -> f64 {
-    64.0 * f64::EPSILON * (8.0 * n.max(m) as f64).sqrt()
-}
+use ndarray::Array2;
 
 /// A spectrum with a triple, a double and a tight cluster, then a decaying tail.
 fn hard_spectrum() -> Vec<f64> {

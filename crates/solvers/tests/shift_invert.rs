@@ -1,6 +1,8 @@
 //! Shift-invert subspace iteration on sparse-plus-low-rank matrices: agreement with a dense SVD
 //! on repeated singular values (the case Krylov blocks cannot certify), the exact count of values
 //! above the shift, orthonormality, and bad input.
+mod common;
+use common::*;
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_linalg::{CsrMatrix, LinearOperator, MemoryBudget, SparsePlusLowRank};
 use ksvd_solvers::*;
@@ -80,20 +82,6 @@ fn block_diagonal(copies: usize, others: usize, scale: f64, seed: u64) -> CsrMat
     }
     let n = 3 * (copies + others);
     CsrMatrix::from_triplets(n, n, t).unwrap()
-}
-
-fn orthonormality_error(a: &Array2<f64>) -> f64 {
-    (&a.t().dot(a) - &Array2::<f64>::eye(a.ncols()))
-        .iter()
-        .fold(0.0f64, |x, v| x.max(v.abs()))
-}
-
-/// Explicit residuals relative to s_1.
-fn explicit_residual(g: &Array2<f64>, r: &SvdResult) -> f64 {
-    let e1 = &g.dot(&r.v) - &(&r.u * &r.s);
-    let e2 = &g.t().dot(&r.u) - &(&r.v * &r.s);
-    let col_max = |e: &Array2<f64>| e.columns().into_iter().map(|c| c.dot(&c).sqrt()).fold(0.0f64, f64::max);
-    col_max(&e1).max(col_max(&e2)) / r.s[0]
 }
 
 /// Checks a shift-invert result against the dense SVD: values, residuals, orthonormality and the

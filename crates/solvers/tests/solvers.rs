@@ -1,15 +1,12 @@
 //! Solver properties over tall, wide, square, rank-deficient and zero matrices.
+mod common;
+use common::*;
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
-use ksvd_linalg::{dense, CsrMatrix};
+use ksvd_linalg::CsrMatrix;
 use ksvd_solvers::accuracy::max_principal_angle_sin;
 use ksvd_solvers::*;
-use ndarray::{Array1, Array2};
+use ndarray::Array2;
 use proptest::prelude::*;
-
-fn eps_tol(n: usize, m: usize) -> f64 {
-    // faer's convention: eps * sqrt(8 max(n, m)), with head-room for the products in the check.
-    64.0 * f64::EPSILON * (8.0 * n.max(m) as f64).sqrt()
-}
 
 /// Checks `G V = U S`, `Gᵀ U = V S`, orthonormality, ordering; `rtol` is relative to `s_1`.
 fn check_svd(g: &Array2<f64>, r: &SvdResult, rtol: f64, label: &str) {
@@ -42,15 +39,6 @@ fn check_svd(g: &Array2<f64>, r: &SvdResult, rtol: f64, label: &str) {
         r.s.windows(2).into_iter().all(|w| w[0] >= w[1]),
         "{label}: not descending"
     );
-}
-
-/// A matrix with prescribed singular values (`rank(s)` nonzero ones).
-fn with_spectrum(n: usize, m: usize, s: &[f64], seed: u64) -> Array2<f64> {
-    let mut rng = rng_from_seed(seed);
-    let k = s.len();
-    let u = dense::thin_q(gaussian_matrix(&mut rng, n, k).view()).unwrap();
-    let v = dense::thin_q(gaussian_matrix(&mut rng, m, k).view()).unwrap();
-    (&u * &Array1::from(s.to_vec())).dot(&v.t())
 }
 
 fn shapes() -> Vec<(&'static str, Array2<f64>)> {

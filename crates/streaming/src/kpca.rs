@@ -141,12 +141,7 @@ impl Embedding for StreamingKpca {
     }
 
     fn embed_raw(&self, x: &CsrMatrix) -> Result<Array2<f64>> {
-        if x.ncols() != self.summary.features {
-            return Err(StreamingError::FeatureMismatch {
-                expected: self.summary.features,
-                got: x.ncols(),
-            });
-        }
+        self.summary.check_features(x)?;
         let kernel = Kernel::Rbf { gamma: self.gamma };
         let l_sq = self.landmark_sq.as_slice().unwrap_or(&[]);
         blocked_embed(

@@ -389,12 +389,7 @@ impl Embedding for StreamingKsvd {
     }
 
     fn embed_raw(&self, x: &CsrMatrix) -> Result<Array2<f64>> {
-        if x.ncols() != self.summary.features {
-            return Err(StreamingError::FeatureMismatch {
-                expected: self.summary.features,
-                got: x.ncols(),
-            });
-        }
+        self.summary.check_features(x)?;
         let geo = Geometry {
             side: self.side,
             projection: self.projection.as_ref(),

@@ -29,6 +29,20 @@ pub struct ScanSummary {
     pub label_counts: Vec<(f64, usize)>,
 }
 
+impl ScanSummary {
+    /// Checks that `x` has the [`features`](Self::features) columns of the scanned data; errors:
+    /// [`crate::StreamingError::FeatureMismatch`].
+    pub(crate) fn check_features(&self, x: &CsrMatrix) -> Result<()> {
+        if x.ncols() != self.features {
+            return Err(crate::StreamingError::FeatureMismatch {
+                expected: self.features,
+                got: x.ncols(),
+            });
+        }
+        Ok(())
+    }
+}
+
 /// The additive part of a scan: stored entries, label counts and squared column norms. Partial
 /// counts of disjoint row sets merge by addition ([`ScanCounts::merge`]): exactly for the
 /// integers, up to the order of the floating-point additions for the norms.

@@ -107,3 +107,24 @@ pub fn x_data() -> Array2<f64> {
 pub fn z_data() -> Array2<f64> {
     Array2::from_shape_fn((20, 4), |(i, j)| ((i * 5 + j) % 13) as f64 - 5.0)
 }
+
+/// The arguments of the tests' reference fit: rows from `rows`, columns from `cols` (files of
+/// [`x_data`] and [`z_data`]), an RBF kernel with γ = 6, rank 3, written to `out`; callers add
+/// the solver and anything else.
+pub fn rbf_fit_args<'a>(rows: &'a Path, cols: &'a Path, out: &'a Path) -> Vec<&'a str> {
+    vec![
+        "fit",
+        "--rows",
+        p(rows),
+        "--cols",
+        p(cols),
+        "--kernel",
+        "rbf",
+        "--gamma",
+        "6",
+        "--rank",
+        "3",
+        "--out",
+        p(out),
+    ]
+}

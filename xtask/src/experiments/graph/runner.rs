@@ -323,19 +323,15 @@ impl Table1Config {
 impl Table1Config {
     /// Checks the config (datasets and overrides name datasets, grids and solvers are valid).
     pub fn validate(&self) -> Result<()> {
-        ensure(!self.datasets.is_empty(), "datasets", "[]", "list at least one dataset")?;
-        ensure(!self.methods.is_empty(), "methods", "[]", "list at least one method")?;
-        ensure(
-            self.components >= 1,
-            "components",
+        validate_shared(
+            &self.datasets,
+            self.methods.len(),
             self.components,
-            "must be at least 1",
+            &self.gamma_grid,
+            &self.solver,
+            &self.overrides,
         )?;
-        validate_grid(&self.gamma_grid)?;
-        self.solver.validate()?;
         for (name, o) in &self.overrides {
-            name.parse::<DatasetName>()?;
-            o.validate()?;
             ensure(
                 o.nystrom_inner.is_none(),
                 "overrides.nystrom_inner",
@@ -348,6 +344,28 @@ impl Table1Config {
         }
         self.eval.validate()
     }
+}
+
+/// The checks Table 1 and the Nystrom figure share: datasets and methods listed, at least one
+/// component, a valid bandwidth grid and solver, overrides that name datasets and are valid.
+fn validate_shared(
+    datasets: &[String],
+    methods: usize,
+    components: usize,
+    gamma_grid: &[f64],
+    solver: &Solver,
+    overrides: &BTreeMap<String, DatasetOverride>,
+) -> Result<()> {
+    ensure(!datasets.is_empty(), "datasets", "[]", "list at least one dataset")?;
+    ensure(methods > 0, "methods", "[]", "list at least one method")?;
+    ensure(components >= 1, "components", components, "must be at least 1")?;
+    validate_grid(gamma_grid)?;
+    solver.validate()?;
+    for (name, o) in overrides {
+        name.parse::<DatasetName>()?;
+        o.validate()?;
+    }
+    Ok(())
 }
 
 fn validate_grid(g: &[f64]) -> Result<()> {
@@ -983,20 +1001,14 @@ impl NystromF1Config {
     /// Checks the config (every dataset has an `m` grid, overrides name datasets, grids and
     /// solvers are valid).
     pub fn validate(&self) -> Result<()> {
-        ensure(!self.datasets.is_empty(), "datasets", "[]", "list at least one dataset")?;
-        ensure(!self.methods.is_empty(), "methods", "[]", "list at least one method")?;
-        ensure(
-            self.components >= 1,
-            "components",
+        validate_shared(
+            &self.datasets,
+            self.methods.len(),
             self.components,
-            "must be at least 1",
+            &self.gamma_grid,
+            &self.solver,
+            &self.overrides,
         )?;
-        validate_grid(&self.gamma_grid)?;
-        self.solver.validate()?;
-        for (name, o) in &self.overrides {
-            name.parse::<DatasetName>()?;
-            o.validate()?;
-        }
         for d in &self.datasets {
             d.parse::<DatasetName>()?;
             let grid = self.m_grid.get(d).map(Vec::as_slice).unwrap_or(&[]);
