@@ -209,9 +209,7 @@ impl KernelFunction for PyKernel {
         mut out: ndarray::ArrayViewMut2<'_, f64>,
     ) -> Result<(), KernelFnError> {
         Python::attach(|py| {
-            let failed = |e: PyErr| KernelFnError::Failed {
-                reason: e.to_string(),
-            };
+            let failed = |e: PyErr| KernelFnError::Failed { reason: e.to_string() };
             let a = PyArray2::from_array(py, &x);
             let b = PyArray2::from_array(py, &z);
             let result = self.f.bind(py).call1((a, b)).map_err(failed)?;
@@ -228,9 +226,7 @@ impl KernelFunction for PyKernel {
                 Err(_) => {
                     let ndim: usize = array.getattr("ndim").and_then(|d| d.extract()).unwrap_or(0);
                     return Err(KernelFnError::Failed {
-                        reason: format!(
-                            "it returned a {ndim}-d {kind} where a 2-d array (len(A) x len(B)) was asked"
-                        ),
+                        reason: format!("it returned a {ndim}-d {kind} where a 2-d array (len(A) x len(B)) was asked"),
                     });
                 }
             };
@@ -424,7 +420,9 @@ impl Hyper {
                  parameters",
             ));
         }
-        shared_params!(Kpca::params(), self, kind, py).check().map_err(value_error)
+        shared_params!(Kpca::params(), self, kind, py)
+            .check()
+            .map_err(value_error)
     }
 }
 
@@ -605,9 +603,9 @@ impl PyKsvdModel {
             None => py.detach(|| KsvdModel::from_bytes(bytes)),
         }
         .map_err(|e| match e {
-            KsvdError::KernelFunctionNeeded { .. } => value_error(format!(
-                "{e}; pass the callable: ksvd.load(path, kernel=f)"
-            )),
+            KsvdError::KernelFunctionNeeded { .. } => {
+                value_error(format!("{e}; pass the callable: ksvd.load(path, kernel=f)"))
+            }
             e => value_error(e),
         })?;
         Ok(PyKsvdModel {
