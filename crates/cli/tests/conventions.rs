@@ -8,27 +8,9 @@
 use clap::CommandFactory;
 use ksvd_cli::{Cli, ExitStatus, AFTER_HELP};
 
-const CONVENTIONS: &str = include_str!("../../../docs/conventions.md");
-
-fn cells(line: &str) -> Vec<String> {
-    line.trim()
-        .trim_matches('|')
-        .split(" | ")
-        .map(|c| c.trim().to_string())
-        .collect()
-}
-
-/// The rows of the table whose header line starts with `header`, as cells.
-fn table(header: &str) -> (Vec<String>, Vec<Vec<String>>) {
-    let mut lines = CONVENTIONS.lines().skip_while(|l| !l.starts_with(header));
-    let head = cells(
-        lines
-            .next()
-            .unwrap_or_else(|| panic!("docs/conventions.md has no `{header}` table")),
-    );
-    let rows = lines.skip(1).take_while(|l| l.starts_with('|')).map(cells).collect();
-    (head, rows)
-}
+#[path = "../../ksvd/tests/support/conventions_table.rs"]
+mod conventions_table;
+use conventions_table::table;
 
 /// The `--flags` inside the backticks of `text`.
 fn flags(text: &str) -> Vec<String> {

@@ -1,7 +1,8 @@
 //! Kernel matrices against a brute-force, entry-by-entry reference.
 use ksvd_kernels::graph::{bandwidth_rule, graph_samples, transform_adjacency, GraphInput};
-use ksvd_kernels::{compat, Centering, Compat, Kernel, KernelError, KernelMatrix, Samples};
+use ksvd_kernels::{compat, Centering, Compat, Kernel, KernelError, KernelKind, KernelMatrix, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
+use ksvd_linalg::Vocabulary;
 use ksvd_linalg::{materialize, CsrMatrix, LinearOperator, MatrixBlocks, Twins};
 use ndarray::{Array2, ArrayView2};
 use proptest::prelude::*;
@@ -49,14 +50,9 @@ fn check_fused_products(g: &KernelMatrix, want: &Array2<f64>, label: &str) {
     assert!(g.block_mul(&rows, &cols, w2.view()).is_err());
 }
 
+/// One kernel of every built-in kind (the vocabulary's), polynomial of degree 2.
 fn kernels() -> Vec<Kernel> {
-    vec![
-        Kernel::Linear,
-        Kernel::Polynomial { degree: 2, offset: 1.0 },
-        Kernel::Rbf { gamma: 1.3 },
-        Kernel::Laplacian { gamma: 0.9 },
-        Kernel::Sne { gamma: 0.8 },
-    ]
+    KernelKind::ALL.iter().filter_map(|k| k.kernel(1.3, 2, 1.0)).collect()
 }
 
 /// A sparse random 0/1-ish matrix with some empty rows.

@@ -57,6 +57,28 @@ pub enum Solver {
 }
 
 impl Solver {
+    /// The asymmetric Nyström method's parameters of a [`Solver::Nystrom`] at rank `rank` on an
+    /// `n × m` matrix (landmark counts capped by the sizes; `None` for the other solvers).
+    pub(crate) fn nystrom_params(&self, rank: usize, (n, m): (usize, usize), seed: u64) -> Option<NystromParams> {
+        match *self {
+            Solver::Nystrom {
+                landmarks,
+                cols,
+                sampling,
+                inner,
+            } => Some(NystromParams {
+                rank,
+                rows: landmarks.min(n),
+                cols: cols.unwrap_or(landmarks).min(m),
+                sampling,
+                inner,
+                seed,
+                shared_samples: false,
+            }),
+            _ => None,
+        }
+    }
+
     /// Checks the solver's own parameters: tolerances in `(0, 1)`, at least one restart (Lanczos),
     /// one Krylov block (block Krylov) and one landmark (Nyström). Ranks are checked against the
     /// matrix when solving.
@@ -772,36 +794,17 @@ impl KsvdValidParams {
     ) -> Result<(SvdResult, Option<AsymmetricNystrom>)> {
         let (n, m) = (g.nrows(), g.ncols());
         ksvd_solvers::check_rank(n, m, self.rank)?;
-        let mut nystrom = None;
-        let svd = match &self.solver {
-            Solver::Nystrom {
-                landmarks,
-                cols,
-                sampling,
-                inner,
-            } => {
-                let ny = match &self.landmark_indices {
-                    Some((rows, cols)) => crate::landmarks::nystrom_at(g, rows, cols, self.rank, *inner, self.seed)?,
-                    None => {
-                        let p = NystromParams {
-                            rank: self.rank,
-                            rows: (*landmarks).min(n),
-                            cols: cols.unwrap_or(*landmarks).min(m),
-                            sampling: *sampling,
-                            inner: *inner,
-                            seed: self.seed,
-                            shared_samples: false,
-                        };
-                        asymmetric_nystrom(g, &p)?
-                    }
-                };
-                let svd = ny.svd.clone();
-                nystrom = Some(ny);
-                svd
-            }
-            solver => solver.solve_operator_with_progress(g, self.rank, self.seed, self.memory_budget(), progress)?,
+        let Some(p) = self.solver.nystrom_params(self.rank, (n, m), self.seed) else {
+            let svd =
+                self.solver
+                    .solve_operator_with_progress(g, self.rank, self.seed, self.memory_budget(), progress)?;
+            return Ok((svd, None));
         };
-        Ok((svd, nystrom))
+        let ny = match &self.landmark_indices {
+            Some((rows, cols)) => crate::landmarks::nystrom_at(g, rows, cols, self.rank, p.inner, self.seed)?,
+            None => asymmetric_nystrom(g, &p)?,
+        };
+        Ok((ny.svd.clone(), Some(ny)))
     }
 }
 

@@ -14,28 +14,16 @@ use ksvd::prelude::*;
 use ksvd::{KpcaValidParams, KsvdValidParams};
 use std::collections::HashMap;
 
-const CONVENTIONS: &str = include_str!("../../../docs/conventions.md");
+#[path = "support/conventions_table.rs"]
+mod conventions_table;
+use conventions_table::table;
 
 /// The `default` column of the parameter table, by parameter name, backticks removed.
 fn defaults() -> HashMap<String, String> {
-    let mut lines = CONVENTIONS.lines().skip_while(|l| !l.starts_with("| parameter |"));
-    let header: Vec<String> = cells(lines.next().expect("the parameter table of docs/conventions.md"));
+    let (header, rows) = table("| parameter |");
     let col = header.iter().position(|h| h == "default").expect("a `default` column");
-    lines
-        .skip(1) // the |---| line
-        .take_while(|l| l.starts_with('|'))
-        .map(|l| {
-            let c = cells(l);
-            (c[0].clone(), c[col].replace('`', ""))
-        })
-        .collect()
-}
-
-fn cells(line: &str) -> Vec<String> {
-    line.trim()
-        .trim_matches('|')
-        .split(" | ")
-        .map(|c| c.trim().to_string())
+    rows.into_iter()
+        .map(|c| (c[0].clone(), c[col].replace('`', "")))
         .collect()
 }
 

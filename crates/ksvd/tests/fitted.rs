@@ -10,9 +10,10 @@ use ksvd::{
     MODEL_FORMAT_VERSION,
 };
 use ksvd_datasets::envelope::{self, EnvelopeError};
-use ksvd_kernels::{Kernel, Samples};
+use ksvd_kernels::{Kernel, KernelKind, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
 use ksvd_linalg::CsrMatrix;
+use ksvd_linalg::Vocabulary;
 use linfa::prelude::*;
 use ndarray::{Array1, Array2, Axis};
 use serde_json::value::RawValue;
@@ -31,14 +32,9 @@ fn sets(seed: u64) -> (Array2<f64>, Array2<f64>, Array2<f64>) {
     )
 }
 
+/// One kernel of every built-in kind (the vocabulary's), polynomial of degree 2.
 fn kernels() -> Vec<Kernel> {
-    vec![
-        Kernel::Linear,
-        Kernel::Polynomial { degree: 2, offset: 1.0 },
-        Kernel::Rbf { gamma: 2.0 },
-        Kernel::Laplacian { gamma: 3.0 },
-        Kernel::Sne { gamma: 1.5 },
-    ]
+    KernelKind::ALL.iter().filter_map(|k| k.kernel(2.0, 2, 1.0)).collect()
 }
 
 fn fit(kernel: Kernel, solver: Solver, center: bool, x: &Array2<f64>, z: &Array2<f64>) -> Ksvd {
