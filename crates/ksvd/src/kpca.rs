@@ -59,56 +59,34 @@ impl Default for KpcaParams {
 }
 
 impl KpcaParams {
-    /// Sets the kernel; it must be symmetric and positive semi-definite (linear, RBF,
-    /// Laplacian; a polynomial kernel only where it is PSD). SNE is rejected: it is not
-    /// symmetric. A bandwidth given here is used as given: this turns the bandwidth rule off
-    /// (call [`KpcaParams::bandwidth_rule`] after it to turn it back on).
-    pub fn kernel(mut self, kernel: Kernel) -> Self {
-        self.0.kernel = ParamKernel::Builtin(kernel);
-        self.0.bandwidth_rule = None;
-        self
+    kernel_setters! {
+        /// Sets the kernel; it must be symmetric and positive semi-definite (linear, RBF,
+        /// Laplacian; a polynomial kernel only where it is PSD). SNE is rejected: it is not
+        /// symmetric. A bandwidth given here is used as given: this turns the bandwidth rule off
+        /// (call [`KpcaParams::bandwidth_rule`] after it to turn it back on).
+        kernel: Kernel;
+        /// Sets a kernel function of yours (as [`crate::KsvdParams::kernel_fn`]); KPCA needs it
+        /// symmetric and positive semi-definite, which is not checked (the eigensolvers assume it).
+        /// Turns the bandwidth rule off.
+        kernel_fn: Arc<dyn KernelFunction>;
     }
-    /// Sets a kernel function of yours (as [`crate::KsvdParams::kernel_fn`]); KPCA needs it
-    /// symmetric and positive semi-definite, which is not checked (the eigensolvers assume it).
-    /// Turns the bandwidth rule off.
-    pub fn kernel_fn(mut self, function: Arc<dyn KernelFunction>) -> Self {
-        self.0.kernel = ParamKernel::from(function);
-        self.0.bandwidth_rule = None;
-        self
-    }
-    /// The paper's bandwidth rule, as [`crate::KsvdParams::bandwidth_rule`]: at fit time the
-    /// kernel's bandwidth becomes `γ = k sqrt(M γ_x)` over the samples (default `Some(1.0)`).
-    pub fn bandwidth_rule(mut self, k: Option<f64>) -> Self {
-        self.0.bandwidth_rule = k;
-        self
-    }
-    /// Sets the rank `r` (number of components; default 2).
-    pub fn rank(mut self, rank: usize) -> Self {
-        self.0.rank = rank;
-        self
-    }
-    /// Sets the solver (default [`Solver::Auto`] at tolerance 1e-8). [`Solver::Nystrom`] means
-    /// the symmetric Nyström method ([`ksvd_nystrom::symmetric_nystrom`]) with `landmarks`
-    /// uniformly sampled samples.
-    pub fn solver(mut self, solver: Solver) -> Self {
-        self.0.solver = solver;
-        self
-    }
-    /// Centres `K` on both sides, `K̃ = H K H` (the default, as KPCA is usually defined).
-    pub fn center(mut self, center: bool) -> Self {
-        self.0.center = center;
-        self
-    }
-    /// Seed of every random choice (landmarks, starting vectors, random projections; default 0).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.0.seed = seed;
-        self
-    }
-    /// Sets the memory budget for storing `K` and for the dense solver (as for KSVD: a run-time
-    /// setting, not saved with a model).
-    pub fn memory_budget(mut self, budget: MemoryBudget) -> Self {
-        self.0.memory_budget = Some(budget);
-        self
+    setters! {
+        /// The paper's bandwidth rule, as [`crate::KsvdParams::bandwidth_rule`]: at fit time the
+        /// kernel's bandwidth becomes `γ = k sqrt(M γ_x)` over the samples (default `Some(1.0)`).
+        bandwidth_rule: Option<f64>;
+        /// Sets the rank `r` (number of components; default 2).
+        rank: usize;
+        /// Sets the solver (default [`Solver::Auto`] at tolerance 1e-8). [`Solver::Nystrom`] means
+        /// the symmetric Nyström method ([`ksvd_nystrom::symmetric_nystrom`]) with `landmarks`
+        /// uniformly sampled samples.
+        solver: Solver;
+        /// Centres `K` on both sides, `K̃ = H K H` (the default, as KPCA is usually defined).
+        center: bool;
+        /// Seed of every random choice (landmarks, starting vectors, random projections; default 0).
+        seed: u64;
+        /// Sets the memory budget for storing `K` and for the dense solver (as for KSVD: a run-time
+        /// setting, not saved with a model).
+        memory_budget: MemoryBudget => Some;
     }
 }
 

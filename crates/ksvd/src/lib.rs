@@ -93,6 +93,37 @@
 //! out-neighbours), whose exactly repeated singular values it takes from the symmetry before
 //! solving the smaller rest.
 
+/// Builder setters of the params types (`KsvdParams`, `KpcaParams`): for each
+/// `/// doc  field: Type;` a `pub fn field(mut self, value: Type) -> Self` storing `value` in
+/// the field of the same name (`field: Type => Some;` stores `Some(value)`).
+macro_rules! setters {
+    ($($(#[$doc:meta])* $field:ident: $ty:ty $(=> $wrap:ident)?;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $field(mut self, value: $ty) -> Self {
+                self.0.$field = $($wrap)?(value);
+                self
+            }
+        )*
+    };
+}
+
+/// The kernel setters of the params types: for each `/// doc  name: Type;` a
+/// `pub fn name(mut self, value: Type) -> Self` that sets the kernel (`ParamKernel::from`) and
+/// turns the bandwidth rule off (a kernel given by the caller is used as given).
+macro_rules! kernel_setters {
+    ($($(#[$doc:meta])* $name:ident: $ty:ty;)*) => {
+        $(
+            $(#[$doc])*
+            pub fn $name(mut self, value: $ty) -> Self {
+                self.0.kernel = crate::user_kernel::ParamKernel::from(value);
+                self.0.bandwidth_rule = None;
+                self
+            }
+        )*
+    };
+}
+
 mod error;
 mod fitted;
 mod kpca;

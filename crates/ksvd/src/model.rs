@@ -430,98 +430,73 @@ pub(crate) fn check_bandwidth_rule(rule: Option<f64>) -> Result<()> {
 }
 
 impl KsvdParams {
-    /// Sets the kernel. A kernel with a bandwidth (`γ`) given here is used as given: this turns
-    /// the bandwidth rule off (call [`KsvdParams::bandwidth_rule`] after it to turn it back on).
-    pub fn kernel(mut self, kernel: Kernel) -> Self {
-        self.0.kernel = ParamKernel::Builtin(kernel);
-        self.0.bandwidth_rule = None;
-        self
+    kernel_setters! {
+        /// Sets the kernel. A kernel with a bandwidth (`γ`) given here is used as given: this turns
+        /// the bandwidth rule off (call [`KsvdParams::bandwidth_rule`] after it to turn it back on).
+        kernel: Kernel;
+        /// Sets a kernel function of yours ([`KernelFunction`]: `G[I, J]` from blocks of dense
+        /// samples), used wherever a built-in kernel is: every solver, the Nyström method, centring,
+        /// projections of new rows and columns. Turns the bandwidth rule off (the function has no
+        /// bandwidth the rule could set). A saved model records the function's name only:
+        /// [`crate::KsvdModel::load_with_kernel`] gives it back. [`KsvdParams::kernel`] replaces it.
+        ///
+        /// ```
+        /// use ksvd::prelude::*;
+        /// use ksvd::KsvdParams;
+        /// use ndarray::{ArrayView2, ArrayViewMut2};
+        /// use std::sync::Arc;
+        ///
+        /// /// `exp(-‖x − z‖²)`, the RBF kernel with γ = 1, written by hand.
+        /// #[derive(Debug)]
+        /// struct MyRbf;
+        /// impl KernelFunction for MyRbf {
+        ///     fn name(&self) -> &str {
+        ///         "my-rbf"
+        ///     }
+        ///     fn block(&self, x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>)
+        ///         -> Result<(), KernelFnError> {
+        ///         for ((i, j), o) in out.indexed_iter_mut() {
+        ///             *o = (-(&x.row(i) - &z.row(j)).mapv(|d| d * d).sum()).exp();
+        ///         }
+        ///         Ok(())
+        ///     }
+        /// }
+        ///
+        /// let x = ndarray::Array2::from_shape_fn((12, 2), |(i, j)| ((i * 5 + j) % 7) as f64 / 7.0);
+        /// let fit = |p: KsvdParams| p.rank(2).solver(Solver::Exact).fit(&DatasetBase::from(x.clone()));
+        /// let mine = fit(Ksvd::params().kernel_fn(Arc::new(MyRbf)))?;
+        /// let builtin = fit(Ksvd::params().kernel(Kernel::Rbf { gamma: 1.0 }))?;
+        /// let (a, b) = (mine.singular_values(), builtin.singular_values());
+        /// assert!((a[0] - b[0]).abs() < 1e-12 * b[0]);
+        /// # Ok::<(), ksvd::KsvdError>(())
+        /// ```
+        kernel_fn: Arc<dyn KernelFunction>;
     }
-    /// Sets a kernel function of yours ([`KernelFunction`]: `G[I, J]` from blocks of dense
-    /// samples), used wherever a built-in kernel is: every solver, the Nyström method, centring,
-    /// projections of new rows and columns. Turns the bandwidth rule off (the function has no
-    /// bandwidth the rule could set). A saved model records the function's name only:
-    /// [`crate::KsvdModel::load_with_kernel`] gives it back. [`KsvdParams::kernel`] replaces it.
-    ///
-    /// ```
-    /// use ksvd::prelude::*;
-    /// use ksvd::KsvdParams;
-    /// use ndarray::{ArrayView2, ArrayViewMut2};
-    /// use std::sync::Arc;
-    ///
-    /// /// `exp(-‖x − z‖²)`, the RBF kernel with γ = 1, written by hand.
-    /// #[derive(Debug)]
-    /// struct MyRbf;
-    /// impl KernelFunction for MyRbf {
-    ///     fn name(&self) -> &str {
-    ///         "my-rbf"
-    ///     }
-    ///     fn block(&self, x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>, mut out: ArrayViewMut2<'_, f64>)
-    ///         -> Result<(), KernelFnError> {
-    ///         for ((i, j), o) in out.indexed_iter_mut() {
-    ///             *o = (-(&x.row(i) - &z.row(j)).mapv(|d| d * d).sum()).exp();
-    ///         }
-    ///         Ok(())
-    ///     }
-    /// }
-    ///
-    /// let x = ndarray::Array2::from_shape_fn((12, 2), |(i, j)| ((i * 5 + j) % 7) as f64 / 7.0);
-    /// let fit = |p: KsvdParams| p.rank(2).solver(Solver::Exact).fit(&DatasetBase::from(x.clone()));
-    /// let mine = fit(Ksvd::params().kernel_fn(Arc::new(MyRbf)))?;
-    /// let builtin = fit(Ksvd::params().kernel(Kernel::Rbf { gamma: 1.0 }))?;
-    /// let (a, b) = (mine.singular_values(), builtin.singular_values());
-    /// assert!((a[0] - b[0]).abs() < 1e-12 * b[0]);
-    /// # Ok::<(), ksvd::KsvdError>(())
-    /// ```
-    pub fn kernel_fn(mut self, function: Arc<dyn KernelFunction>) -> Self {
-        self.0.kernel = ParamKernel::from(function);
-        self.0.bandwidth_rule = None;
-        self
-    }
-    /// The paper's bandwidth rule: at fit time the kernel's bandwidth becomes
-    /// `γ = k sqrt(M γ_x)`, `γ_x` the variance of all entries of the row samples X (of the data
-    /// matrix for [`Fit::fit`]) and `M` their number of features
-    /// (`ksvd_kernels::graph::bandwidth_rule`). `Some(k)` turns it on (the default, `k = 1`),
-    /// `None` off. Kernels without a bandwidth ignore it. The fitted model reports the `γ` used.
-    pub fn bandwidth_rule(mut self, k: Option<f64>) -> Self {
-        self.0.bandwidth_rule = k;
-        self
-    }
-    /// Sets the rank `r` (number of directions; default 2).
-    pub fn rank(mut self, rank: usize) -> Self {
-        self.0.rank = rank;
-        self
-    }
-    /// Sets the memory budget: `G` is stored (products become GEMMs) when it fits, and the
-    /// `Auto` solver takes a dense SVD only within it. Default: [`MemoryBudget::auto`]. A
-    /// run-time setting of the machine that fits: it changes how a fit is computed, and is not
-    /// saved with a model.
-    pub fn memory_budget(mut self, budget: MemoryBudget) -> Self {
-        self.0.memory_budget = Some(budget);
-        self
-    }
-    /// Sets the solver (default [`Solver::Auto`] at tolerance 1e-8).
-    pub fn solver(mut self, solver: Solver) -> Self {
-        self.0.solver = solver;
-        self
-    }
-    /// Centres `G` on both sides (`H_n G H_m`, section 2.2; default off).
-    pub fn center(mut self, center: bool) -> Self {
-        self.0.center = center;
-        self
-    }
-    /// The compatibility alternative (a0, a1, a2; Algorithm 1) of [`Fit::fit`] on a data
-    /// matrix `A` (`N × M`): with `Some(c)`, the row samples are the rows of `A` and the column
-    /// samples its columns, made comparable by `c`; with `None` (the default), `Z = X` = the
-    /// rows of `A`. `fit_samples` takes both sets and ignores it.
-    pub fn compat(mut self, compat: Option<Compat>) -> Self {
-        self.0.compat = compat;
-        self
-    }
-    /// Seed of every random choice (sampling, random projections, starting vectors; default 0).
-    pub fn seed(mut self, seed: u64) -> Self {
-        self.0.seed = seed;
-        self
+    setters! {
+        /// The paper's bandwidth rule: at fit time the kernel's bandwidth becomes
+        /// `γ = k sqrt(M γ_x)`, `γ_x` the variance of all entries of the row samples X (of the data
+        /// matrix for [`Fit::fit`]) and `M` their number of features
+        /// (`ksvd_kernels::graph::bandwidth_rule`). `Some(k)` turns it on (the default, `k = 1`),
+        /// `None` off. Kernels without a bandwidth ignore it. The fitted model reports the `γ` used.
+        bandwidth_rule: Option<f64>;
+        /// Sets the rank `r` (number of directions; default 2).
+        rank: usize;
+        /// Sets the memory budget: `G` is stored (products become GEMMs) when it fits, and the
+        /// `Auto` solver takes a dense SVD only within it. Default: [`MemoryBudget::auto`]. A
+        /// run-time setting of the machine that fits: it changes how a fit is computed, and is not
+        /// saved with a model.
+        memory_budget: MemoryBudget => Some;
+        /// Sets the solver (default [`Solver::Auto`] at tolerance 1e-8).
+        solver: Solver;
+        /// Centres `G` on both sides (`H_n G H_m`, section 2.2; default off).
+        center: bool;
+        /// The compatibility alternative (a0, a1, a2; Algorithm 1) of [`Fit::fit`] on a data
+        /// matrix `A` (`N × M`): with `Some(c)`, the row samples are the rows of `A` and the column
+        /// samples its columns, made comparable by `c`; with `None` (the default), `Z = X` = the
+        /// rows of `A`. `fit_samples` takes both sets and ignores it.
+        compat: Option<Compat>;
+        /// Seed of every random choice (sampling, random projections, starting vectors; default 0).
+        seed: u64;
     }
     /// User-chosen Nyström landmarks: row indices `I` into X and column indices `J` into Z
     /// (each distinct; any order, sorted before use). Requires [`Solver::Nystrom`], whose

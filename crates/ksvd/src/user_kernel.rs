@@ -116,6 +116,12 @@ impl From<AnyKernel> for ParamKernel {
     }
 }
 
+impl From<Kernel> for ParamKernel {
+    fn from(k: Kernel) -> Self {
+        ParamKernel::Builtin(k)
+    }
+}
+
 impl From<Arc<dyn KernelFunction>> for ParamKernel {
     fn from(f: Arc<dyn KernelFunction>) -> Self {
         ParamKernel::Custom {
