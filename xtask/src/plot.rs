@@ -365,14 +365,11 @@ pub fn figure(spec: &Spec, fig: &FigureLayout, summary: &[Summary], out: &Path) 
 mod tests {
     use super::*;
     use crate::rows::{summarize, tidy, Row};
+    use crate::spec::test_spec;
 
     #[test]
     fn draws_svg_and_png_with_text() {
         let src = r#"
-name = "fig"
-description = "d"
-kind = "nystrom-f1"
-paper_ref = "Figure 9"
 datasets = [{ id = "cora", label = "Cora" }, { id = "citeseer", label = "Citeseer" }]
 methods = [{ id = "ksvd", label = "KSVD" }, { id = "kpca", label = "KPCA" }, { id = "ksvd_exact", label = "KSVD (exact)" }]
 metrics = [{ id = "macro_f1", label = "Macro-F1" }]
@@ -383,7 +380,7 @@ x = "m"
 x_label = "m"
 metrics = ["macro_f1"]
 "#;
-        let spec = Spec::parse(Path::new("fig.toml"), src, false).unwrap();
+        let spec = test_spec(src).unwrap();
         let mut rows = Vec::new();
         for (i, m) in [1000, 1500, 2000].into_iter().enumerate() {
             rows.push(Row::ok("cora", "ksvd", "macro_f1", 0.70 + 0.02 * i as f64).setting(format!("m={m}")));
@@ -420,10 +417,6 @@ metrics = ["macro_f1"]
     #[test]
     fn x_from_another_metric_keeps_the_setting_order() {
         let src = r#"
-name = "fig"
-description = "d"
-kind = "landmarks"
-paper_ref = "none"
 datasets = [{ id = "cora", label = "Cora" }]
 methods = [{ id = "adaptive", label = "adaptive" }]
 metrics = [{ id = "error_ratio", label = "ratio" }, { id = "seconds", label = "time (s)" }]
@@ -436,7 +429,7 @@ x_label = "time (s)"
 metrics = ["error_ratio"]
 log_x = true
 "#;
-        let spec = Spec::parse(Path::new("fig.toml"), src, false).unwrap();
+        let spec = test_spec(src).unwrap();
         let fig = &spec.file.figures[0];
         // Times not monotone in m (m = 200 faster than m = 100), and no time at m = 500.
         let cells = [(50, 1.0, 3.0), (100, 100.0, 2.0), (200, 10.0, 1.5)];
@@ -454,7 +447,7 @@ log_x = true
         let mut bad = fig.clone();
         bad.x_metric = Some("memory".to_string());
         let src_bad = src.replace("x_metric = \"seconds\"", "x_metric = \"memory\"");
-        assert!(Spec::parse(Path::new("fig.toml"), &src_bad, false).is_err());
+        assert!(test_spec(&src_bad).is_err());
         assert!(panels(&spec, &bad, &summary)[0].series.is_empty());
     }
 }

@@ -668,22 +668,18 @@ pub fn report(entries: &[ReportEntry<'_>]) -> String {
 mod tests {
     use super::*;
     use crate::rows::{summarize, tidy, Row};
-    use std::path::Path;
+    use crate::spec::test_spec;
 
-    /// Paper: K beats S on F1 (+0.10) and on the norm (10 < 20). Ours: K loses on F1 (−0.05),
-    /// wins on the norm (5 < 8). The second dataset has no number of ours for S.
-    /// Spec header shared by the tests.
-    const HEAD: &str = r#"
-name = "t"
-description = "d"
-kind = "datasets"
-paper_ref = "Table 0"
+    /// The methods of the tests' specs (after the fixture's header).
+    const METHODS: &str = r#"
 methods = [{ id = "k", label = "K" }, { id = "s", label = "S" }]
 "#;
 
+    /// Paper: K beats S on F1 (+0.10) and on the norm (10 < 20). Ours: K loses on F1 (−0.05),
+    /// wins on the norm (5 < 8). The second dataset has no number of ours for S.
     #[test]
     fn comparison_table_signs_margins_by_direction() {
-        let src = HEAD.to_string()
+        let src = METHODS.to_string()
             + r#"
 datasets = [{ id = "a", label = "A" }, { id = "b", label = "B" }]
 metrics = [{ id = "f1", label = "F1", better = "higher" }, { id = "l1", label = "L1", better = "lower", decimals = 1 }]
@@ -698,7 +694,7 @@ method = "k"
 than = ["s"]
 metrics = ["f1", "l1"]
 "#;
-        let spec = Spec::parse(Path::new("t.toml"), &src, false).unwrap();
+        let spec = test_spec(&src).unwrap();
         let rows = vec![
             Row::ok("a", "k", "f1", 0.60),
             Row::ok("a", "s", "f1", 0.65),
@@ -719,7 +715,7 @@ metrics = ["f1", "l1"]
 
     #[test]
     fn comparison_needs_directed_metrics_and_declared_methods() {
-        let base = HEAD.to_string()
+        let base = METHODS.to_string()
             + r#"
 datasets = [{ id = "a", label = "A" }]
 metrics = [{ id = "n", label = "N" }, { id = "f1", label = "F1", better = "higher" }]
@@ -727,7 +723,7 @@ metrics = [{ id = "n", label = "N" }, { id = "f1", label = "F1", better = "highe
         let bad_metric = format!("{base}[[comparisons]]\nmethod = \"k\"\nthan = [\"s\"]\nmetrics = [\"n\"]\n");
         let bad_method = format!("{base}[[comparisons]]\nmethod = \"k\"\nthan = [\"x\"]\nmetrics = [\"f1\"]\n");
         for src in [bad_metric, bad_method] {
-            assert!(Spec::parse(Path::new("t.toml"), &src, false).is_err(), "{src}");
+            assert!(test_spec(&src).is_err(), "{src}");
         }
     }
 }

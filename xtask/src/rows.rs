@@ -515,14 +515,9 @@ pub fn read_parquet(path: &std::path::Path) -> Result<DataFrame> {
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::path::Path;
 
     fn spec() -> Spec {
         let src = r#"
-name = "t"
-description = "d"
-kind = "datasets"
-paper_ref = "Table 0"
 tolerance = 0.01
 datasets = [{ id = "a", label = "A" }, { id = "b", label = "B" }]
 methods = [{ id = "m", label = "M" }]
@@ -533,7 +528,7 @@ paper = [
   { dataset = "a", method = "m", metric = "t", value = 2.0 },
 ]
 "#;
-        Spec::parse(Path::new("t.toml"), src, false).unwrap()
+        crate::spec::test_spec(src).unwrap()
     }
 
     #[test]

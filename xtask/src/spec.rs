@@ -628,15 +628,26 @@ pub fn spec_paths(dir: &Path) -> Result<Vec<PathBuf>> {
     Ok(paths)
 }
 
+/// Test fixture: the header every spec needs, for a spec `t` of kind `datasets`, so that a test's
+/// spec states only the tables the test is about.
+#[cfg(test)]
+pub(crate) const TEST_HEADER: &str = r#"name = "t"
+description = "d"
+kind = "datasets"
+paper_ref = "Table 0"
+"#;
+
+/// Test fixture: [`TEST_HEADER`] followed by `body`, parsed as the full (not quick) spec `t.toml`.
+#[cfg(test)]
+pub(crate) fn test_spec(body: &str) -> Result<Spec> {
+    Spec::parse(Path::new("t.toml"), &format!("{TEST_HEADER}{body}"), false)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
 
-    const MINIMAL: &str = r##"
-name = "demo"
-description = "A demo."
-kind = "datasets"
-paper_ref = "Table 0"
+    const MINIMAL_BODY: &str = r##"
 datasets = [{ id = "cora", label = "Cora" }]
 methods = [{ id = "data", label = "Data" }]
 metrics = [{ id = "nodes", label = "# Nodes", decimals = 0 }]
@@ -648,12 +659,16 @@ seeds = [7]
 params = { a = { c = 3 } }
 "##;
 
+    fn minimal() -> String {
+        format!("{TEST_HEADER}{MINIMAL_BODY}")
+    }
+
     #[test]
     fn parses_and_applies_quick() {
-        let p = Path::new("experiments/demo.toml");
-        let full = Spec::parse(p, MINIMAL, false).unwrap();
+        let p = Path::new("experiments/t.toml");
+        let full = Spec::parse(p, &minimal(), false).unwrap();
         assert_eq!(full.file.seeds, vec![0]);
-        let quick = Spec::parse(p, MINIMAL, true).unwrap();
+        let quick = Spec::parse(p, &minimal(), true).unwrap();
         assert_eq!(quick.file.seeds, vec![7]);
         let a = quick.file.params["a"].as_table().unwrap();
         assert_eq!((a["b"].as_integer(), a["c"].as_integer()), (Some(1), Some(3)));
@@ -661,27 +676,27 @@ params = { a = { c = 3 } }
 
     #[test]
     fn unknown_key_names_file_and_key() {
-        let src = MINIMAL.replace("kind = ", "kidn = \"x\"\nkind = ");
+        let src = minimal().replace("kind = ", "kidn = \"x\"\nkind = ");
         let err = format!(
             "{:#}",
-            Spec::parse(Path::new("experiments/demo.toml"), &src, false).unwrap_err()
+            Spec::parse(Path::new("experiments/t.toml"), &src, false).unwrap_err()
         );
-        assert!(err.contains("experiments/demo.toml") && err.contains("kidn"), "{err}");
+        assert!(err.contains("experiments/t.toml") && err.contains("kidn"), "{err}");
     }
 
     #[test]
     fn undeclared_paper_key_is_an_error() {
-        let src = MINIMAL.replace("metric = \"nodes\", value", "metric = \"edges\", value");
+        let src = minimal().replace("metric = \"nodes\", value", "metric = \"edges\", value");
         let err = format!(
             "{:#}",
-            Spec::parse(Path::new("experiments/demo.toml"), &src, false).unwrap_err()
+            Spec::parse(Path::new("experiments/t.toml"), &src, false).unwrap_err()
         );
         assert!(err.contains("metric `edges` is not declared"), "{err}");
     }
 
     #[test]
     fn name_must_match_file() {
-        assert!(Spec::parse(Path::new("experiments/other.toml"), MINIMAL, false).is_err());
+        assert!(Spec::parse(Path::new("experiments/other.toml"), &minimal(), false).is_err());
     }
 
     #[test]

@@ -8,7 +8,8 @@ use std::process::Command;
 
 use ksvd_streaming::{run_pipeline, Bandwidth, LibsvmSource, Method, PipelineParams, StreamingParams};
 
-const PARAMS: &str = "features = 40\nlandmarks = 60\ncomponents = 8\nbandwidth = { median = 1.0 }\nridge = 0.001\n\
+const PARAMS: &str =
+    "features = 40\n[model]\nlandmarks = 60\ncomponents = 8\nbandwidth = { median = 1.0 }\nridge = 0.001\n\
                       chunk_rows = 300\nseed = 1\nrsvd_oversampling = 10\nrsvd_power_iters = 2\n";
 
 /// Rows with 3 ones among 40 features (deterministic); the label is +1 when feature `i % 8` is

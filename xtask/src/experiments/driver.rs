@@ -290,18 +290,15 @@ impl Context<'_> {
 mod tests {
     use super::*;
     use std::cell::Cell as Counter;
-    use std::path::{Path, PathBuf};
+    use std::path::PathBuf;
 
     use indicatif::ProgressBar;
 
     use crate::cache::Cache;
-    use crate::spec::Spec;
+    use crate::spec::{test_spec, Spec};
 
-    const SPEC: &str = r#"
-name = "t"
-description = "d"
-kind = "datasets"
-paper_ref = "Table 0"
+    /// The tests' spec after the fixture's header.
+    const BODY: &str = r#"
 seeds = [0, 1]
 datasets = [{ id = "a", label = "A" }, { id = "b", label = "B" }]
 methods = [{ id = "m", label = "M" }, { id = "n", label = "N" }]
@@ -310,7 +307,7 @@ paper = [{ dataset = "a", method = "m", metric = "f1", value = 0.5 }]
 "#;
 
     fn spec() -> Spec {
-        Spec::parse(Path::new("t.toml"), SPEC, false).unwrap()
+        test_spec(BODY).unwrap()
     }
 
     /// Runs `f` with a context over `spec` and `cache`.
@@ -362,11 +359,11 @@ paper = [{ dataset = "a", method = "m", metric = "f1", value = 0.5 }]
     /// loader's message (not the spec's `unavailable` reason: the cell ran).
     #[test]
     fn missing_data_is_reported_once_per_dataset() {
-        let src = SPEC.replace(
+        let src = BODY.replace(
             r#"label = "B" }"#,
             r#"label = "B", unavailable = "the spec's reason" }"#,
         );
-        let spec = Spec::parse(Path::new("t.toml"), &src, false).unwrap();
+        let spec = test_spec(&src).unwrap();
         let rows = with_context(&spec, &Cache::off(), |cx| {
             cx.run_cells(
                 &cx.grid().methods(["m"]).cells(),
@@ -392,7 +389,7 @@ paper = [{ dataset = "a", method = "m", metric = "f1", value = 0.5 }]
     fn cells_are_cached_filtered_and_failed_one_by_one() {
         let spec = spec();
         let dir = tempfile::tempdir().unwrap();
-        let cache = Cache::new(dir.path().to_path_buf(), SPEC, "datasets", 1, true);
+        let cache = Cache::new(dir.path().to_path_buf(), &spec.source, "datasets", 1, true);
         let cells: Vec<Cell> = with_context(&spec, &cache, |cx| cx.grid().unseeded().cells());
         let calls = Counter::new(0);
         let run = || {

@@ -116,7 +116,7 @@ impl Experiment for Scaling {
                 cx.progress.set_message(format!("N = {n} seed {seed}"));
                 let mut c = config.clone();
                 c.sizes = vec![n];
-                c.seed = seed;
+                c.model.seed = seed;
                 // The binary's location does not change results: keep it out of the key.
                 let mut keyed = c.clone();
                 keyed.binary = None;

@@ -47,6 +47,8 @@ use ksvd_solvers::{
     LanczosParams, RsvdParams, SvdResult, Truth,
 };
 
+use serde::{Deserialize, Serialize};
+
 use crate::rows::{Row, Status};
 
 /// The solvers raced.
@@ -74,6 +76,48 @@ impl Solver {
         match self {
             Solver::Rsvd => "oversampling",
             _ => "m",
+        }
+    }
+}
+
+/// The scan and timing settings of a race as a spec states them (`[params.race]` of the
+/// `timing` and `spectrum` specs); [`RaceParams::config`] adds the rank and the symmetric
+/// sub-problems' tolerance.
+#[derive(Debug, Clone, Deserialize, Serialize)]
+#[serde(deny_unknown_fields)]
+pub struct RaceParams {
+    /// Open: m values tried, in order (values at or above N become N).
+    pub m_grid: Vec<usize>,
+    /// Open: RSVD oversampling values tried, in order.
+    pub rsvd_oversampling_grid: Vec<usize>,
+    /// Open: RSVD power iterations.
+    pub rsvd_power_iterations: usize,
+    /// Open: timing repetitions of the selected setting (median reported).
+    pub repeats: usize,
+    /// Timing repetitions stop once they have used this many seconds (at least one run; two for
+    /// the TSVD, whose second run gives the measure's floor).
+    pub repeat_budget_seconds: f64,
+    /// A solver's scan over its grid stops once its attempts have used this many seconds (the row
+    /// is then `unmet` with a note saying where it stopped).
+    pub scan_budget_seconds: f64,
+    /// Relative residual tolerance of the TSVD reference ("machine precision" in the paper).
+    pub tsvd_tol: f64,
+}
+
+impl RaceParams {
+    /// The race of rank `rank` with these settings, the symmetric Nyström method's Lanczos
+    /// sub-problems solved to relative residual `sym_tol`.
+    pub fn config(&self, rank: usize, sym_tol: f64) -> RaceConfig {
+        RaceConfig {
+            rank,
+            m_grid: self.m_grid.clone(),
+            oversampling_grid: self.rsvd_oversampling_grid.clone(),
+            power_iters: self.rsvd_power_iterations,
+            repeats: self.repeats,
+            repeat_budget: self.repeat_budget_seconds,
+            scan_budget: self.scan_budget_seconds,
+            tsvd_tol: self.tsvd_tol,
+            sym_tol,
         }
     }
 }

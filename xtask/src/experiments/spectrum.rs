@@ -7,7 +7,7 @@ use ksvd_datasets::DataRoot;
 use ksvd_kernels::graph::GraphInput;
 use serde::{Deserialize, Serialize};
 
-use super::race::{self, Problem, RaceConfig, Solver, Verdict};
+use super::race::{self, Problem, RaceConfig, RaceParams, Solver, Verdict};
 use super::timing::adjacency;
 use super::{Cell, Context, Experiment, PerDataset};
 use crate::rows::{Row, Status};
@@ -29,20 +29,9 @@ pub struct Params {
     pub graph_input: String,
     /// Stated: uniform landmarks.
     pub landmarks: String,
-    /// Open: m values tried.
-    pub m_grid: Vec<usize>,
-    /// Open: RSVD oversampling values tried.
-    pub rsvd_oversampling_grid: Vec<usize>,
-    /// Open: RSVD power iterations.
-    pub rsvd_power_iterations: usize,
-    /// Open: timing repetitions.
-    pub repeats: usize,
-    /// Timing repetitions stop once they have used this many seconds (see `timing`).
-    pub repeat_budget_seconds: f64,
-    /// A solver's scan stops once its attempts have used this many seconds (see `timing`).
-    pub scan_budget_seconds: f64,
-    /// Relative residual tolerance of the TSVD reference.
-    pub tsvd_tol: f64,
+    /// Open: the scans' grids, timing repetitions and budgets, and the TSVD's tolerance (as in
+    /// `timing`).
+    pub race: RaceParams,
 }
 
 /// The experiment.
@@ -60,18 +49,8 @@ impl Experiment for Spectrum {
         );
         let input: GraphInput = params.graph_input.parse().map_err(anyhow::Error::msg)?;
         let root = DataRoot::committed()?;
-        let cfg = RaceConfig {
-            rank: params.rank,
-            m_grid: params.m_grid.clone(),
-            oversampling_grid: params.rsvd_oversampling_grid.clone(),
-            power_iters: params.rsvd_power_iterations,
-            repeats: params.repeats,
-            repeat_budget: params.repeat_budget_seconds,
-            scan_budget: params.scan_budget_seconds,
-            tsvd_tol: params.tsvd_tol,
-            // Unused: the figure races RSVD and ours only.
-            sym_tol: params.tsvd_tol,
-        };
+        // The symmetric tolerance is unused: the figure races RSVD and ours only.
+        let cfg = params.race.config(params.rank, params.race.tsvd_tol);
         let threads = cx.threads as u32;
         // One cell per dataset, γ (the setting axis `gamma=<γ>`) and seed, all methods.
         let cells = cx

@@ -14,7 +14,7 @@ use ksvd_kernels::graph::GraphInput;
 use ksvd_linalg::LinearOperator;
 use serde::{Deserialize, Serialize};
 
-use super::race::{self, Problem, RaceConfig, Solver, Verdict};
+use super::race::{self, Problem, RaceConfig, RaceParams, Solver, Verdict};
 use super::{Context, Experiment};
 use crate::rows::{Row, Status};
 
@@ -37,24 +37,10 @@ pub struct Params {
     pub citeseer_nodes: String,
     /// Stated: uniform random subsampling.
     pub landmarks: String,
-    /// Open: m values tried, increasing.
-    pub m_grid: Vec<usize>,
-    /// Open: RSVD oversampling values tried, increasing.
-    pub rsvd_oversampling_grid: Vec<usize>,
-    /// Open: RSVD power iterations.
-    pub rsvd_power_iterations: usize,
-    /// Open: timing repetitions of the selected setting (median reported).
-    pub repeats: usize,
-    /// Timing repetitions stop once they have used this many seconds (at least one run; two for
-    /// the TSVD, whose second run gives the measure's floor).
-    pub repeat_budget_seconds: f64,
-    /// A solver's scan over its grid stops once its attempts have used this many seconds (the row
-    /// is then `unmet` with a note saying where it stopped).
-    pub scan_budget_seconds: f64,
+    /// Open: the scans' grids, timing repetitions and budgets, and the TSVD's tolerance.
+    pub race: RaceParams,
     /// Relative residual tolerance of the symmetric Nystrom method's Lanczos sub-problems.
     pub sym_nystrom_tol: f64,
-    /// Relative residual tolerance of the TSVD reference ("machine precision" in the paper).
-    pub tsvd_tol: f64,
     /// Measures reported beside the paper's eta.
     pub extra_accuracy_measures: Vec<String>,
 }
@@ -106,7 +92,7 @@ impl Experiment for Timing {
         anyhow::ensure!(!params.tolerances.is_empty(), "timing: `tolerances` is empty");
         let input: GraphInput = params.graph_input.parse().map_err(anyhow::Error::msg)?;
         let root = DataRoot::committed()?;
-        let cfg = config(params);
+        let cfg = params.race.config(params.rank, params.sym_nystrom_tol);
         let threads = cx.threads as u32;
         // One cell per dataset and seed: the scans of every solver share its reference.
         let cells = cx.grid().all_methods().cells();
@@ -122,21 +108,6 @@ impl Experiment for Timing {
                 cell(id, &problem, params, &cfg, c.seed(), threads)
             },
         )
-    }
-}
-
-/// The race settings of the spec's parameters.
-fn config(params: &Params) -> RaceConfig {
-    RaceConfig {
-        rank: params.rank,
-        m_grid: params.m_grid.clone(),
-        oversampling_grid: params.rsvd_oversampling_grid.clone(),
-        power_iters: params.rsvd_power_iterations,
-        repeats: params.repeats,
-        repeat_budget: params.repeat_budget_seconds,
-        scan_budget: params.scan_budget_seconds,
-        tsvd_tol: params.tsvd_tol,
-        sym_tol: params.sym_nystrom_tol,
     }
 }
 

@@ -169,9 +169,9 @@ const TABLE3_STATED: [&str; 6] = [
     "test_fraction",
     "components",
     "gamma2",
-    "learning_rate",
-    "iterations",
-    "batch_size",
+    "head.learning_rate",
+    "head.iterations",
+    "head.batch_size",
 ];
 
 /// The keys of the ablation's `[params]` whose values the paper states (or takes from Table 3).
@@ -180,10 +180,79 @@ const ABLATION_STATED: [&str; 6] = [
     "degree",
     "components",
     "test_fraction",
-    "learning_rate",
-    "iterations",
-    "batch_size",
+    "head.learning_rate",
+    "head.iterations",
+    "head.batch_size",
 ];
+
+/// The linear head and its SGD training, as Table 3 states them and the ablation reuses (the
+/// `[params.head]` table of `experiments/table3.toml` and `experiments/ablation.toml`). The
+/// values the paper states (`learning_rate`, `iterations`, `batch_size`) are required; the open
+/// choices default to the recommended protocol (standardised head inputs and regression targets,
+/// heads starting at zero), [`HeadTraining::literal`] is the paper read literally.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct HeadTraining {
+    /// SGD learning rate per dataset, shared by the head and `C` (appendix C.3: 1e-3, Cholesterol
+    /// 1e-1, protein 1e-4).
+    pub learning_rate: BTreeMap<String, f64>,
+    /// SGD iterations (paper: "2000 iterations").
+    pub iterations: usize,
+    /// Whether an iteration is an SGD step (default) or an epoch (the paper does not say which
+    /// for the mini-batch protein run; with epochs, protein takes 2000 · 74 steps).
+    #[serde(default)]
+    pub iteration_unit: IterationUnit,
+    /// Mini-batch size per dataset; datasets not listed train full-batch (paper: protein 500).
+    pub batch_size: BTreeMap<String, usize>,
+    /// Standardise the embedding features before the head (detached training statistics; not in
+    /// the paper). Default `true`: the columns of `G V = U Σ` differ in scale by up to 1e8 (the
+    /// singular values), so one learning rate cannot train them all; per-column scaling is an
+    /// affine reparametrisation of the head (same model class), only SGD's conditioning changes.
+    #[serde(default = "open_defaults::yes")]
+    pub standardize_features: bool,
+    /// Regression: train the head on the standardised target, predict in the target's units (not
+    /// in the paper). Default `true`: with the raw target the MSE and its gradients scale with
+    /// the target's units squared (cholesterol ~250 mg/dl), so the same learning rate means
+    /// different steps per dataset, and the bias alone needs ~`ȳ/(2 lr)` steps to reach the mean.
+    #[serde(default = "open_defaults::yes")]
+    pub standardize_target: bool,
+    /// Head initialisation (not stated). Default zeros: 2000 steps at the stated rates are ~2
+    /// time units of gradient flow (protein 0.2), too few to train away PyTorch's random start
+    /// (it adds output noise of variance ~0.4 in standardised units), so with it part of each
+    /// cell's score is the seed's initialisation rather than the embedding. Zeros start every
+    /// head at the same, embedding-independent point. [`HeadTraining::literal`] uses PyTorch's.
+    #[serde(default = "open_defaults::zero")]
+    pub head_init: HeadInit,
+}
+
+impl HeadTraining {
+    /// The paper read literally: the head (PyTorch's initialisation) on the unscaled features and
+    /// the raw target; everything else as `self`.
+    pub fn literal(self) -> Self {
+        HeadTraining {
+            standardize_features: false,
+            standardize_target: false,
+            head_init: HeadInit::Pytorch,
+            ..self
+        }
+    }
+
+    /// The SGD options of one method: the dataset's learning rate and batch size `s`, `n_train`
+    /// training rows, `refresh_every` steps between refreshes of a learnable embedding, the head's
+    /// seed derived from the cell's `seed`.
+    fn options(&self, s: &DatasetSettings, n_train: usize, refresh_every: usize, seed: u64) -> SgdOptions {
+        SgdOptions {
+            lr: s.lr,
+            iterations: self.iteration_unit.steps(self.iterations, n_train, s.batch_size),
+            batch_size: s.batch_size,
+            refresh_every,
+            standardize_features: self.standardize_features,
+            standardize_target: self.standardize_target,
+            head_init: self.head_init,
+            seed: derive_seed(seed, STREAM_HEAD),
+        }
+    }
+}
 
 /// Configuration of Table 3. Deserialises from the `[params]` table of
 /// `experiments/table3.toml`. The values the paper states (`test_fraction`, `components`,
@@ -203,17 +272,8 @@ pub struct Table3Config {
     /// used with [`BandwidthRule::Paper`]; KPCA uses the `"rbf"` value (the paper does not say).
     /// The kernels take `γ`: a cell converts once, `γ = sqrt(γ²)` (see `cell_bandwidth`).
     pub gamma2: BTreeMap<String, BTreeMap<String, f64>>,
-    /// SGD learning rate per dataset, shared by the head and `C` (appendix C.3: 1e-3, Cholesterol
-    /// 1e-1, protein 1e-4).
-    pub learning_rate: BTreeMap<String, f64>,
-    /// SGD iterations (paper: "2000 iterations").
-    pub iterations: usize,
-    /// Whether an iteration is an SGD step (default) or an epoch (the paper does not say which
-    /// for the mini-batch protein run; with epochs, protein takes 2000 · 74 steps).
-    #[serde(default)]
-    pub iteration_unit: IterationUnit,
-    /// Mini-batch size per dataset; datasets not listed train full-batch (paper: protein 500).
-    pub batch_size: BTreeMap<String, usize>,
+    /// The linear head and its SGD training (`[params.head]`).
+    pub head: HeadTraining,
     /// Standardise the input columns with training statistics before everything else (not stated
     /// in the paper). Default `true`: the columns' units differ by up to six orders of magnitude
     /// (protein), so on raw data one column decides every kernel distance.
@@ -259,25 +319,6 @@ pub struct Table3Config {
     /// Row cap per dataset (seeded subsample before the split), e.g. for a quick protein run.
     #[serde(default)]
     pub max_rows: BTreeMap<String, usize>,
-    /// Standardise the embedding features before the head (detached training statistics; not in
-    /// the paper). Default `true`: the columns of `G V = U Σ` differ in scale by up to 1e8 (the
-    /// singular values), so one learning rate cannot train them all; per-column scaling is an
-    /// affine reparametrisation of the head (same model class), only SGD's conditioning changes.
-    #[serde(default = "open_defaults::yes")]
-    pub standardize_features: bool,
-    /// Regression: train the head on the standardised target, predict in the target's units (not
-    /// in the paper). Default `true`: with the raw target the MSE and its gradients scale with
-    /// the target's units squared (cholesterol ~250 mg/dl), so the same learning rate means
-    /// different steps per dataset, and the bias alone needs ~`ȳ/(2 lr)` steps to reach the mean.
-    #[serde(default = "open_defaults::yes")]
-    pub standardize_target: bool,
-    /// Head initialisation (not stated). Default zeros: 2000 steps at the stated rates are ~2
-    /// time units of gradient flow (protein 0.2), too few to train away PyTorch's random start
-    /// (it adds output noise of variance ~0.4 in standardised units), so with it part of each
-    /// cell's score is the seed's initialisation rather than the embedding. Zeros start every
-    /// head at the same, embedding-independent point. [`Table3Config::literal`] uses PyTorch's.
-    #[serde(default = "open_defaults::zero")]
-    pub head_init: HeadInit,
     /// Cells (dataset × seed × method) run concurrently on this many threads, each cell
     /// single-threaded; `0` (default) = the size of the rayon pool. Results do not depend on it.
     #[serde(default)]
@@ -294,9 +335,7 @@ impl Table3Config {
         Table3Config {
             standardize: false,
             bandwidth: BandwidthRule::Paper,
-            standardize_features: false,
-            standardize_target: false,
-            head_init: HeadInit::Pytorch,
+            head: self.head.clone().literal(),
             ..self
         }
     }
@@ -305,7 +344,10 @@ impl Table3Config {
     /// KPCA on 200 Nyström landmarks (`kpca_exact_max = 1000`, so the bounded-memory path runs).
     pub fn quick(self) -> Self {
         Table3Config {
-            iterations: 200,
+            head: HeadTraining {
+                iterations: 200,
+                ..self.head.clone()
+            },
             seeds: vec![0],
             max_rows: BTreeMap::from([("protein".to_string(), 5000)]),
             kpca_exact_max: 1000,
@@ -318,7 +360,7 @@ impl Table3Config {
         common_checks(
             self.test_fraction,
             self.components,
-            self.iterations,
+            self.head.iterations,
             &self.seeds,
             &self.datasets,
         )?;
@@ -355,15 +397,8 @@ pub struct AblationConfig {
     /// Compatibility alternative of the KSVD side, `a0`, `a1` or `a2` (not stated; default a1).
     #[serde(default = "open_defaults::a1")]
     pub compatibility: Compat,
-    /// SGD learning rate per dataset (as Table 3).
-    pub learning_rate: BTreeMap<String, f64>,
-    /// SGD iterations (as Table 3: 2000).
-    pub iterations: usize,
-    /// Steps or epochs (as [`Table3Config::iteration_unit`]).
-    #[serde(default)]
-    pub iteration_unit: IterationUnit,
-    /// Mini-batch size per dataset (as Table 3: protein 500).
-    pub batch_size: BTreeMap<String, usize>,
+    /// The linear head and its SGD training, as Table 3's (`[params.head]`).
+    pub head: HeadTraining,
     /// Standardise the input columns with training statistics (as Table 3, default `true`).
     #[serde(default = "open_defaults::yes")]
     pub standardize: bool,
@@ -380,15 +415,6 @@ pub struct AblationConfig {
     /// Row cap per dataset (seeded subsample before the split).
     #[serde(default)]
     pub max_rows: BTreeMap<String, usize>,
-    /// Standardise the embedding features before the head (not in the paper; default `true`).
-    #[serde(default = "open_defaults::yes")]
-    pub standardize_features: bool,
-    /// Regression: train on the standardised target (as [`Table3Config::standardize_target`]).
-    #[serde(default = "open_defaults::yes")]
-    pub standardize_target: bool,
-    /// Head initialisation (as [`Table3Config::head_init`]: zeros; literal: PyTorch's).
-    #[serde(default = "open_defaults::zero")]
-    pub head_init: HeadInit,
 }
 
 /// Embedding scale of the ablation.
@@ -409,16 +435,17 @@ impl AblationConfig {
     pub fn literal(self) -> Self {
         AblationConfig {
             standardize: false,
-            standardize_features: false,
-            standardize_target: false,
-            head_init: HeadInit::Pytorch,
+            head: self.head.clone().literal(),
             ..self
         }
     }
     /// One seed, 200 SGD steps, protein subsampled to 5000 rows; everything else as `self`.
     pub fn quick(self) -> Self {
         AblationConfig {
-            iterations: 200,
+            head: HeadTraining {
+                iterations: 200,
+                ..self.head.clone()
+            },
             seeds: vec![0],
             max_rows: BTreeMap::from([("protein".to_string(), 5000)]),
             ..self
@@ -432,7 +459,7 @@ impl AblationConfig {
         common_checks(
             self.test_fraction,
             self.components,
-            self.iterations,
+            self.head.iterations,
             &self.seeds,
             &self.datasets,
         )
@@ -519,15 +546,14 @@ fn lookup<T: Copy>(map: &BTreeMap<String, T>, dataset: &str, name: &'static str)
 
 fn settings(
     dataset: &str,
-    lr: &BTreeMap<String, f64>,
-    batch: &BTreeMap<String, usize>,
+    head: &HeadTraining,
     max_rows: &BTreeMap<String, usize>,
     test_fraction: f64,
     standardize: bool,
 ) -> Result<DatasetSettings> {
     Ok(DatasetSettings {
-        lr: lookup(lr, dataset, "learning_rate")?,
-        batch_size: batch.get(dataset).copied(),
+        lr: lookup(&head.learning_rate, dataset, "learning_rate")?,
+        batch_size: head.batch_size.get(dataset).copied(),
         prep: Preprocessing {
             test_fraction,
             standardize,
@@ -641,20 +667,12 @@ fn table3_cell(
 ) -> Result<CellOutcome> {
     let r = cfg.components;
     let (n, m) = p.x_train.dim();
-    let opts = SgdOptions {
-        lr: s.lr,
-        iterations: cfg.iteration_unit.steps(cfg.iterations, n, s.batch_size),
-        batch_size: s.batch_size,
-        refresh_every: if matches!(method, Table3Method::KpcaRbfLearnableC) {
-            lookup(&cfg.kpca_refresh_every, &p.name, "kpca_refresh_every")?
-        } else {
-            cfg.refresh_every
-        },
-        standardize_features: cfg.standardize_features,
-        standardize_target: cfg.standardize_target,
-        head_init: cfg.head_init,
-        seed: derive_seed(seed, STREAM_HEAD),
+    let refresh_every = if matches!(method, Table3Method::KpcaRbfLearnableC) {
+        lookup(&cfg.kpca_refresh_every, &p.name, "kpca_refresh_every")?
+    } else {
+        cfg.refresh_every
     };
+    let opts = cfg.head.options(s, n, refresh_every, seed);
     let bw_seed = derive_seed(seed, STREAM_BANDWIDTH);
     // The one place where a `γ²` becomes the kernels' `γ`: the spec's `gamma2` (the paper quotes
     // `γ²`) or the median heuristic's `γ² = median ‖x_i − z_j‖²`, converted once, `γ = sqrt(γ²)`.
@@ -756,14 +774,7 @@ pub fn run_table3(
     progress: &mut ProgressFn<'_>,
 ) -> anyhow::Result<Vec<MethodRows>> {
     let methods = cfg.validate()?;
-    let s = settings(
-        dataset,
-        &cfg.learning_rate,
-        &cfg.batch_size,
-        &cfg.max_rows,
-        cfg.test_fraction,
-        cfg.standardize,
-    )?;
+    let s = settings(dataset, &cfg.head, &cfg.max_rows, cfg.test_fraction, cfg.standardize)?;
     let p = prepared(root, dataset, &s, seed)?;
     let ids: Vec<String> = methods.iter().map(|m| m.id()).collect();
     let total = methods.len();
@@ -864,18 +875,7 @@ fn ablation_cell(
     s: &DatasetSettings,
     seed: u64,
 ) -> Result<CellOutcome> {
-    let opts = SgdOptions {
-        lr: s.lr,
-        iterations: cfg
-            .iteration_unit
-            .steps(cfg.iterations, p.x_train.nrows(), s.batch_size),
-        batch_size: s.batch_size,
-        refresh_every: 1,
-        standardize_features: cfg.standardize_features,
-        standardize_target: cfg.standardize_target,
-        head_init: cfg.head_init,
-        seed: derive_seed(seed, STREAM_HEAD),
-    };
+    let opts = cfg.head.options(s, p.x_train.nrows(), 1, seed);
     let scale = match cfg.embedding {
         AblationScale::LeftSingular => EmbeddingScale::LeftSingular,
         AblationScale::Projection => EmbeddingScale::Projection,
@@ -924,14 +924,7 @@ pub fn run_ablation(
     progress: &mut ProgressFn<'_>,
 ) -> anyhow::Result<Vec<MethodRows>> {
     cfg.validate()?;
-    let s = settings(
-        dataset,
-        &cfg.learning_rate,
-        &cfg.batch_size,
-        &cfg.max_rows,
-        cfg.test_fraction,
-        cfg.standardize,
-    )?;
+    let s = settings(dataset, &cfg.head, &cfg.max_rows, cfg.test_fraction, cfg.standardize)?;
     let p = prepared(root, dataset, &s, seed)?;
     let total = ABLATION_METHODS.len();
     Ok(ABLATION_METHODS
@@ -1050,14 +1043,27 @@ mod runner_tests {
         params_of("ablation.toml").try_into().unwrap()
     }
 
-    /// The spec's table with only `keys` (those present) kept.
+    /// The spec's table with only `keys` (those present; `a.b` is key `b` of table `a`) kept.
     fn only(params: &toml::Value, keys: &[&str]) -> toml::Value {
-        let t = params.as_table().unwrap();
-        toml::Value::Table(
-            keys.iter()
-                .filter_map(|k| t.get(*k).map(|v| (k.to_string(), v.clone())))
-                .collect(),
-        )
+        let mut kept = toml::Table::new();
+        for key in keys {
+            let (mut from, mut to) = (params.as_table().unwrap(), &mut kept);
+            let mut parts = key.split('.').peekable();
+            while let Some(part) = parts.next() {
+                let Some(v) = from.get(part) else { break };
+                if parts.peek().is_none() {
+                    to.insert(part.to_string(), v.clone());
+                } else {
+                    from = v.as_table().unwrap();
+                    to = to
+                        .entry(part)
+                        .or_insert_with(|| toml::Value::Table(toml::Table::new()))
+                        .as_table_mut()
+                        .unwrap();
+                }
+            }
+        }
+        toml::Value::Table(kept)
     }
 
     #[test]
@@ -1065,12 +1071,12 @@ mod runner_tests {
         let params = params_of("table3.toml");
         let t3 = spec_table3();
         assert_eq!(
-            (t3.components, t3.iterations, t3.test_fraction, t3.standardize),
+            (t3.components, t3.head.iterations, t3.test_fraction, t3.standardize),
             (4, 2000, 0.2, true)
         );
         assert_eq!(t3.gamma2["sne"]["liver"], 1e4);
-        assert_eq!(t3.learning_rate["cholesterol"], 1e-1);
-        assert_eq!(t3.batch_size.get("protein"), Some(&500));
+        assert_eq!(t3.head.learning_rate["cholesterol"], 1e-1);
+        assert_eq!(t3.head.batch_size.get("protein"), Some(&500));
         assert_eq!(t3.a3_init, Compat::Random { seed: 0 });
         // The spec writes out the recommended protocol: its open choices are the defaults.
         let stated: Table3Config = only(&params, &TABLE3_STATED).try_into().unwrap();
@@ -1084,23 +1090,30 @@ mod runner_tests {
         // The values the paper states live in the specs only: a missing one is an error naming
         // its key.
         let without = |params: &toml::Value, key: &str| {
-            let mut t = params.as_table().unwrap().clone();
-            assert!(t.remove(key).is_some(), "{key} is in the spec");
-            toml::Value::Table(t)
+            let mut params = params.clone();
+            let (tables, last) = key.rsplit_once('.').map_or((None, key), |(a, b)| (Some(a), b));
+            let mut t = params.as_table_mut().unwrap();
+            for part in tables.into_iter().flat_map(|a| a.split('.')) {
+                t = t.get_mut(part).unwrap().as_table_mut().unwrap();
+            }
+            assert!(t.remove(last).is_some(), "{key} is in the spec");
+            params
         };
         for key in TABLE3_STATED {
             let e = without(&params, key)
                 .try_into::<Table3Config>()
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains(key), "{key}: {e}");
+            let field = key.rsplit('.').next().unwrap();
+            assert!(e.contains(field), "{key}: {e}");
         }
         for key in ABLATION_STATED {
             let e = without(&ab_params, key)
                 .try_into::<AblationConfig>()
                 .unwrap_err()
                 .to_string();
-            assert!(e.contains(key), "{key}: {e}");
+            let field = key.rsplit('.').next().unwrap();
+            assert!(e.contains(field), "{key}: {e}");
         }
         // Unknown keys are rejected.
         let bad: std::result::Result<Table3Config, _> =
@@ -1111,10 +1124,10 @@ mod runner_tests {
         assert_eq!(
             (
                 lit.standardize,
-                lit.standardize_features,
-                lit.standardize_target,
+                lit.head.standardize_features,
+                lit.head.standardize_target,
                 lit.bandwidth,
-                lit.head_init
+                lit.head.head_init
             ),
             (
                 false,
@@ -1124,7 +1137,7 @@ mod runner_tests {
                 ksvd_general::HeadInit::Pytorch
             )
         );
-        assert_eq!(t3.head_init, ksvd_general::HeadInit::Zero);
+        assert_eq!(t3.head.head_init, ksvd_general::HeadInit::Zero);
     }
 
     #[test]
@@ -1193,7 +1206,10 @@ mod runner_tests {
                 "ksvd_sne_a3".into(),
             ],
             seeds: vec![0, 1],
-            iterations: 30,
+            head: HeadTraining {
+                iterations: 30,
+                ..spec_table3().head
+            },
             standardize: true,
             bandwidth: BandwidthRule::Median,
             ..spec_table3().quick()
@@ -1232,7 +1248,10 @@ mod runner_tests {
         let cfg = AblationConfig {
             datasets: vec!["diabetes".into()],
             seeds: vec![3],
-            iterations: 20,
+            head: HeadTraining {
+                iterations: 20,
+                ..spec_ablation().head
+            },
             ..spec_ablation().quick()
         };
         let rows: Vec<Row> = run_ablation(&cfg, &root, "diabetes", 3, &mut |_| {})

@@ -110,28 +110,52 @@ impl std::str::FromStr for ScalingMethod {
     }
 }
 
+/// The model every measurement of a scaling run fits, whatever its size and path (the spec's
+/// `[params.model]`; absent keys take these defaults).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields, default)]
+pub struct BenchModel {
+    /// Landmarks `n = m`.
+    pub landmarks: usize,
+    /// Rank `r`.
+    pub components: usize,
+    /// Bandwidth rule (the in-memory paths apply it to a uniform `n × m` sample of pairs).
+    pub bandwidth: Bandwidth,
+    /// Ridge `λ`.
+    pub ridge: f64,
+    /// Rows per chunk of the streaming path.
+    pub chunk_rows: usize,
+    /// Seed of landmarks, projections and RSVD.
+    pub seed: u64,
+    /// RSVD oversampling `p`.
+    pub rsvd_oversampling: usize,
+    /// RSVD power iterations `q`.
+    pub rsvd_power_iters: usize,
+}
+
+impl Default for BenchModel {
+    fn default() -> Self {
+        BenchModel {
+            landmarks: 1000,
+            components: 50,
+            bandwidth: Bandwidth::Median(1.0),
+            ridge: 1e-3,
+            chunk_rows: 10_000,
+            seed: 0,
+            rsvd_oversampling: 10,
+            rsvd_power_iters: 2,
+        }
+    }
+}
+
 /// Parameters of one measurement (shared by the benchmark and its child process).
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct BenchParams {
     /// Feature columns `M` of the files.
     pub features: usize,
-    /// Landmarks `n = m`.
-    pub landmarks: usize,
-    /// Rank `r`.
-    pub components: usize,
-    /// Bandwidth rule.
-    pub bandwidth: Bandwidth,
-    /// Ridge `λ`.
-    pub ridge: f64,
-    /// Rows per chunk.
-    pub chunk_rows: usize,
-    /// Seed.
-    pub seed: u64,
-    /// RSVD oversampling `p`.
-    pub rsvd_oversampling: usize,
-    /// RSVD power iterations `q`.
-    pub rsvd_power_iters: usize,
+    /// The model fitted.
+    pub model: BenchModel,
 }
 
 /// What one measurement found.
@@ -185,11 +209,11 @@ pub fn bench_once(method: ScalingMethod, train: &Path, test: &Path, params: &Ben
     let (auc, rank, rows) = match method {
         ScalingMethod::StreamingNystrom => {
             let p = PipelineParams {
-                model: StreamingParams::new(params.components, params.landmarks)
-                    .bandwidth(params.bandwidth)
-                    .chunk_rows(params.chunk_rows)
-                    .seed(params.seed),
-                ridge: params.ridge,
+                model: StreamingParams::new(params.model.components, params.model.landmarks)
+                    .bandwidth(params.model.bandwidth)
+                    .chunk_rows(params.model.chunk_rows)
+                    .seed(params.model.seed),
+                ridge: params.model.ridge,
                 positive_label: None,
             };
             let tr = LibsvmSource::new(train).n_features(params.features);
@@ -220,28 +244,28 @@ fn in_memory(method: ScalingMethod, train: &Path, test: &Path, params: &BenchPar
     let tr = read_libsvm(train, &opts)?;
     let x = tr.features;
     let (nn, mm) = x.shape();
-    let (xs, zs, side, proj) = in_memory_samples(&x, params.seed)?;
-    let n = params.landmarks.min(nn);
-    let m = params.landmarks.min(mm);
+    let (xs, zs, side, proj) = in_memory_samples(&x, params.model.seed)?;
+    let n = params.model.landmarks.min(nn);
+    let m = params.model.landmarks.min(mm);
     // The median heuristic on a uniform n x m sample of pairs (the streaming path takes its
     // landmark pairs), by the one bandwidth rule.
-    let gamma = params.bandwidth.gamma(|| -> ksvd_streaming::Result<Vec<f64>> {
-        let rows = sample_indices(&mut rng_from_seed(params.seed), nn, n);
-        let cols = sample_indices(&mut rng_from_seed(params.seed.wrapping_add(0x9e37_79b9)), mm, m);
+    let gamma = params.model.bandwidth.gamma(|| -> ksvd_streaming::Result<Vec<f64>> {
+        let rows = sample_indices(&mut rng_from_seed(params.model.seed), nn, n);
+        let cols = sample_indices(&mut rng_from_seed(params.model.seed.wrapping_add(0x9e37_79b9)), mm, m);
         let (a, b) = (xs.select(&rows)?.to_dense(), zs.select(&cols)?.to_dense());
         Ok(sq_distances(a.view(), b.view())?.into_iter().collect())
     })?;
     let g = KernelMatrix::new(xs, zs, Kernel::Rbf { gamma })?;
-    let r = params.components.min(nn).min(mm);
+    let r = params.model.components.min(nn).min(mm);
     let svd: SvdResult = match method {
         ScalingMethod::Dense => dense_svd_operator(&g, r)?,
         _ => randomized_svd(
             &g,
             r,
             &RsvdParams {
-                oversampling: params.rsvd_oversampling,
-                power_iters: params.rsvd_power_iters,
-                seed: params.seed,
+                oversampling: params.model.rsvd_oversampling,
+                power_iters: params.model.rsvd_power_iters,
+                seed: params.model.seed,
             },
         )?,
     };
@@ -249,7 +273,7 @@ fn in_memory(method: ScalingMethod, train: &Path, test: &Path, params: &BenchPar
     let y: Vec<f64> = tr.labels.iter().map(|&l| labels.target(l)).collect();
     let mut acc = RidgeAccumulator::new(r);
     acc.add(svd.u.view(), &y)?;
-    let clf = acc.solve(params.ridge)?;
+    let clf = acc.solve(params.model.ridge)?;
     // Test rows: out-of-sample U = k(x', Z) V S⁻¹.
     let te = read_libsvm(test, &opts)?;
     let new_x = match (side, &proj) {

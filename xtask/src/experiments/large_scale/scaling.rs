@@ -6,10 +6,10 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 
 use anyhow::{ensure, Context as _, Result};
-use ksvd_streaming::{Bandwidth, Progress, ProgressFn};
+use ksvd_streaming::{Progress, ProgressFn};
 use serde::{Deserialize, Serialize};
 
-use super::bench::{bench_once, in_memory_estimate, BenchOutcome, BenchParams, ScalingMethod};
+use super::bench::{bench_once, in_memory_estimate, BenchModel, BenchOutcome, BenchParams, ScalingMethod};
 use super::memory::reset_peak_rss;
 use super::synthetic::{write_synthetic, SyntheticPart, SyntheticSpec};
 use crate::rows::{Row, Status};
@@ -37,22 +37,8 @@ pub struct ScalingConfig {
     pub synthetic: SyntheticSpec,
     /// Paths to measure.
     pub methods: Vec<ScalingMethod>,
-    /// Landmarks `n = m`.
-    pub landmarks: usize,
-    /// Rank `r`.
-    pub components: usize,
-    /// Bandwidth rule (the in-memory paths apply it to a uniform `n × m` sample of pairs).
-    pub bandwidth: Bandwidth,
-    /// Ridge `λ`.
-    pub ridge: f64,
-    /// Rows per chunk of the streaming path.
-    pub chunk_rows: usize,
-    /// Seed of landmarks, projections and RSVD.
-    pub seed: u64,
-    /// RSVD oversampling `p`.
-    pub rsvd_oversampling: usize,
-    /// RSVD power iterations `q`.
-    pub rsvd_power_iters: usize,
+    /// The model fitted (`[params.model]`).
+    pub model: BenchModel,
     /// In-memory paths are skipped (status `not-run`) when their estimated footprint exceeds
     /// this many MiB.
     pub in_memory_budget_mib: f64,
@@ -80,14 +66,7 @@ impl Default for ScalingConfig {
                 ScalingMethod::Dense,
                 ScalingMethod::Rsvd,
             ],
-            landmarks: 1000,
-            components: 50,
-            bandwidth: Bandwidth::Median(1.0),
-            ridge: 1e-3,
-            chunk_rows: 10_000,
-            seed: 0,
-            rsvd_oversampling: 10,
-            rsvd_power_iters: 2,
+            model: BenchModel::default(),
             in_memory_budget_mib: 1536.0,
             isolation: Isolation::ChildProcess,
             binary: None,
@@ -102,14 +81,7 @@ impl ScalingConfig {
     fn bench_params(&self) -> BenchParams {
         BenchParams {
             features: self.synthetic.features,
-            landmarks: self.landmarks,
-            components: self.components,
-            bandwidth: self.bandwidth,
-            ridge: self.ridge,
-            chunk_rows: self.chunk_rows,
-            seed: self.seed,
-            rsvd_oversampling: self.rsvd_oversampling,
-            rsvd_power_iters: self.rsvd_power_iters,
+            model: self.model.clone(),
         }
     }
 }
@@ -251,7 +223,7 @@ pub fn run_scaling(config: &ScalingConfig, progress: &mut ProgressFn<'_>) -> Res
             // One row of this measurement: seed, one trial, the measurement's threads.
             let row = |metric: &str, status: Status, value: Option<f64>, note: Option<String>, secs: Option<f64>| Row {
                 setting: format!("n={n}"),
-                seed: Some(config.seed),
+                seed: Some(config.model.seed),
                 value,
                 trials: Some(1),
                 seconds: secs,
@@ -264,8 +236,8 @@ pub fn run_scaling(config: &ScalingConfig, progress: &mut ProgressFn<'_>) -> Res
                 spec.features,
                 spec.nnz_per_row,
                 config.test_rows,
-                config.components,
-                config.rsvd_oversampling,
+                config.model.components,
+                config.model.rsvd_oversampling,
             ) {
                 let mib = est / (1024.0 * 1024.0);
                 if mib > config.in_memory_budget_mib {
@@ -294,7 +266,7 @@ pub fn run_scaling(config: &ScalingConfig, progress: &mut ProgressFn<'_>) -> Res
                     };
                     let note = format!(
                         "r = {}, landmarks n = m = {}, {} training rows, isolation {:?}",
-                        o.rank, config.landmarks, o.train_rows, config.isolation
+                        o.rank, config.model.landmarks, o.train_rows, config.isolation
                     );
                     rows.push(ok("seconds", o.seconds, Some(note)));
                     if let Some(c) = o.cpu_seconds {
@@ -338,9 +310,12 @@ mod tests {
                 nnz_per_row: 6,
                 ..SyntheticSpec::default()
             },
-            landmarks: 60,
-            components: 8,
-            chunk_rows: 700,
+            model: BenchModel {
+                landmarks: 60,
+                components: 8,
+                chunk_rows: 700,
+                ..BenchModel::default()
+            },
             isolation: Isolation::InProcess,
             scratch_dir: Some(dir.to_path_buf()),
             ..ScalingConfig::default()
