@@ -1,42 +1,15 @@
 //! Embeddings: the solvers agree on small graphs and the methods compute what they claim (the
 //! node-classification pipeline on planted communities is tested with the runner in `xtask`).
 use ksvd::{InnerSolver, LanczosParams, RsvdParams, Solver};
-use ksvd_datasets::{Graph, Labels};
+
 use ksvd_graph_tasks::{
     bandwidth, embed, nystrom_embed, EmbeddingSpec, Embeddings, GraphInput, Method, NystromMethod, Scaling,
 };
 use ksvd_linalg::dense::{matmul, thin_svd};
-use ksvd_linalg::random::rng_from_seed;
 use ksvd_linalg::CsrMatrix;
 use ndarray::{Array2, Axis};
-use rand::Rng;
 
-/// A directed planted partition: `blocks` communities of `size` nodes, arc probability `p_in`
-/// inside a community and `p_out` across.
-fn planted(blocks: usize, size: usize, p_in: f64, p_out: f64, seed: u64) -> Graph {
-    let n = blocks * size;
-    let mut rng = rng_from_seed(seed);
-    let mut t = vec![];
-    for i in 0..n {
-        for j in 0..n {
-            let p = if i / size == j / size { p_in } else { p_out };
-            if i != j && rng.gen::<f64>() < p {
-                t.push((i, j, 1.0));
-            }
-        }
-    }
-    Graph {
-        name: "planted".into(),
-        adjacency: CsrMatrix::from_triplets(n, n, t).unwrap(),
-        node_ids: (0..n).map(|i| i.to_string()).collect(),
-        labels: Labels::Single {
-            classes: (0..n).map(|i| Some(i / size)).collect(),
-            class_names: (0..blocks).map(|b| b.to_string()).collect(),
-        },
-        directed: true,
-        duplicate_records: 0,
-    }
-}
+include!("support/planted.rs");
 
 fn spec(method: Method, rank: usize, solver: Solver, gamma: Option<f64>) -> EmbeddingSpec {
     EmbeddingSpec {

@@ -1238,43 +1238,18 @@ mod tests {
     #![allow(clippy::unwrap_used)] // Test helpers panic on failure by design.
     use super::*;
     use crate::rows::Status;
-    use ksvd_datasets::Labels;
     use ksvd_linalg::random::rng_from_seed;
-    use ksvd_linalg::CsrMatrix;
     use ndarray::Array2;
     use rand::Rng;
 
-    fn planted(size: usize, p_in: f64, p_out: f64, seed: u64) -> Graph {
-        let n = 2 * size;
-        let mut rng = rng_from_seed(seed);
-        let mut t = vec![];
-        for i in 0..n {
-            for j in 0..n {
-                let p = if i / size == j / size { p_in } else { p_out };
-                if i != j && rng.gen::<f64>() < p {
-                    t.push((i, j, 1.0));
-                }
-            }
-        }
-        Graph {
-            name: "planted".into(),
-            adjacency: CsrMatrix::from_triplets(n, n, t).unwrap(),
-            node_ids: (0..n).map(|i| i.to_string()).collect(),
-            labels: Labels::Single {
-                classes: (0..n).map(|i| Some(i / size)).collect(),
-                class_names: vec!["a".into(), "b".into()],
-            },
-            directed: true,
-            duplicate_records: 0,
-        }
-    }
+    include!("../../../../crates/graph-tasks/tests/support/planted.rs");
 
     /// With a bandwidth 50x below the rule every off-diagonal kernel entry underflows (K = I, no
     /// information); at the rule the kernel sees the communities. CV must pick the latter in
     /// every trial, for KPCA and both KSVD kernels.
     #[test]
     fn cross_validation_picks_the_informative_bandwidth() {
-        let g = planted(60, 0.12, 0.01, 5);
+        let g = planted(2, 60, 0.12, 0.01, 5);
         let task = Task::from_labels(&g.labels).unwrap();
         let config = Table1Config {
             components: 10,
@@ -1488,7 +1463,7 @@ mod tests {
     /// On two planted communities every method's embedding classifies the nodes almost perfectly.
     #[test]
     fn planted_communities_are_classified() {
-        let g = planted(60, 0.12, 0.01, 1);
+        let g = planted(2, 60, 0.12, 0.01, 1);
         let gamma = bandwidth(&g.adjacency, GraphInput::RowNormalizedSelfLoops, 1.0).unwrap();
         let eval = EvalConfig {
             trials: 3,
@@ -1563,7 +1538,7 @@ mod tests {
     /// trial, and the method's note sees that choice.
     #[test]
     fn cross_validation_picks_the_informative_candidate() {
-        let g = planted(50, 0.1, 0.01, 3);
+        let g = planted(2, 50, 0.1, 0.01, 3);
         let mut rng = rng_from_seed(9);
         let noise = Array2::from_shape_fn((100, 5), |_| rng.gen::<f64>() - 0.5);
         let informative =
