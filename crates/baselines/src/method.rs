@@ -4,10 +4,10 @@
 //! seeds, the rows and the caching live in `xtask`.
 use crate::bcot::{BcotParams, Biclusters};
 use crate::deepwalk::DeepWalkParams;
-use crate::digae::DigaeParams;
+use crate::digae::{DigaeFit, DigaeParams};
 use crate::ebc::EbcParams;
 use crate::error::{BaselineError, Result};
-use crate::hope::HopeParams;
+use crate::hope::{HopeFit, HopeParams};
 use crate::util::stream_seed;
 use ksvd_bicluster::Biclusterer;
 use ksvd_datasets::{DocumentTermData, Graph};
@@ -101,11 +101,17 @@ impl GraphEmbedder for Configured<'_, GraphBaseline, GraphBaselineConfig> {
     }
     fn embed_graph(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Embeddings> {
         let c = self.config;
-        match self.method {
-            GraphBaseline::Deepwalk => c.deepwalk.check()?.embed_graph(adjacency, seed),
-            GraphBaseline::Hope => c.hope.check()?.embed_graph(adjacency, seed),
-            GraphBaseline::Digae => c.digae.check()?.embed_graph(adjacency, seed),
-        }
+        Ok(match self.method {
+            GraphBaseline::Deepwalk => Embeddings::Single(c.deepwalk.check()?.fit(adjacency, seed)?.embedding),
+            GraphBaseline::Hope => {
+                let HopeFit { source, target, .. } = c.hope.check()?.fit(adjacency, seed)?;
+                Embeddings::SourceTarget { source, target }
+            }
+            GraphBaseline::Digae => {
+                let DigaeFit { source, target, .. } = c.digae.check()?.fit(adjacency, seed)?;
+                Embeddings::SourceTarget { source, target }
+            }
+        })
     }
 }
 
@@ -118,47 +124,6 @@ pub fn run_graph_baseline(
     seed: u64,
 ) -> Result<Embeddings> {
     method.with(config).embed_graph(&graph.adjacency, seed)
-}
-
-impl GraphEmbedder for crate::deepwalk::DeepWalk {
-    type Error = BaselineError;
-    fn id(&self) -> &'static str {
-        GraphBaseline::Deepwalk.id()
-    }
-    /// One embedding per node ([`crate::deepwalk::DeepWalk::fit`]).
-    fn embed_graph(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Embeddings> {
-        Ok(Embeddings::Single(self.fit(adjacency, seed)?.embedding))
-    }
-}
-
-impl GraphEmbedder for crate::hope::Hope {
-    type Error = BaselineError;
-    fn id(&self) -> &'static str {
-        GraphBaseline::Hope.id()
-    }
-    /// Source and target embeddings ([`crate::hope::Hope::fit`]).
-    fn embed_graph(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Embeddings> {
-        let fit = self.fit(adjacency, seed)?;
-        Ok(Embeddings::SourceTarget {
-            source: fit.source,
-            target: fit.target,
-        })
-    }
-}
-
-impl GraphEmbedder for crate::digae::Digae {
-    type Error = BaselineError;
-    fn id(&self) -> &'static str {
-        GraphBaseline::Digae.id()
-    }
-    /// Source and target embeddings ([`crate::digae::Digae::fit`]).
-    fn embed_graph(&self, adjacency: &ksvd_linalg::CsrMatrix, seed: u64) -> Result<Embeddings> {
-        let fit = self.fit(adjacency, seed)?;
-        Ok(Embeddings::SourceTarget {
-            source: fit.source,
-            target: fit.target,
-        })
-    }
 }
 
 /// Hyper-parameters of the two biclustering baselines.
@@ -192,8 +157,8 @@ impl Biclusterer for Configured<'_, BiclusterBaseline, BiclusterBaselineConfig> 
     ) -> Result<Biclusters> {
         let c = self.config;
         match self.method {
-            BiclusterBaseline::Bcot => c.bcot.check()?.bicluster_matrix(x, k_docs, k_terms, seed),
-            BiclusterBaseline::Ebc => c.ebc.check()?.bicluster_matrix(x, k_docs, k_terms, seed),
+            BiclusterBaseline::Bcot => c.bcot.check()?.bicluster(x, k_docs, k_terms, seed),
+            BiclusterBaseline::Ebc => c.ebc.check()?.bicluster(x, k_docs, k_terms, seed),
         }
     }
 }
@@ -212,29 +177,6 @@ pub fn run_bicluster_baseline(
         .with(config)
         .bicluster_matrix(&data.matrix, k_docs, k_terms, seed)
 }
-
-/// BCOT and EBC implement [`Biclusterer`] through their own `bicluster`.
-macro_rules! biclusterer_by_inherent {
-    ($t:ty, $method:expr) => {
-        impl Biclusterer for $t {
-            type Error = BaselineError;
-            fn id(&self) -> &'static str {
-                $method.id()
-            }
-            fn bicluster_matrix(
-                &self,
-                x: &ksvd_linalg::CsrMatrix,
-                k_docs: usize,
-                k_terms: usize,
-                seed: u64,
-            ) -> Result<Biclusters> {
-                self.bicluster(x, k_docs, k_terms, seed)
-            }
-        }
-    };
-}
-biclusterer_by_inherent!(crate::bcot::Bcot, BiclusterBaseline::Bcot);
-biclusterer_by_inherent!(crate::ebc::Ebc, BiclusterBaseline::Ebc);
 
 /// The seed of trial `t` of a cell with seed `seed` (trial 0 uses `seed` itself).
 pub fn trial_seed(seed: u64, trial: usize) -> u64 {
@@ -257,12 +199,15 @@ mod tests {
     fn baselines_embed_through_the_trait_as_their_fit_does() -> Result<()> {
         let arcs: Vec<(usize, usize, f64)> = (0..12).map(|i| (i, (i * 5 + 1) % 12, 1.0)).collect();
         let a = CsrMatrix::from_triplets(12, 12, arcs)?;
-        let hope = HopeParams {
-            rank: 3,
-            ..HopeParams::default()
-        }
-        .check()?;
-        let fit = hope.fit(&a, 4)?;
+        let config = GraphBaselineConfig {
+            hope: HopeParams {
+                rank: 3,
+                ..HopeParams::default()
+            },
+            ..GraphBaselineConfig::default()
+        };
+        let fit = config.hope.check()?.fit(&a, 4)?;
+        let hope = GraphBaseline::Hope.with(&config);
         assert_eq!(GraphEmbedder::id(&hope), "hope");
         match hope.embed_graph(&a, 4)? {
             Embeddings::SourceTarget { source, target } => {
@@ -292,7 +237,8 @@ mod tests {
             kmeans: ksvd_bicluster::KMeansParams::new(),
             stability_seeds: 0,
         };
-        let bcot = BcotParams::default().check()?;
+        let config = BiclusterBaselineConfig::default();
+        let bcot = BiclusterBaseline::Bcot.with(&config);
         let methods: [&dyn Biclusterer<Error = BaselineError>; 1] = [&bcot];
         let got = ours.bicluster_matrix(&x, 2, 2, 1)?;
         assert_eq!(ours.id(), "svd");
@@ -300,7 +246,7 @@ mod tests {
         assert!((ksvd_bicluster::nmi(&terms, &got.term_labels)? - 1.0).abs() < 1e-12);
         for m in methods {
             let got = m.bicluster_matrix(&x, 2, 2, 1)?;
-            assert_eq!(got, bcot.bicluster(&x, 2, 2, 1)?);
+            assert_eq!(got, config.bcot.check()?.bicluster(&x, 2, 2, 1)?);
             assert!(
                 (ksvd_bicluster::nmi(&docs, &got.doc_labels)? - 1.0).abs() < 1e-12,
                 "{}",

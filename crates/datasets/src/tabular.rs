@@ -287,95 +287,111 @@ pub struct TableSpec {
     pub feature_names: Option<Vec<String>>,
 }
 
+impl TableSpec {
+    /// A table in `format` with `target` in its last column, no string-valued feature columns
+    /// and no feature names of its own (the file's header names the features, else `x1, x2, …`);
+    /// the methods below change one of these.
+    pub fn new(format: TableFormat, target: TargetSpec) -> Self {
+        Self {
+            format,
+            target_position: TargetPosition::Last,
+            target,
+            categorical: Vec::new(),
+            feature_names: None,
+        }
+    }
+
+    /// The target in the first column instead of the last.
+    pub fn target_first(mut self) -> Self {
+        self.target_position = TargetPosition::First;
+        self
+    }
+
+    /// Feature column `column` (0-based feature index) holds one of `levels` as text; its value
+    /// is the index of the level.
+    pub fn categorical(mut self, column: usize, levels: &[&str]) -> Self {
+        self.categorical.push((column, strings(levels)));
+        self
+    }
+
+    /// Names of the features for a file without a header.
+    pub fn feature_names<S: Into<String>>(mut self, names: impl IntoIterator<Item = S>) -> Self {
+        self.feature_names = Some(names.into_iter().map(Into::into).collect());
+        self
+    }
+}
+
+impl TargetSpec {
+    /// Class `k` written as `raw_values[k]` in the file and called `names[k]`.
+    pub fn classes(raw_values: &[&str], names: &[&str]) -> Self {
+        Self::Classes {
+            raw_values: strings(raw_values),
+            names: strings(names),
+        }
+    }
+}
+
 fn strings(v: &[&str]) -> Vec<String> {
     v.iter().map(|s| s.to_string()).collect()
 }
 
 /// File name (inside the dataset's folder) and reading spec of a registry tabular dataset.
 pub fn table_spec(name: DatasetName) -> Option<(&'static str, TableSpec)> {
-    let binary = |raw: &[&str], names: &[&str]| TargetSpec::Classes {
-        raw_values: strings(raw),
-        names: strings(names),
-    };
     let spec = match name {
         DatasetName::Diabetes => (
             "pima-indians-diabetes.csv",
-            TableSpec {
-                format: TableFormat::Csv { header: false },
-                target_position: TargetPosition::Last,
-                target: binary(&["0", "1"], &["tested_negative", "tested_positive"]),
-                categorical: vec![],
-                feature_names: Some(strings(&[
-                    "pregnancies",
-                    "glucose",
-                    "blood_pressure",
-                    "skin_thickness",
-                    "insulin",
-                    "bmi",
-                    "pedigree",
-                    "age",
-                ])),
-            },
+            TableSpec::new(
+                TableFormat::Csv { header: false },
+                TargetSpec::classes(&["0", "1"], &["tested_negative", "tested_positive"]),
+            )
+            .feature_names([
+                "pregnancies",
+                "glucose",
+                "blood_pressure",
+                "skin_thickness",
+                "insulin",
+                "bmi",
+                "pedigree",
+                "age",
+            ]),
         ),
         DatasetName::Ionosphere => (
             "ionosphere.csv",
-            TableSpec {
-                format: TableFormat::Csv { header: false },
-                target_position: TargetPosition::Last,
-                target: binary(&["b", "g"], &["bad", "good"]),
-                categorical: vec![],
-                feature_names: Some((1..=34).map(|i| format!("a{i:02}")).collect()),
-            },
+            TableSpec::new(
+                TableFormat::Csv { header: false },
+                TargetSpec::classes(&["b", "g"], &["bad", "good"]),
+            )
+            .feature_names((1..=34).map(|i| format!("a{i:02}"))),
         ),
         DatasetName::Liver => (
             "Indian Liver Patient Dataset (ILPD).csv",
-            TableSpec {
-                format: TableFormat::Csv { header: true },
-                target_position: TargetPosition::Last,
-                target: binary(
+            TableSpec::new(
+                TableFormat::Csv { header: true },
+                TargetSpec::classes(
                     &["2", "1"],
                     &["non-liver patient (selector 2)", "liver patient (selector 1)"],
                 ),
-                categorical: vec![(1, strings(&["Female", "Male"]))],
-                feature_names: None,
-            },
+            )
+            .categorical(1, &["Female", "Male"]),
         ),
         DatasetName::Cholesterol => (
             "cholesterol.arff",
-            TableSpec {
-                format: TableFormat::Arff,
-                target_position: TargetPosition::Last,
-                target: TargetSpec::Regression,
-                categorical: vec![],
-                feature_names: None,
-            },
+            TableSpec::new(TableFormat::Arff, TargetSpec::Regression),
         ),
         DatasetName::Yacht => (
             "data.txt",
-            TableSpec {
-                format: TableFormat::Whitespace,
-                target_position: TargetPosition::Last,
-                target: TargetSpec::Regression,
-                categorical: vec![],
-                feature_names: Some(strings(&[
-                    "lcb_position",
-                    "prismatic_coefficient",
-                    "length_displacement_ratio",
-                    "beam_draught_ratio",
-                    "length_beam_ratio",
-                    "froude_number",
-                ])),
-            },
+            TableSpec::new(TableFormat::Whitespace, TargetSpec::Regression).feature_names([
+                "lcb_position",
+                "prismatic_coefficient",
+                "length_displacement_ratio",
+                "beam_draught_ratio",
+                "length_beam_ratio",
+                "froude_number",
+            ]),
         ),
         DatasetName::Protein => (
             "CASP.csv",
-            TableSpec {
-                format: TableFormat::Csv { header: true },
-                target_position: TargetPosition::First,
-                target: TargetSpec::Regression,
-                categorical: vec![],
-                feature_names: None,
-            },
+            TableSpec::new(TableFormat::Csv { header: true }, TargetSpec::Regression).target_first(),
         ),
         _ => return None,
     };
@@ -618,16 +634,11 @@ mod tests {
     use super::*;
 
     fn csv_spec(header: bool) -> TableSpec {
-        TableSpec {
-            format: TableFormat::Csv { header },
-            target_position: TargetPosition::Last,
-            target: TargetSpec::Classes {
-                raw_values: strings(&["2", "1"]),
-                names: strings(&["neg", "pos"]),
-            },
-            categorical: vec![(1, strings(&["Female", "Male"]))],
-            feature_names: None,
-        }
+        TableSpec::new(
+            TableFormat::Csv { header },
+            TargetSpec::classes(&["2", "1"], &["neg", "pos"]),
+        )
+        .categorical(1, &["Female", "Male"])
     }
 
     #[test]
@@ -689,13 +700,7 @@ mod tests {
              @attribute 'chol' real\n@data\n63,1,233\n67,?,286\n",
         )
         .unwrap();
-        let spec = TableSpec {
-            format: TableFormat::Arff,
-            target_position: TargetPosition::Last,
-            target: TargetSpec::Regression,
-            categorical: vec![],
-            feature_names: None,
-        };
+        let spec = spec_arff();
         let t = load_table("c", &p, &spec).unwrap();
         assert_eq!(
             t.columns[1],
@@ -727,13 +732,7 @@ mod tests {
     }
 
     fn spec_arff() -> TableSpec {
-        TableSpec {
-            format: TableFormat::Arff,
-            target_position: TargetPosition::Last,
-            target: TargetSpec::Regression,
-            categorical: vec![],
-            feature_names: None,
-        }
+        TableSpec::new(TableFormat::Arff, TargetSpec::Regression)
     }
 
     #[test]

@@ -88,6 +88,8 @@ impl CsrMatrix {
     }
 
     /// Builds a matrix from `(row, col, value)` triplets in any order; duplicates are summed.
+    /// The result is checked like [`CsrMatrix::try_new`]'s input (a column out of range or a
+    /// value, or sum of duplicates, that is not finite is an error).
     pub fn from_triplets<I>(nrows: usize, ncols: usize, triplets: I) -> Result<Self>
     where
         I: IntoIterator<Item = (usize, usize, f64)>,
@@ -99,20 +101,6 @@ impl CsrMatrix {
                     what: "row",
                     index: i,
                     len: nrows,
-                });
-            }
-            if j >= ncols {
-                return Err(LinalgError::IndexOutOfBounds {
-                    what: "column",
-                    index: j,
-                    len: ncols,
-                });
-            }
-            if !v.is_finite() {
-                return Err(LinalgError::NonFinite {
-                    what: "triplet value",
-                    row: i,
-                    col: j,
                 });
             }
             t.push((i, j, v));
@@ -137,13 +125,7 @@ impl CsrMatrix {
         for i in 0..nrows {
             indptr[i + 1] += indptr[i];
         }
-        Ok(Self {
-            nrows,
-            ncols,
-            indptr,
-            indices,
-            data,
-        })
+        Self::try_new(nrows, ncols, indptr, indices, data)
     }
 
     /// The sparse form of a dense matrix (exact zeros are dropped).
@@ -488,6 +470,15 @@ mod tests {
         assert!(matches!(
             CsrMatrix::from_triplets(2, 2, vec![(0, 0, f64::NAN)]),
             Err(LinalgError::NonFinite { .. })
+        ));
+        assert!(matches!(
+            CsrMatrix::from_triplets(2, 2, vec![(0, 2, 1.0)]),
+            Err(LinalgError::IndexOutOfBounds { what: "column", .. })
+        ));
+        // Two finite duplicates whose sum overflows.
+        assert!(matches!(
+            CsrMatrix::from_triplets(2, 2, vec![(1, 0, f64::MAX), (1, 0, f64::MAX)]),
+            Err(LinalgError::NonFinite { row: 1, col: 0, .. })
         ));
         assert!(matches!(
             CsrMatrix::try_new(2, 2, vec![0, 1], vec![0], vec![1.0]),

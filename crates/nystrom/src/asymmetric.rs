@@ -261,26 +261,16 @@ where
     let mut v = g.block_t_mul(&rows, &all_cols, left.view())?;
     let u_norm = normalize_columns(&mut u);
     let v_norm = normalize_columns(&mut v);
-    // Deterministic signs (`ksvd_solvers::column_signs`, the workspace's convention): the
-    // largest-magnitude entry of every ũ_s is positive. The sign is folded into the stored norms
-    // so that out-of-sample extensions stay consistent.
-    let signs = column_signs(u.view());
-    u *= &signs;
-    v *= &signs;
-    let u_norm = &u_norm * &signs;
-    let v_norm = &v_norm * &signs;
-    let svd = SvdResult::new(u, sub.s.clone(), v);
-    let row_coef = &right / &u_norm;
-    let col_coef = &left / &v_norm;
     Ok(AsymmetricNystrom {
-        svd,
+        svd: SvdResult::new(u, sub.s.clone(), v),
         rows,
         cols,
         sub,
         selection_seconds,
-        row_coef,
-        col_coef,
-    })
+        row_coef: &right / &u_norm,
+        col_coef: &left / &v_norm,
+    }
+    .with_column_signs())
 }
 
 /// The adaptive schemes: a pivoted cross approximation `Ĝ = C W⁺ R` on `min(rows, cols)`
@@ -298,10 +288,6 @@ where
     let cross = cross_approximation(g, pivots, pivoting, params.seed)?;
     let selection_seconds = started.elapsed().as_secs_f64();
     let fit = cross_svd(&cross, params.rank, pivots)?;
-    // Deterministic signs, as for the sampled methods.
-    let signs = column_signs(fit.u.view());
-    let (u, v) = (fit.u * &signs, fit.v * &signs);
-    let (row_coef, col_coef) = (fit.row_coef * &signs, fit.col_coef * &signs);
     // Landmarks sorted, coefficient rows permuted alike.
     let sorted = |idx: &[usize], coef: &Array2<f64>| {
         let mut order: Vec<usize> = (0..idx.len()).collect();
@@ -309,19 +295,19 @@ where
         let idx_sorted: Vec<usize> = order.iter().map(|&p| idx[p]).collect();
         (idx_sorted, coef.select(Axis(0), &order))
     };
-    let (cols, row_coef) = sorted(&cross.cols, &row_coef);
-    let (rows, col_coef) = sorted(&cross.rows, &col_coef);
+    let (cols, row_coef) = sorted(&cross.cols, &fit.row_coef);
+    let (rows, col_coef) = sorted(&cross.rows, &fit.col_coef);
     let core = fit.core;
-    let sub = SvdResult::new(core.u, core.s, core.v);
     Ok(AsymmetricNystrom {
-        svd: SvdResult::new(u, fit.s, v),
+        svd: SvdResult::new(fit.u, fit.s, fit.v),
         rows,
         cols,
-        sub,
+        sub: SvdResult::new(core.u, core.s, core.v),
         selection_seconds,
         row_coef,
         col_coef,
-    })
+    }
+    .with_column_signs())
 }
 
 /// Divides every column by its norm, returning the norms (zero columns are left as they are).
@@ -336,6 +322,18 @@ fn normalize_columns(a: &mut Array2<f64>) -> Array1<f64> {
 }
 
 impl AsymmetricNystrom {
+    /// The fit in the workspace's sign convention (`ksvd_solvers::column_signs`): the
+    /// largest-magnitude entry of every column `ũ_s` positive, `ṽ_s` and both extension
+    /// coefficients flipped alike, so that out-of-sample extensions agree with `Ũ` and `Ṽ`.
+    fn with_column_signs(mut self) -> Self {
+        let signs = column_signs(self.svd.u.view());
+        self.svd.u *= &signs;
+        self.svd.v *= &signs;
+        self.row_coef *= &signs;
+        self.col_coef *= &signs;
+        self
+    }
+
     /// The out-of-sample extension (eq. 10) for new row samples `x'`:
     /// `ũ_s(x') ∝ Σ_{j∈J} κ(x', z_j) V_{js} / λ_s`, scaled exactly like the training `Ũ`, so that
     /// evaluating it at the training rows reproduces `Ũ`.
