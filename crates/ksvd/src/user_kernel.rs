@@ -160,13 +160,6 @@ mod serde_impl {
         Custom { name: String },
     }
 
-    #[derive(Deserialize)]
-    #[serde(untagged)]
-    enum Record {
-        Builtin(Kernel),
-        Custom(CustomRecord),
-    }
-
     impl Serialize for ParamKernel {
         fn serialize<S: Serializer>(&self, s: S) -> std::result::Result<S::Ok, S::Error> {
             match self {
@@ -176,12 +169,19 @@ mod serde_impl {
         }
     }
 
+    /// A user's function (`{"Custom": …}`) or a built-in kernel; anything else is an error
+    /// naming what was found and the built-in kernels this build knows (the [`Kernel`]'s own).
     impl<'de> Deserialize<'de> for ParamKernel {
         fn deserialize<D: Deserializer<'de>>(d: D) -> std::result::Result<Self, D::Error> {
-            Ok(match Record::deserialize(d)? {
-                Record::Builtin(k) => ParamKernel::Builtin(k),
-                Record::Custom(CustomRecord::Custom { name }) => ParamKernel::Custom { name, function: None },
-            })
+            use serde::de::Error;
+            let value = serde_json::Value::deserialize(d)?;
+            if value.get("Custom").is_some() {
+                let CustomRecord::Custom { name } = serde_json::from_value(value).map_err(D::Error::custom)?;
+                return Ok(ParamKernel::Custom { name, function: None });
+            }
+            serde_json::from_value::<Kernel>(value.clone())
+                .map(ParamKernel::Builtin)
+                .map_err(|e| D::Error::custom(format!("kernel {value}: {e}")))
         }
     }
 }

@@ -34,7 +34,7 @@ def X():
         (dict(kernel="poly", degree=0), ValueError, "invalid kernel parameter degree = 0: must be >= 1"),
         (dict(kernel="cosine"), ValueError, f"unknown kernel `cosine` \\(expected one of {NAMES['kernels']}\\)"),
         (dict(kernel=3), TypeError, "kernel must be a string"),
-        (dict(kernel=lambda x, z: x @ z.T), TypeError, "kernels of your own \\(a callable\\) are not supported yet"),
+        (dict(kernel=lambda x, z: x @ z.T, gamma=0.5), ValueError, "bandwidth and gamma are parameters of the built-in kernels"),
         (dict(solver="arpack"), ValueError, f"unknown solver `arpack` \\(expected one of {NAMES['solvers']}\\)"),
         (dict(solver="nystrom"), ValueError, "n_landmarks: the nystrom solver needs the number of landmarks"),
         (dict(solver="nystrom", n_landmarks=1), ValueError, "1 landmarks cannot give rank 2"),
