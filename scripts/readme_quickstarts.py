@@ -39,12 +39,15 @@ def main():
     todo = [(lang, line, code) for lang, line, code in blocks(readme) if lang in ("sh", "python")]
     if not todo:
         sys.exit("README.md has no ```sh or ```python block")
+    # The blocks run in a temporary folder: a relative interpreter path (a venv's) is made
+    # absolute without resolving its symlink (which would leave the venv).
+    python = os.path.abspath(args.python) if os.sep in args.python else args.python
     env = dict(os.environ, PATH=f"{args.ksvd_dir.resolve()}{os.pathsep}{os.environ.get('PATH', '')}")
     for lang, line, code in todo:
         with tempfile.TemporaryDirectory(prefix="ksvd-readme-") as tmp:
             for name in ("crates", "data"):
                 os.symlink(ROOT / name, Path(tmp) / name)
-            cmd = ["bash", "-euo", "pipefail", "-c", code] if lang == "sh" else [args.python, "-c", code]
+            cmd = ["bash", "-euo", "pipefail", "-c", code] if lang == "sh" else [python, "-c", code]
             print(f"== README.md:{line} ({lang})", flush=True)
             run = subprocess.run(cmd, cwd=tmp, env=env)
             if run.returncode != 0:
