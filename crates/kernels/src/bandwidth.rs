@@ -3,7 +3,7 @@
 use crate::error::{KernelError, Result};
 use ksvd_linalg::dense;
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
-use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis, Zip};
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, Zip};
 
 /// `D_ij = ‖x_i − z_j‖²` (`n × m`, rows of `x` against rows of `z`) by the GEMM identity
 /// `‖x'‖² + ‖z'‖² − 2 x'·z'` on inputs shifted by the mean of the `z` rows (distances are
@@ -33,6 +33,15 @@ pub fn sq_distances(x: ArrayView2<'_, f64>, z: ArrayView2<'_, f64>) -> Result<Ar
 /// # Errors
 /// Norms whose lengths do not match `p`.
 pub fn sq_distances_from_inner_products(mut p: ArrayViewMut2<'_, f64>, nx: &[f64], nz: &[f64]) -> Result<()> {
+    check_norms(&p, nx, nz)?;
+    Zip::from(p.outer_iter_mut())
+        .and(nx)
+        .par_for_each(|row, &a| sq_distance_row(row, a, nz));
+    Ok(())
+}
+
+/// `p` is `nx.len() × nz.len()` (the squared norms of the rows of X and of Z).
+pub(crate) fn check_norms(p: &ArrayViewMut2<'_, f64>, nx: &[f64], nz: &[f64]) -> Result<()> {
     if (nx.len(), nz.len()) != p.dim() {
         return Err(KernelError::Linalg(ksvd_linalg::LinalgError::ShapeMismatch {
             op: "squared distances from inner products (p against the squared norms nx, nz)",
@@ -40,12 +49,15 @@ pub fn sq_distances_from_inner_products(mut p: ArrayViewMut2<'_, f64>, nx: &[f64
             right: (nx.len(), nz.len()),
         }));
     }
-    Zip::from(p.outer_iter_mut()).and(nx).par_for_each(|mut row, &a| {
-        Zip::from(&mut row)
-            .and(nz)
-            .for_each(|v, &b| *v = (a + b - 2.0 * *v).max(0.0));
-    });
     Ok(())
+}
+
+/// One row of [`sq_distances_from_inner_products`]: `row_j = x·z_j` becomes
+/// `max(0, a + nz_j − 2 row_j)`, `a = ‖x‖²` (callers fuse it with their own per-row work).
+pub(crate) fn sq_distance_row(mut row: ArrayViewMut1<'_, f64>, a: f64, nz: &[f64]) {
+    row.iter_mut()
+        .zip(nz)
+        .for_each(|(v, &b)| *v = (a + b - 2.0 * *v).max(0.0));
 }
 
 /// The median heuristic bandwidth `γ²`: the median of the squared distances `‖x_i − z_j‖²`

@@ -83,10 +83,15 @@ impl Kernel {
             self.inner_to_values(p);
             return Ok(());
         }
-        crate::bandwidth::sq_distances_from_inner_products(p.view_mut(), nx, nz)?;
+        crate::bandwidth::check_norms(&p, nx, nz)?;
+        // One pass per row: distances, then the kernel's values, while the row is in cache.
         p.axis_iter_mut(Axis(0))
             .into_par_iter()
-            .for_each(|row| self.distance_row(row));
+            .zip(nx.par_iter())
+            .for_each(|(mut row, &a)| {
+                crate::bandwidth::sq_distance_row(row.view_mut(), a, nz);
+                self.distance_row(row);
+            });
         Ok(())
     }
 

@@ -4,6 +4,7 @@ use crate::error::{check_finite, LssvmError, Result};
 use ksvd_linalg::dense::gemm_into;
 use ksvd_linalg::LinearOperator;
 use ndarray::{s, Array1, Array2, ArrayView1, ArrayView2, ArrayViewMut2, Axis};
+use std::borrow::Cow;
 
 /// The kernel of an LS-SVM: [`ksvd_kernels::Kernel`], the workspace's one kernel type and
 /// evaluator. The LS-SVM needs a symmetric positive semi-definite kernel, so `K + I / gamma` is
@@ -74,7 +75,9 @@ pub(crate) fn block_into(
     mut out: ArrayViewMut2<'_, f64>,
 ) -> Result<()> {
     gemm_into(out.view_mut(), x, z.t(), 1.0, false)?;
-    let (xs, zs) = (x_sq.to_vec(), z_sq.to_vec());
+    // The norms are slices of whole arrays (contiguous): no copy per block.
+    let xs = x_sq.to_slice().map_or_else(|| Cow::Owned(x_sq.to_vec()), Cow::Borrowed);
+    let zs = z_sq.to_slice().map_or_else(|| Cow::Owned(z_sq.to_vec()), Cow::Borrowed);
     kernel.values_from_inner_products(out, &xs, &zs)?;
     Ok(())
 }
