@@ -533,6 +533,49 @@ impl KernelMatrix {
         Ok(self)
     }
 
+    /// These rows as rows of a larger matrix centred on both sides: `G̃_ij = G_ij − r_i − c_j +
+    /// g` with each row's own mean `r_i` (a row's mean runs over the columns, all of which this
+    /// matrix holds) and the column means `col_means` and grand mean `grand_mean` of the whole
+    /// matrix, taken elsewhere (a distributed fit sums them over its row partitions). A stored
+    /// `G` is centred in place with the arithmetic of [`KernelMatrix::centered`]; otherwise every
+    /// product and block applies the centring.
+    ///
+    /// # Errors
+    /// [`KernelError::InvalidStats`] unless `col_means` has one finite entry per column and
+    /// `grand_mean` is finite; an already centred matrix is refused the same way.
+    pub fn centered_with(mut self, col_means: Vec<f64>, grand_mean: f64) -> Result<Self> {
+        let (n, m) = (self.nrows(), self.ncols());
+        let bad = |reason: String| Err(KernelError::InvalidStats { reason });
+        if col_means.len() != m {
+            return bad(format!("{} column means given for {m} columns", col_means.len()));
+        }
+        if !col_means.iter().all(|c| c.is_finite()) || !grand_mean.is_finite() {
+            return bad("centring means must be finite".into());
+        }
+        if self.is_centered() {
+            return bad("the matrix is centred already".into());
+        }
+        if let Repr::Stored { g, centred } = &mut self.repr {
+            let row_means = g.mean_axis(Axis(1)).map(|r| r.to_vec()).unwrap_or_else(|| vec![0.0; n]);
+            let c = Centering {
+                row_means,
+                col_means,
+                grand_mean,
+            };
+            c.center_in_place(g.view_mut())?;
+            *centred = true;
+            self.centering = Some(c);
+            return Ok(self);
+        }
+        let r = self.apply(Array2::from_elem((m, 1), 1.0 / m as f64).view())?;
+        self.centering = Some(Centering {
+            row_means: r.column(0).to_vec(),
+            col_means,
+            grand_mean,
+        });
+        Ok(self)
+    }
+
     /// A copy with everything but the stored entries (samples, SNE normalisers, centring):
     /// products become matrix-free. Out-of-sample extensions need no more, and a fitted model
     /// should not hold a second copy of `G`.
@@ -1337,6 +1380,45 @@ mod tests {
                 Err(KernelError::InvalidStats { .. })
             ));
         }
+    }
+
+    /// Row partitions centred with the whole matrix's column and grand means are the rows of
+    /// the centred whole matrix, stored and matrix-free, for RBF and SNE; bad means are refused.
+    #[test]
+    fn row_partitions_centred_with_global_means_are_rows_of_the_centred_matrix() -> Result<()> {
+        let mut rng = ksvd_linalg::random::rng_from_seed(5);
+        let x = ksvd_linalg::random::gaussian_matrix(&mut rng, 11, 3);
+        let z = ksvd_linalg::random::gaussian_matrix(&mut rng, 7, 3);
+        for kernel in [Kernel::Rbf { gamma: 1.3 }, Kernel::Sne { gamma: 0.9 }] {
+            let samples = |a: &Array2<f64>| Samples::dense(a.clone()).unwrap_or_else(|e| panic!("{e}"));
+            let whole = KernelMatrix::new(samples(&x), samples(&z), kernel).and_then(KernelMatrix::centered);
+            let whole = whole.unwrap_or_else(|e| panic!("{e}"));
+            let want = whole.to_dense().unwrap_or_else(|e| panic!("{e}"));
+            let c = whole.stats().centering.unwrap_or_else(|| panic!("centred"));
+            for stored in [true, false] {
+                for (lo, hi) in [(0, 4), (4, 11)] {
+                    let part = samples(&x.slice(ndarray::s![lo..hi, ..]).to_owned());
+                    let g = if stored {
+                        KernelMatrix::with_budget(part, samples(&z), kernel, MemoryBudget::bytes(1 << 20)?)
+                    } else {
+                        KernelMatrix::matrix_free(part, samples(&z), kernel)
+                    };
+                    assert_eq!(g.as_ref().map(KernelMatrix::is_stored).ok(), Some(stored));
+                    let g = g
+                        .and_then(|g| g.centered_with(c.col_means.clone(), c.grand_mean))
+                        .unwrap_or_else(|e| panic!("{e}"));
+                    let got = g.to_dense().unwrap_or_else(|e| panic!("{e}"));
+                    let diff = (&got - &want.slice(ndarray::s![lo..hi, ..])).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                    assert!(diff < 64.0 * f64::EPSILON, "{kernel:?} rows {lo}..{hi}: {diff}");
+                    let again = g.centered_with(c.col_means.clone(), c.grand_mean);
+                    assert!(matches!(again, Err(KernelError::InvalidStats { .. })));
+                }
+            }
+            let part = samples(&x);
+            let short = KernelMatrix::new(part, samples(&z), kernel).and_then(|g| g.centered_with(vec![0.0; 6], 0.0));
+            assert!(matches!(short, Err(KernelError::InvalidStats { .. })));
+        }
+        Ok(())
     }
 
     /// The vectorised SNE row against the textbook formula, for lengths around the 4-lane

@@ -228,13 +228,37 @@ impl Ksvd {
     /// Computes the residuals (two products with `G`) except for Nyström models, where that would
     /// cost the full passes over `G` the method avoids.
     pub fn to_model(&self) -> Result<KsvdModel> {
-        let params = self.params_used().clone();
-        let g = self.kernel_matrix();
+        let residuals = match self.nystrom() {
+            None => Some(self.residuals()?),
+            Some(_) => None,
+        };
+        ksvd_model(
+            self.params_used().clone(),
+            self.kernel_matrix(),
+            self.svd(),
+            self.nystrom(),
+            residuals,
+            self.compat_map(),
+        )
+    }
+}
+
+/// The portable model of a KSVD fit on `g` (what [`Ksvd::to_model`] and
+/// [`crate::OperatorFit::to_model`] give): `svd` with its residuals, the Nyström fit's landmarks
+/// and extension coefficients when there is one.
+pub(crate) fn ksvd_model(
+    params: KsvdValidParams,
+    g: &KernelMatrix,
+    svd: &ksvd_solvers::SvdResult,
+    nystrom: Option<&ksvd_nystrom::AsymmetricNystrom>,
+    residuals: Option<Residuals>,
+    compat: Option<CompatMap>,
+) -> Result<KsvdModel> {
+    {
         let (n, m) = (g.nrows(), g.ncols());
-        let svd = self.svd();
         let center = params.center();
         let sne = matches!(params.kernel(), Kernel::Sne { .. });
-        let (data, gm, row_ext, col_ext) = match self.nystrom() {
+        let (data, gm, row_ext, col_ext) = match nystrom {
             None => {
                 let data = ModelData {
                     estimator: Estimator::Ksvd,
@@ -253,8 +277,8 @@ impl Ksvd {
                     s: svd.s.clone(),
                     u: svd.u.clone(),
                     v: svd.v.clone(),
-                    residuals: Some(self.residuals()?),
-                    compat: self.compat_map(),
+                    residuals,
+                    compat,
                 };
                 (data, g.to_matrix_free(), (0..m).collect(), (0..n).collect())
             }
@@ -292,7 +316,7 @@ impl Ksvd {
                     u: svd.u.clone(),
                     v: svd.v.clone(),
                     residuals: None,
-                    compat: self.compat_map(),
+                    compat,
                 };
                 let (gm, row_ext, col_ext) = if x_is_full && z_is_full {
                     (g.to_matrix_free(), ny.cols.clone(), ny.rows.clone())

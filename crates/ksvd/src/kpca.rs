@@ -22,17 +22,17 @@ use std::sync::Arc;
 #[cfg_attr(feature = "serde", derive(serde::Serialize, serde::Deserialize))]
 pub struct KpcaValidParams {
     /// As [`crate::KsvdValidParams`]'s: built-in, or a user's function recorded by name.
-    kernel: ParamKernel,
+    pub(crate) kernel: ParamKernel,
     /// The `k` of the bandwidth rule (`None`: the kernel's own `γ`).
     #[cfg_attr(feature = "serde", serde(default))]
-    bandwidth_rule: Option<f64>,
-    rank: usize,
-    solver: Solver,
-    center: bool,
-    seed: u64,
+    pub(crate) bandwidth_rule: Option<f64>,
+    pub(crate) rank: usize,
+    pub(crate) solver: Solver,
+    pub(crate) center: bool,
+    pub(crate) seed: u64,
     /// Memory budget (`None`: [`MemoryBudget::auto`]); never serialised.
     #[cfg_attr(feature = "serde", serde(skip))]
-    memory_budget: Option<MemoryBudget>,
+    pub(crate) memory_budget: Option<MemoryBudget>,
 }
 
 /// KPCA hyper-parameters, linfa style: build with [`Kpca::params`], validated once by
@@ -188,7 +188,7 @@ impl KpcaValidParams {
 
     /// These parameters in KSVD's form (no compatibility, no user landmarks): how a KPCA model
     /// records them.
-    fn as_ksvd(&self) -> KsvdValidParams {
+    pub(crate) fn as_ksvd(&self) -> KsvdValidParams {
         KsvdValidParams {
             kernel: self.kernel.clone(),
             bandwidth_rule: self.bandwidth_rule,
@@ -270,7 +270,7 @@ impl KpcaValidParams {
 
     /// The top-`r` eigenpairs of the square `k` by the configured solver, and their residuals
     /// `‖K a_l − λ_l a_l‖ / λ_1` (one product with `k`).
-    fn eigenpairs<K: MatrixBlocks + ?Sized>(&self, k: &K) -> Result<Eigenpairs> {
+    pub(crate) fn eigenpairs<K: MatrixBlocks + ?Sized>(&self, k: &K) -> Result<Eigenpairs> {
         if k.nrows() != k.ncols() {
             return Err(KsvdError::InvalidParameter {
                 name: "kernel matrix",
@@ -318,11 +318,11 @@ impl KpcaValidParams {
 }
 
 /// The eigenpairs of a KPCA fit, their residuals and the Nyström landmarks.
-struct Eigenpairs {
-    values: Array1<f64>,
-    vectors: Array2<f64>,
-    residuals: Array1<f64>,
-    landmarks: Option<Vec<usize>>,
+pub(crate) struct Eigenpairs {
+    pub(crate) values: Array1<f64>,
+    pub(crate) vectors: Array2<f64>,
+    pub(crate) residuals: Array1<f64>,
+    pub(crate) landmarks: Option<Vec<usize>>,
 }
 
 /// Fits on a data matrix (records, `N × M`): the samples are its rows. Targets are ignored.

@@ -129,6 +129,7 @@ mod fitted;
 mod kpca;
 mod landmarks;
 mod model;
+mod operator_fit;
 mod projection;
 mod solver_kind;
 mod summary;
@@ -139,17 +140,18 @@ pub use fitted::{CompatMap, Estimator, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VER
 pub use kpca::{Kpca, KpcaParams, KpcaValidParams};
 pub use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
 pub use ksvd_kernels::{
-    AnyKernel, Compat, CompatSide, FnKernel, Kernel, KernelError, KernelFnError, KernelFunction, KernelKind,
-    KernelMatrix, Samples,
+    AnyKernel, Centering, Compat, CompatSide, FnKernel, Kernel, KernelError, KernelFnError, KernelFunction, KernelKind,
+    KernelMatrix, KernelStats, Samples,
 };
-pub use ksvd_linalg::{CsrMatrix, LinearOperator, MemoryBudget, Twins, Vocabulary};
-pub use ksvd_nystrom::{InnerSolver, Sampling};
+pub use ksvd_linalg::{CsrMatrix, LinalgError, LinearOperator, MatrixBlocks, MemoryBudget, Twins, Vocabulary};
+pub use ksvd_nystrom::{InnerSolver, LandmarkWeights, NystromError, Sampling};
 pub use ksvd_solvers::{
     AutoParams, BlockKrylovParams, LanczosParams, Progress, ProgressFn, Residuals, RsvdParams, SvdResult, TwinSplitInfo,
 };
 pub use linfa::traits::{Fit, Transformer};
 pub use linfa::{DatasetBase, ParamGuard};
 pub use model::{Ksvd, KsvdParams, KsvdValidParams, Solver};
+pub use operator_fit::OperatorFit;
 pub use projection::Scaling;
 pub use solver_kind::{SolverKind, SolverOptions};
 pub use summary::{LandmarkCounts, ModelSummary, ResidualSummary};

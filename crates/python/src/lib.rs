@@ -31,6 +31,7 @@
 //! [`streaming`] binds the mergeable partial states of `ksvd_streaming`'s out-of-core passes
 //! (pickled through their versioned bytes), which `ksvd.dask` schedules on a Dask cluster.
 
+mod distributed;
 mod streaming;
 
 use ksvd::{
@@ -782,6 +783,7 @@ fn _ksvd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add("GRAPH_INPUTS", PyTuple::new(py, GraphInput::canonical_names())?)?;
     m.add("COMPATS", PyTuple::new(py, Compat::canonical_names())?)?;
     streaming::register(m)?;
+    distributed::register(m)?;
     m.add("__version__", env!("CARGO_PKG_VERSION"))?;
     Ok(())
 }

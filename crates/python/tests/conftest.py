@@ -103,3 +103,35 @@ def write_svmlight_pair(directory, rows, test_rows, *, features, density, seed):
         dump_svmlight_file(x[rs], y[rs], path, zero_based=False)
         paths.append(path)
     return tuple(paths)
+
+
+def run_killing_a_worker(client, fit, *, after=0.0, timeout=300):
+    """Runs ``fit()`` in a thread and kills one worker process (SIGKILL) once tasks are running
+    (and ``after`` more seconds); its nanny restarts it and the scheduler recomputes what it held.
+    Returns ``fit()``'s result, asserting that it finished without an error and that the worker
+    was replaced."""
+    import os
+    import signal
+    import threading
+    import time
+
+    victim = sorted(client.run(os.getpid).values())[0]
+    result, error = {}, []
+
+    def run():
+        try:
+            result["fit"] = fit()
+        except BaseException as e:  # noqa: BLE001 - reported below
+            error.append(e)
+
+    th = threading.Thread(target=run)
+    th.start()
+    deadline = time.monotonic() + 60
+    while not any(client.processing().values()) and time.monotonic() < deadline:
+        time.sleep(0.05)
+    time.sleep(after)
+    os.kill(victim, signal.SIGKILL)
+    th.join(timeout=timeout)
+    assert not th.is_alive() and not error, error
+    assert victim not in client.run(os.getpid).values()
+    return result["fit"]

@@ -8,10 +8,7 @@ sqrt(eps) relative to their scale; AUROC is a ranking and changes only if two sc
 """
 
 import functools
-import os
 import pickle
-import signal
-import threading
 import time
 
 import numpy as np
@@ -19,7 +16,7 @@ import pytest
 
 pytest.importorskip("dask.distributed")
 
-from conftest import write_svmlight_pair  # noqa: E402
+from conftest import run_killing_a_worker, write_svmlight_pair  # noqa: E402
 from ksvd import _ksvd  # noqa: E402
 from ksvd import dask as kd  # noqa: E402
 
@@ -200,26 +197,7 @@ def test_a_killed_worker_changes_nothing(data):
         cluster
     ) as client:
         calm = kd.fit(train, test, client=client, **OPTS)
-        pids = client.run(os.getpid)
-        victim = sorted(pids.values())[0]
-        result, error = {}, []
-
-        def run():
-            try:
-                result["fit"] = kd.fit(train, test, client=client, partition_hook=hook, **OPTS)
-            except BaseException as e:  # noqa: BLE001 - reported below
-                error.append(e)
-
-        th = threading.Thread(target=run)
-        th.start()
-        deadline = time.monotonic() + 60
-        while not any(client.processing().values()) and time.monotonic() < deadline:
-            time.sleep(0.05)
-        os.kill(victim, signal.SIGKILL)
-        th.join(timeout=120)
-        assert not th.is_alive() and not error, error
-        assert victim not in client.run(os.getpid).values()
-        hit = result["fit"]
+        hit = run_killing_a_worker(client, lambda: kd.fit(train, test, client=client, partition_hook=hook, **OPTS))
         np.testing.assert_array_equal(hit.model.singular_values(), calm.model.singular_values())
         assert hit.auroc == calm.auroc
         np.testing.assert_array_equal(hit.model.weights(), calm.model.weights())

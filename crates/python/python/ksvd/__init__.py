@@ -18,8 +18,10 @@ keyword names.
   document.
 * :func:`ksvd.graph.embed`: source and target embeddings of a directed graph.
 * :func:`bandwidth_rule`: the paper's default bandwidth ``gamma = k sqrt(M gamma_x)``.
-* :mod:`ksvd.dask` (``pip install "ksvd[dask]"``): the out-of-core asymmetric Nystrom fit of
-  LIBSVM files on a Dask cluster, from mergeable partial states (not imported by default).
+* :mod:`ksvd.dask` (``pip install "ksvd[dask]"``): ``ksvd.dask.KSVD`` and ``ksvd.dask.KPCA``,
+  these estimators on data partitioned by rows on a Dask cluster (every solver, the
+  single-machine answers), and the out-of-core Nystrom pipeline of LIBSVM files from mergeable
+  partial states (not imported by default).
 
 Example
 -------

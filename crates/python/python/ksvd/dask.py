@@ -1,4 +1,10 @@
-"""The out-of-core asymmetric Nystrom KSVD (and the KPCA baseline) on Dask (``pip install "ksvd[dask]"``).
+"""KSVD and KPCA on Dask (``pip install "ksvd[dask]"``).
+
+:class:`KSVD` and :class:`KPCA` are ``ksvd.KSVD`` / ``ksvd.KPCA`` on data partitioned by rows (dask
+arrays, dataframes, file lists): every solver, the single-machine answers (see
+``ksvd/_dask_estimators.py``). :func:`fit` below is the paper's large-scale pipeline.
+
+The out-of-core asymmetric Nystrom KSVD (and the KPCA baseline) of :func:`fit`:
 
 Runs the four passes of ``ksvd-stream`` (Tao, Tonin et al., ICML 2024, the large-scale table:
 RBF kernel, compatibility a2 by a very sparse random projection, ridge / LS-SVM classifier on the
@@ -43,8 +49,9 @@ from typing import Callable, Optional, Sequence
 import numpy as np
 
 from . import _ksvd
+from ._dask_estimators import KPCA, KSVD, merge_tree
 
-__all__ = ["DaskFit", "fit", "fit_local", "embeddings", "split_file"]
+__all__ = ["KSVD", "KPCA", "DaskFit", "fit", "fit_local", "embeddings", "split_file"]
 
 
 @dataclass
@@ -172,19 +179,8 @@ def _blocks(data, what):
 
 
 def _tree(parts, name):
-    """Merges delayed states pairwise in list order: a fixed binary tree of depth log2(k)."""
-    from dask import delayed
-
-    level = 0
-    while len(parts) > 1:
-        nxt = []
-        for i in range(0, len(parts) - 1, 2):
-            key = f"{name}-merge-{level}-{i // 2}"
-            nxt.append(delayed(_merge2)(parts[i], parts[i + 1], dask_key_name=key))
-        if len(parts) % 2:
-            nxt.append(parts[-1])
-        parts, level = nxt, level + 1
-    return parts[0]
+    """The states merged along the fixed binary tree of every distributed pass."""
+    return merge_tree(parts, name, _merge2)
 
 
 def _pass(fn, units, args, name, order, client):

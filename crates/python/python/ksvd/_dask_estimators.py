@@ -1,0 +1,605 @@
+"""``ksvd.dask.KSVD`` and ``ksvd.dask.KPCA``: the estimators of :mod:`ksvd` on data partitioned
+by rows on a Dask cluster (``pip install "ksvd[dask]"``).
+
+The fit is the single-machine fit with its products taken over the partitions. The solver (every
+one of ``ksvd.KSVD``'s: ``auto``, ``exact``, ``lanczos``, ``rsvd``, ``block-krylov``,
+``nystrom``) runs on the driver, in Rust, exactly as ``ksvd.KSVD`` runs it (same starting vectors
+for the same ``random_state``, same restarts, same certified residuals, same Nystrom arithmetic and
+landmarks); only its operator is distributed (``_ksvd.fit_operator``). Every product ``G V``,
+``G^T U`` or landmark block is one pass over the row partitions:
+
+* each partition ``p`` holds its rows ``X_p`` (persisted on the workers once) and evaluates its
+  rows of the kernel matrix ``G_p = k(X_p, Z)`` against all column samples ``Z`` (broadcast
+  once per fit) in Rust (``_ksvd.PartitionRows``: stored within the partition's share of
+  ``memory_budget`` and kept on its worker between passes, evaluated block by block beyond);
+* ``G V`` is the concatenation of the partitions' ``G_p V``; ``G^T U``, the column statistics
+  and the squared column norms are sums of per-partition terms, merged pairwise along a fixed
+  binary tree (the same tree for the same partitioning, so results are bit-for-bit reproducible,
+  also when a worker dies and Dask recomputes its partitions);
+* the bandwidth rule (``gamma = k sqrt(M gamma_x)``) and the centring means are sums over the
+  partitions, merged the same way.
+
+The results equal the single-machine fit up to the order of floating-point additions: singular
+values to about ``1e-12 s_1``, subspaces to the solver's tolerance. The driver holds what the
+solver holds (``O((N + M) k)`` numbers for a Krylov basis of ``k`` vectors, ``O((N + M) r)`` for
+Nystrom) and ``Z``; the data ``X`` stays on the workers. ``Z`` must fit in memory (by default
+``Z = X``: then ``X`` is gathered once to broadcast it).
+"""
+
+from __future__ import annotations
+
+import os
+import uuid
+
+import numpy as np
+import scipy.sparse as sp
+from sklearn.utils.validation import check_array, check_is_fitted
+
+from . import _estimators, _ksvd
+from ._convert import check_n_jobs, native_params, to_native
+
+_BANDWIDTH_KERNELS = ("rbf", "laplacian", "sne")
+
+# Per-process cache of the partitions' native kernel rows, keyed by (fit token, partition): a
+# worker evaluates (and, within the budget, stores) its rows of G once per fit, not once per pass.
+_CACHE: dict = {}
+
+
+def _drop_cache(token):
+    for key in [k for k in _CACHE if k[0] == token]:
+        del _CACHE[key]
+    return len(_CACHE)
+
+
+# ---------------------------------------------------------------------------------------------
+# Inputs: partitions by rows
+
+
+class _Part:
+    """One row partition: where it comes from (for error messages), its first global row and its
+    row count; the rows themselves are a separate (persisted) dask key."""
+
+    def __init__(self, index, source, offset, rows):
+        self.index, self.source, self.offset, self.rows = index, source, offset, rows
+
+    def __repr__(self):
+        return f"partition {self.index} ({self.source}, rows {self.offset}..{self.offset + self.rows})"
+
+
+def _checked(block, k, source, n_features):
+    """A partition's rows as float64 (dense C-contiguous, or CSR), checked: 2-D, the expected
+    width, finite. Errors name the partition."""
+    try:
+        if sp.issparse(block):
+            block = sp.csr_array(block, dtype=np.float64)
+            values = block.data
+        else:
+            block = np.ascontiguousarray(np.asarray(block), dtype=np.float64)
+            values = block
+        if block.ndim != 2:
+            raise ValueError(f"expected 2-D rows, got a {block.ndim}-D block")
+        if n_features is not None and block.shape[1] != n_features:
+            raise ValueError(f"{block.shape[1]} features where the data has {n_features}")
+        if not np.all(np.isfinite(values)):
+            raise ValueError("NaN or infinite values")
+    except ValueError as e:
+        raise ValueError(f"partition {k} ({source}): {e}") from None
+    return block
+
+
+def _load_file(path, k, n_features, zero_based):
+    try:
+        if str(path).endswith(".npy"):
+            block = np.load(path, mmap_mode="r")
+        else:
+            from sklearn.datasets import load_svmlight_file
+
+            block, _ = load_svmlight_file(path, n_features=n_features, zero_based=zero_based)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"partition {k} ({path}): cannot read it: {e}") from None
+    return _checked(block, k, path, n_features)
+
+
+def _file_shape(path, k, zero_based):
+    """Rows and features of one file (a scan task)."""
+    block = _load_file(path, k, None, zero_based)
+    return block.shape
+
+
+def _partitions(X, what="X", zero_based=False):
+    """``X`` as ``(parts, delayed blocks, n_features)``: a dask array (rows chunked, dense or
+    scipy.sparse chunks), a dask dataframe, or a list of files (``.npy``, else LIBSVM)."""
+    import dask
+    import dask.array as da
+    from dask import delayed
+
+    if hasattr(X, "to_dask_array") and hasattr(X, "npartitions"):
+        X = X.to_dask_array(lengths=True)
+    if isinstance(X, da.Array):
+        if X.ndim != 2:
+            raise ValueError(f"{what} must be 2-D; got {X.ndim} dimensions")
+        if any(np.isnan(c) for c in X.chunks[0]):
+            X = X.compute_chunk_sizes()
+        X = X.rechunk({1: -1})
+        blocks = X.to_delayed().ravel()
+        parts, offset = [], 0
+        for k, rows in enumerate(X.chunks[0]):
+            parts.append(_Part(k, f"{what} rows {offset}..{offset + int(rows)}", offset, int(rows)))
+            offset += int(rows)
+        n_features = int(X.shape[1])
+        checked = [delayed(_checked)(b, p.index, p.source, n_features) for b, p in zip(blocks, parts)]
+        return parts, checked, n_features
+    if isinstance(X, (list, tuple)) and X and all(isinstance(f, (str, os.PathLike)) for f in X):
+        paths = [os.fspath(f) for f in X]
+        shapes = dask.compute(*[delayed(_file_shape)(f, k, zero_based) for k, f in enumerate(paths)])
+        n_features = max(int(s[1]) for s in shapes)
+        parts, offset = [], 0
+        for k, (f, (rows, _)) in enumerate(zip(paths, shapes)):
+            parts.append(_Part(k, f, offset, int(rows)))
+            offset += int(rows)
+        blocks = [delayed(_load_file)(f, k, n_features, zero_based) for k, f in enumerate(paths)]
+        return parts, blocks, n_features
+    raise TypeError(
+        f"{what} must be a dask array, a dask dataframe or a list of files (.npy or LIBSVM); got {type(X).__name__}"
+    )
+
+
+def _stack(blocks):
+    return sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
+
+
+# ---------------------------------------------------------------------------------------------
+# Passes over the partitions
+
+
+def _add(a, b):
+    if isinstance(a, tuple):
+        return tuple(_add(x, y) for x, y in zip(a, b))
+    return a + b
+
+
+def merge_tree(parts, name, merge=_add):
+    """Merges delayed terms pairwise in list order (``merge``, default ``+``): a fixed binary tree
+    of depth log2(k), so the same partitioning gives the same additions in the same order. The
+    one reduction of every distributed pass (also ``ksvd.dask.fit``'s states)."""
+    from dask import delayed
+
+    level = 0
+    while len(parts) > 1:
+        nxt = []
+        for i in range(0, len(parts) - 1, 2):
+            nxt.append(delayed(merge)(parts[i], parts[i + 1], dask_key_name=f"{name}-merge-{level}-{i // 2}"))
+        if len(parts) % 2:
+            nxt.append(parts[-1])
+        parts, level = nxt, level + 1
+    return parts[0]
+
+
+def _rows_of(spec, k, block):
+    """The partition's native rows of G (cached in this process for the fit)."""
+    key = (spec["token"], k)
+    rows = _CACHE.get(key)
+    if rows is None:
+        rows = _ksvd.PartitionRows(
+            to_native(block),
+            spec["z"],
+            params=spec["params"],
+            centering=spec["centering"],
+            memory_budget=spec["budget"],
+            n_jobs=spec["n_jobs"],
+        )
+        if spec["cache"]:
+            _CACHE[key] = rows
+    return rows
+
+
+def _stats_task(spec, k, block):
+    """The un-centred rows' sums, their column sums and (SNE) normalisers, and the entries' sum
+    and sum of squares."""
+    g = _rows_of(spec, k, block)
+    m = g.shape[1]
+    row_sums = g.apply(np.ones((m, 1)))[:, 0]
+    col_sums = g.apply_t(np.ones((g.shape[0], 1)))[:, 0]
+    return row_sums, col_sums, g.log_normalizers()
+
+
+def _second(t):
+    return t[1]
+
+
+def _moments_task(block):
+    values = block.data if sp.issparse(block) else block
+    return np.array([values.sum(), np.square(values).sum()])
+
+
+def _product_task(spec, k, block, what, local_rows, cols, w):
+    g = _rows_of(spec, k, block)
+    if what == "apply":
+        return g.apply(w)
+    if what == "apply_t":
+        return g.apply_t(w)
+    if what == "block":
+        return g.block_mul(local_rows, cols, None)
+    if what == "block_mul":
+        return g.block_mul(local_rows, cols, w)
+    if what == "block_t_mul":
+        return g.block_t_mul(local_rows, cols, w)
+    if what == "sq_norms":
+        r, c = g.sq_norms()
+        return r, c
+    raise ValueError(f"unknown product {what!r}")
+
+
+class _Operator:
+    """``G`` over the partitions, as ``_ksvd.fit_operator`` calls it: ``op(what, rows, cols, w)``."""
+
+    def __init__(self, parts, blocks, spec, compute, name):
+        self.parts, self.blocks, self.spec, self.compute, self.name = parts, blocks, spec, compute, name
+        self.bounds = np.cumsum([0] + [p.rows for p in parts])
+        self.n = int(self.bounds[-1])
+        self.passes = 0
+        self._norms = None
+
+    def _tasks(self, what, per_part, w_of=None, cols=None):
+        from dask import delayed
+
+        self.passes += 1
+        tag = f"{self.name}-{self.passes}"
+        spec = self.spec
+        out = {}
+        for k, local in per_part:
+            w = None if w_of is None else w_of(k)
+            out[k] = delayed(_product_task)(
+                spec, k, self.blocks[k], what, local, cols, w, dask_key_name=f"{tag}-part-{k}"
+            )
+        return out, tag
+
+    def _split(self, rows):
+        """Global ``rows`` as ``[(k, local rows, positions in rows)]`` per partition holding any."""
+        rows = np.asarray(rows, dtype=np.int64)
+        owner = np.searchsorted(self.bounds, rows, side="right") - 1
+        out = []
+        for k in np.unique(owner):
+            pos = np.flatnonzero(owner == k)
+            out.append((int(k), (rows[pos] - self.bounds[k]).tolist(), pos))
+        return out
+
+    def __call__(self, what, rows, cols, w):
+        from dask import delayed
+
+        every = [(k, None) for k in range(len(self.parts))]
+        if what == "apply":
+            wd = delayed(np.asarray(w))
+            tasks, _ = self._tasks("apply", every, lambda k: wd)
+            return np.vstack(self.compute([tasks[k] for k in range(len(self.parts))]))
+        if what == "apply_t":
+            b = self.bounds
+            tasks, tag = self._tasks("apply_t", every, lambda k: np.ascontiguousarray(w[b[k] : b[k + 1]]))
+            return self.compute([merge_tree([tasks[k] for k in range(len(self.parts))], tag)])[0]
+        if what in ("row_weights", "col_weights"):
+            if self._norms is None:
+                tasks, tag = self._tasks("sq_norms", every)
+                order = [tasks[k] for k in range(len(self.parts))]
+                # The column norms are summed along the same tree as every other reduction.
+                tree = merge_tree([delayed(_second)(t) for t in order], tag + "-cols")
+                *rows_cols, col = self.compute(order + [tree])
+                self._norms = (np.concatenate([rc[0] for rc in rows_cols]), col)
+            r, c = self._norms
+            return (r if what == "row_weights" else c)[:, None]
+        split = self._split(rows)
+        if what in ("block", "block_mul"):
+            wd = None if w is None else delayed(np.asarray(w))
+            tasks, _ = self._tasks(what, [(k, local) for k, local, _ in split], (lambda k: wd), cols)
+            results = self.compute([tasks[k] for k, _, _ in split])
+            width = len(cols) if w is None else w.shape[1]
+            out = np.empty((len(rows), width))
+            for (k, _, pos), r in zip(split, results):
+                out[pos] = r
+            return out
+        if what == "block_t_mul":
+            w = np.asarray(w)
+            by_k = {k: np.ascontiguousarray(w[pos]) for k, _, pos in split}
+            tasks, tag = self._tasks(what, [(k, local) for k, local, _ in split], lambda k: by_k[k], cols)
+            return self.compute([merge_tree([tasks[k] for k, _, _ in split], tag)])[0]
+        raise ValueError(f"unknown product {what!r}")
+
+
+# ---------------------------------------------------------------------------------------------
+# The estimators
+
+
+def _compute(collections):
+    """Computes a list of dask objects on the current scheduler (the default client if there is
+    one)."""
+    import dask
+
+    return list(dask.compute(*collections))
+
+
+def _workers():
+    try:
+        from dask.distributed import default_client
+
+        return max(1, len(default_client().scheduler_info()["workers"]))
+    except (ImportError, ValueError):
+        return 1
+
+
+class _DaskFit:
+    """What the fit leaves besides the attributes: the partitions and what ``to_local`` needs."""
+
+    def __init__(self, **kw):
+        self.__dict__.update(kw)
+
+
+class _DaskMixin:
+    """The distributed fit, ``transform`` as a lazy dask array and ``to_local``, over the
+    parameters of the local estimator this class derives from (one contract)."""
+
+    def _dask_fit(self, X, Z):
+        import dask
+        from dask import delayed
+
+        params = native_params(self)
+        n_jobs = check_n_jobs(self.n_jobs)
+        if callable(self.kernel):
+            kernel = None
+        else:
+            kernel = self.kernel
+        if kernel == "precomputed":
+            raise ValueError("ksvd.dask evaluates its kernel: kernel='precomputed' is ksvd.KSVD's")
+        if params["compat"] is not None:
+            raise ValueError("compat (Algorithm 1) needs the whole data matrix: fit ksvd.KSVD instead")
+        parts, blocks, n_features = _partitions(X, "X")
+        if not parts or sum(p.rows for p in parts) == 0:
+            raise ValueError("X has no rows")
+        blocks = list(dask.persist(*blocks))
+        n = sum(p.rows for p in parts)
+        token = uuid.uuid4().hex[:12]
+        if Z is None:
+            z = _stack(_compute(blocks))
+            z_is_x = True
+        else:
+            z_is_x = False
+            if hasattr(Z, "compute") or hasattr(Z, "to_dask_array"):
+                zp, zb, _ = _partitions(Z, "Z")
+                Z = _stack(_compute(zb))
+            z = check_array(Z, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32), input_name="Z")
+            if z.shape[1] != n_features:
+                raise ValueError(f"Z has {z.shape[1]} features, X has {n_features}")
+        m = z.shape[0]
+        # The bandwidth rule over all entries of X (sums merged along the tree).
+        if kernel in _BANDWIDTH_KERNELS and params["bandwidth"] is None and params["gamma"] is None:
+            s, s2 = _compute([merge_tree([delayed(_moments_task)(b) for b in blocks], f"ksvd-moments-{token}")])[0]
+            cells = n * n_features
+            mean = s / cells
+            var = max(s2 / cells - mean * mean, 0.0)
+            params["bandwidth"] = params["bandwidth_factor"] * float(np.sqrt(n_features * var))
+        budget = params["memory_budget"]
+        share = max(1, -(-len(parts) // _workers()))
+        total = _ksvd.memory_budget_bytes(budget)
+        spec = dict(
+            token=token,
+            z=to_native(z),
+            params=params,
+            centering=None,
+            budget=max(1, total // share),
+            n_jobs=n_jobs,
+            cache=True,
+        )
+        stats = None
+        if params["center"] or kernel == "sne":
+            # Un-centred statistics first: the rows' own sums, the column sums (tree), SNE's
+            # normalisers; the centred rows are built from them.
+            stats_spec = dict(spec, cache=not params["center"], token=token + "-stats")
+            sd = delayed(stats_spec)
+            tasks = [delayed(_stats_task)(sd, k, b) for k, b in enumerate(blocks)]
+            *per_part, col_sums = _compute(tasks + [merge_tree([delayed(_second)(t) for t in tasks], f"ksvd-colsums-{token}")])
+            row_sums = np.concatenate([t[0] for t in per_part])
+            logn = per_part[0][2]
+            stats = dict(
+                row_means=row_sums / m,
+                col_means=col_sums / n,
+                grand_mean=float(np.sum(row_sums / m) / n),
+                log_normalizers=None if logn is None else np.concatenate([t[2] for t in per_part]),
+            )
+            if not params["center"]:
+                spec["token"] = stats_spec["token"]
+            else:
+                spec["centering"] = (stats["col_means"], stats["grand_mean"])
+        spec_d = _broadcast(spec, f"ksvd-spec-{token}")
+        op = _Operator(parts, blocks, spec_d, _compute, f"ksvd-pass-{token}")
+        try:
+            fit = _ksvd.fit_operator(op, (n, m), estimator=self._estimator, params=params)
+        finally:
+            _forget(spec["token"])
+        self._dask = _DaskFit(
+            fit=fit,
+            parts=parts,
+            blocks=blocks,
+            z=None if z_is_x else z,
+            stats=stats,
+            params=params,
+            passes=op.passes,
+            n_jobs=n_jobs,
+            kernel=kernel,
+        )
+        self._local = None
+        self.n_features_in_ = n_features
+        self.singular_values_ = fit.singular_values()
+        self.row_embedding_ = fit.u()
+        self.col_embedding_ = fit.v()
+        self.residuals_ = fit.residuals()
+        self.bandwidth_ = _bandwidth(kernel, params)
+        landmarks = fit.landmarks()
+        self.landmark_rows_, self.landmark_cols_ = (None, None) if landmarks is None else map(np.asarray, landmarks)
+        self.n_passes_ = op.passes
+        self._n_features_out = self.singular_values_.shape[0]
+        return self
+
+    def to_local(self):
+        """The fitted model as the single-machine estimator (``ksvd.KSVD`` / ``ksvd.KPCA``):
+        ``save``, :func:`ksvd.load`, pickling, ``ksvd transform`` and in-memory projections. The
+        training rows are gathered once (the model keeps what its projections need)."""
+        check_is_fitted(self)
+        if self._local is not None:
+            return self._local
+        d = self._dask
+        x = _stack(_compute(d.blocks))
+        stats = d.stats or {}
+        centering = None
+        if d.params["center"]:
+            centering = (stats["row_means"], stats["col_means"], stats["grand_mean"])
+        logn = stats.get("log_normalizers")
+        z = None if self._estimator == "kpca" else to_native(x if d.z is None else d.z)
+        model = d.fit.to_model(to_native(x), z, log_normalizers=logn, centering=centering)
+        local = _estimators.load(model.to_bytes(), kernel=self.kernel if callable(self.kernel) else None)
+        local.set_params(n_jobs=self.n_jobs, memory_budget=self.memory_budget)
+        self._local = local
+        return local
+
+    def _lazy(self, X, cols, extend):
+        import dask.array as da
+        from dask import delayed
+
+        check_is_fitted(self)
+        if not (hasattr(X, "to_dask_array") or isinstance(X, da.Array) or isinstance(X, (list, tuple))):
+            local = self.to_local()
+            fn = {(False, False): local.transform, (True, False): local.transform_cols,
+                  (False, True): local.extend, (True, True): local.extend_cols}[(cols, extend)]
+            return fn(X)
+        parts, blocks, n_features = _partitions(X, "X")
+        local = self.to_local()
+        want = local._model.input_dims[1 if cols else 0]
+        if n_features != want:
+            raise ValueError(f"X has {n_features} features, but {type(self).__name__} is expecting {want}")
+        r = self._n_features_out
+        name = f"ksvd-transform-{uuid.uuid4().hex[:8]}"
+        model = delayed(local._model, name=f"{name}-model")
+        n_jobs = self._dask.n_jobs
+        out = [
+            da.from_delayed(
+                delayed(_project_task)(model, b, cols, extend, n_jobs, dask_key_name=f"{name}-part-{p.index}"),
+                shape=(p.rows, r),
+                dtype=np.float64,
+            )
+            for p, b in zip(parts, blocks)
+        ]
+        return da.concatenate(out, axis=0)
+
+    def transform(self, X):
+        """``k(x', Z) V S^-1/2`` of new row samples (``ksvd.KSVD.transform``), as a lazy dask
+        array with ``X``'s row chunks: the fitted model is broadcast once and applied to every
+        partition. An in-memory ``X`` gives a NumPy array (``to_local().transform``)."""
+        return self._lazy(X, cols=False, extend=False)
+
+    def transform_cols(self, Z):
+        """``k(X, z')^T U S^-1/2`` of new column samples, lazily as :meth:`transform`."""
+        return self._lazy(Z, cols=True, extend=False)
+
+    def extend(self, X):
+        """The paper's extension (eq. 10) of new rows, ``k(x', Z) V S^-1``, lazily."""
+        return self._lazy(X, cols=False, extend=True)
+
+    def extend_cols(self, Z):
+        """The extension of new columns, ``k(X, z')^T U S^-1``, lazily."""
+        return self._lazy(Z, cols=True, extend=True)
+
+    def fit_transform(self, X, y=None, **kw):
+        """Fits, then ``U S^1/2`` (the transform of the training rows, from the fit) as a dask
+        array with ``X``'s partitions as row chunks."""
+        import dask.array as da
+
+        self.fit(X, y, **kw)
+        chunks = tuple(p.rows for p in self._dask.parts)
+        return da.from_array(self._training_transform(), chunks=(chunks, -1))
+
+    def save(self, path):
+        """``to_local().save(path)``: one checksummed model document."""
+        self.to_local().save(path)
+
+    def to_bytes(self):
+        return self.to_local().to_bytes()
+
+    def __getstate__(self):
+        # A fitted distributed estimator pickles as its local model (the partitions are the
+        # cluster's); unpickled, it projects as the local model does.
+        state = dict(self.__dict__)
+        if "_dask" in state:
+            state["_local"] = self.to_local()
+            state.pop("_dask")
+        return state
+
+    def __setstate__(self, state):
+        self.__dict__.update(state)
+
+
+def _bandwidth(kernel, params):
+    """The bandwidth the fit used (``bandwidth_``): given, from ``gamma``, or the rule's."""
+    if kernel not in _BANDWIDTH_KERNELS:
+        return None
+    if params["bandwidth"] is not None:
+        return params["bandwidth"]
+    g = params["gamma"]
+    return 1.0 / g if kernel == "laplacian" else 1.0 / np.sqrt(g)
+
+
+def _project_task(model, block, cols, extend, n_jobs):
+    return model.project(to_native(block), cols=cols, extend=extend, n_jobs=n_jobs)
+
+
+def _broadcast(obj, name):
+    """``obj`` once on every worker (a distributed client's scatter), else one graph key."""
+    from dask import delayed
+
+    try:
+        from dask.distributed import default_client
+
+        return default_client().scatter(obj, broadcast=True, hash=False)
+    except (ImportError, ValueError):
+        return delayed(obj, name=name)
+
+
+def _forget(token):
+    try:
+        from dask.distributed import default_client
+
+        default_client().run(_drop_cache, token)
+    except (ImportError, ValueError):
+        pass
+    _drop_cache(token)
+
+
+class KSVD(_DaskMixin, _estimators.KSVD):
+    """:class:`ksvd.KSVD` on data partitioned by rows on a Dask cluster.
+
+    The same parameters, defaults and fitted attributes as :class:`ksvd.KSVD`
+    (``docs/conventions.md``); every solver, with the same answers as the single-machine fit (see
+    :mod:`ksvd.dask`). ``fit(X, Z=None)``: ``X`` is a dask array chunked by rows (dense or
+    ``scipy.sparse`` chunks), a dask dataframe, or a list of files (``.npy``, else LIBSVM), one
+    partition per chunk or file; ``Z`` is in memory or a dask array (gathered: it must fit).
+
+    Besides the attributes of :class:`ksvd.KSVD` (``row_embedding_`` is a NumPy array on the
+    driver): ``n_passes_``, the passes over the partitions the fit took. :meth:`transform`
+    returns a lazy dask array; :meth:`to_local` gives the :class:`ksvd.KSVD` model (``save``,
+    :func:`ksvd.load`, ``ksvd transform``).
+    """
+
+    def fit(self, X, y=None, Z=None):
+        return self._dask_fit(X, Z)
+
+
+class KPCA(_DaskMixin, _estimators.KPCA):
+    """:class:`ksvd.KPCA` on data partitioned by rows on a Dask cluster (as :class:`KSVD`; the
+    samples are gathered once as ``Z = X``)."""
+
+    def fit(self, X, y=None):
+        return self._dask_fit(X, None)
+
+    @property
+    def eigenvalues_(self):
+        return self.singular_values_
+
+    @property
+    def eigenvectors_(self):
+        return self.row_embedding_
