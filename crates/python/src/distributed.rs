@@ -41,18 +41,23 @@ fn resolved_kernel(py: Python<'_>, params: &Hyper) -> PyResult<AnyKernel> {
         .ok_or_else(|| value_error("the fit needs a kernel"))
 }
 
-fn indices(what: &str, idx: Option<Vec<i64>>, len: usize) -> PyResult<Vec<usize>> {
+/// An index array from Python (`None`: all `len`), checked against `len`.
+fn indices(what: &str, idx: Option<PyReadonlyArray1<'_, i64>>, len: usize) -> PyResult<Vec<usize>> {
     match idx {
         None => Ok((0..len).collect()),
         Some(v) => v
-            .into_iter()
-            .map(|i| match usize::try_from(i) {
+            .as_array()
+            .iter()
+            .map(|&i| match usize::try_from(i) {
                 Ok(i) if i < len => Ok(i),
                 _ => Err(value_error(format!("{what} index {i} is out of range for {len}"))),
             })
             .collect(),
     }
 }
+
+/// Two NumPy vectors (row and column norms).
+type VectorPair<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
 
 /// Rows `k̃(X_p, Z)` of a row partition against every column sample: see the module docs.
 #[pyclass(module = "ksvd._ksvd", name = "PartitionRows", frozen)]
@@ -66,9 +71,10 @@ impl PyPartitionRows {
     /// `x`: the partition's row samples; `z`: all column samples; `params`: the estimator's
     /// parameters with the bandwidth resolved; `centering`: `(col_means, grand_mean)` of the
     /// whole un-centred `G` (the rows' own means are taken here); `memory_budget`: what this
-    /// partition may store (beyond it, products evaluate the kernel block by block).
+    /// partition may store (beyond it, products evaluate the kernel block by block); `store =
+    /// False`: never stored (the Nyström solver reads blocks only, as on one machine).
     #[new]
-    #[pyo3(signature = (x, z, *, params, centering = None, memory_budget = None, n_jobs = None))]
+    #[pyo3(signature = (x, z, *, params, centering = None, memory_budget = None, store = true, n_jobs = None))]
     fn new<'py>(
         py: Python<'py>,
         x: SamplesArg<'py>,
@@ -76,6 +82,7 @@ impl PyPartitionRows {
         params: Hyper,
         centering: Option<(PyReadonlyArray1<'py, f64>, f64)>,
         memory_budget: Option<BudgetArg>,
+        store: bool,
         n_jobs: Option<i64>,
     ) -> PyResult<Self> {
         let kernel = resolved_kernel(py, &params)?;
@@ -88,7 +95,11 @@ impl PyPartitionRows {
         let threads = Threads::new(n_jobs)?;
         let g = threads
             .run(py, || -> Result<KernelMatrix, ksvd::KernelError> {
-                let g = KernelMatrix::with_budget(x, z, kernel, budget)?;
+                let g = if store {
+                    KernelMatrix::with_budget(x, z, kernel, budget)?
+                } else {
+                    KernelMatrix::matrix_free(x, z, kernel)?
+                };
                 match means {
                     Some((c, grand)) => g.centered_with(c, grand),
                     None => Ok(g),
@@ -124,8 +135,8 @@ impl PyPartitionRows {
     fn block_mul<'py>(
         &self,
         py: Python<'py>,
-        rows: Option<Vec<i64>>,
-        cols: Option<Vec<i64>>,
+        rows: Option<PyReadonlyArray1<'py, i64>>,
+        cols: Option<PyReadonlyArray1<'py, i64>>,
         w: Option<PyReadonlyArray2<'py, f64>>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let rows = indices("row", rows, self.g.nrows())?;
@@ -145,8 +156,8 @@ impl PyPartitionRows {
     fn block_t_mul<'py>(
         &self,
         py: Python<'py>,
-        rows: Option<Vec<i64>>,
-        cols: Option<Vec<i64>>,
+        rows: Option<PyReadonlyArray1<'py, i64>>,
+        cols: Option<PyReadonlyArray1<'py, i64>>,
         w: PyReadonlyArray2<'py, f64>,
     ) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let rows = indices("row", rows, self.g.nrows())?;
@@ -160,7 +171,7 @@ impl PyPartitionRows {
     }
 
     /// `‖G̃_{i,:}‖²` of the partition's rows and its share `Σ_{i∈p} G̃_ij²` of every column's.
-    fn sq_norms<'py>(&self, py: Python<'py>) -> PyResult<(Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>)> {
+    fn sq_norms<'py>(&self, py: Python<'py>) -> PyResult<VectorPair<'py>> {
         let (r, c) = self
             .threads
             .run(py, || -> Result<(Vec<f64>, Vec<f64>), NystromError> {
@@ -202,10 +213,8 @@ impl CallbackOp {
             };
             let result = (|| -> PyResult<Array2<f64>> {
                 let w = w.map(|w| PyArray2::from_array(py, &w));
-                let out = self
-                    .f
-                    .bind(py)
-                    .call1((what, rows.map(<[usize]>::to_vec), cols.map(<[usize]>::to_vec), w))?;
+                let index = |idx: &[usize]| PyArray1::from_iter(py, idx.iter().map(|&i| i as i64));
+                let out = self.f.bind(py).call1((what, rows.map(index), cols.map(index), w))?;
                 let a: PyReadonlyArray2<'_, f64> = out.extract()?;
                 Ok(a.as_array().to_owned())
             })();

@@ -180,12 +180,16 @@ def _rows_of(spec, k, block):
     key = (spec["token"], k)
     rows = _CACHE.get(key)
     if rows is None:
+        # This worker's budget (the estimator's, else a quarter of this machine's available
+        # memory), shared by the partitions it holds.
+        budget = max(1 << 20, _ksvd.memory_budget_bytes(spec["budget"]) // spec["share"])
         rows = _ksvd.PartitionRows(
             to_native(block),
             spec["z"],
             params=spec["params"],
             centering=spec["centering"],
-            memory_budget=spec["budget"],
+            memory_budget=budget,
+            store=spec["store"],
             n_jobs=spec["n_jobs"],
         )
         if spec["cache"]:
@@ -230,11 +234,16 @@ def _product_task(spec, k, block, what, local_rows, cols, w):
     raise ValueError(f"unknown product {what!r}")
 
 
+def _is_all(idx, n):
+    """Whether the index array ``idx`` is ``0, 1, ..., n - 1``."""
+    return len(idx) == n and (n == 0 or (idx[0] == 0 and idx[-1] == n - 1 and bool(np.all(np.diff(idx) == 1))))
+
+
 class _Operator:
     """``G`` over the partitions, as ``_ksvd.fit_operator`` calls it: ``op(what, rows, cols, w)``."""
 
-    def __init__(self, parts, blocks, spec, compute, name):
-        self.parts, self.blocks, self.spec, self.compute, self.name = parts, blocks, spec, compute, name
+    def __init__(self, parts, blocks, m, spec, compute, name):
+        self.parts, self.blocks, self.m, self.spec, self.compute, self.name = parts, blocks, m, spec, compute, name
         self.bounds = np.cumsum([0] + [p.rows for p in parts])
         self.n = int(self.bounds[-1])
         self.passes = 0
@@ -255,21 +264,25 @@ class _Operator:
         return out, tag
 
     def _split(self, rows):
-        """Global ``rows`` as ``[(k, local rows, positions in rows)]`` per partition holding any."""
+        """Global ``rows`` as ``[(k, local rows or None for all of them in order, positions in
+        rows)]`` per partition holding any."""
         rows = np.asarray(rows, dtype=np.int64)
         owner = np.searchsorted(self.bounds, rows, side="right") - 1
         out = []
         for k in np.unique(owner):
             pos = np.flatnonzero(owner == k)
-            out.append((int(k), (rows[pos] - self.bounds[k]).tolist(), pos))
+            local = rows[pos] - self.bounds[k]
+            out.append((int(k), None if _is_all(local, self.parts[k].rows) else local, pos))
         return out
 
     def __call__(self, what, rows, cols, w):
         from dask import delayed
 
         every = [(k, None) for k in range(len(self.parts))]
+        if cols is not None and _is_all(cols, self.m):
+            cols = None
         if what == "apply":
-            wd = delayed(np.asarray(w))
+            wd = _broadcast(np.asarray(w), f"{self.name}-w-{self.passes}")
             tasks, _ = self._tasks("apply", every, lambda k: wd)
             return np.vstack(self.compute([tasks[k] for k in range(len(self.parts))]))
         if what == "apply_t":
@@ -288,10 +301,10 @@ class _Operator:
             return (r if what == "row_weights" else c)[:, None]
         split = self._split(rows)
         if what in ("block", "block_mul"):
-            wd = None if w is None else delayed(np.asarray(w))
+            wd = None if w is None else _broadcast(np.asarray(w), f"{self.name}-w-{self.passes}")
             tasks, _ = self._tasks(what, [(k, local) for k, local, _ in split], (lambda k: wd), cols)
             results = self.compute([tasks[k] for k, _, _ in split])
-            width = len(cols) if w is None else w.shape[1]
+            width = (self.m if cols is None else len(cols)) if w is None else w.shape[1]
             out = np.empty((len(rows), width))
             for (k, _, pos), r in zip(split, results):
                 out[pos] = r
@@ -375,15 +388,15 @@ class _DaskMixin:
             mean = s / cells
             var = max(s2 / cells - mean * mean, 0.0)
             params["bandwidth"] = params["bandwidth_factor"] * float(np.sqrt(n_features * var))
-        budget = params["memory_budget"]
-        share = max(1, -(-len(parts) // _workers()))
-        total = _ksvd.memory_budget_bytes(budget)
         spec = dict(
             token=token,
             z=to_native(z),
             params=params,
             centering=None,
-            budget=max(1, total // share),
+            budget=params["memory_budget"],
+            share=max(1, -(-len(parts) // _workers())),
+            # As on one machine: the Nystrom solver reads blocks only and never stores G.
+            store=params["solver"] != "nystrom",
             n_jobs=n_jobs,
             cache=True,
         )
@@ -392,7 +405,7 @@ class _DaskMixin:
             # Un-centred statistics first: the rows' own sums, the column sums (tree), SNE's
             # normalisers; the centred rows are built from them.
             stats_spec = dict(spec, cache=not params["center"], token=token + "-stats")
-            sd = delayed(stats_spec)
+            sd = _broadcast(stats_spec, f"ksvd-stats-spec-{token}")
             tasks = [delayed(_stats_task)(sd, k, b) for k, b in enumerate(blocks)]
             *per_part, col_sums = _compute(tasks + [merge_tree([delayed(_second)(t) for t in tasks], f"ksvd-colsums-{token}")])
             row_sums = np.concatenate([t[0] for t in per_part])
@@ -408,7 +421,7 @@ class _DaskMixin:
             else:
                 spec["centering"] = (stats["col_means"], stats["grand_mean"])
         spec_d = _broadcast(spec, f"ksvd-spec-{token}")
-        op = _Operator(parts, blocks, spec_d, _compute, f"ksvd-pass-{token}")
+        op = _Operator(parts, blocks, m, spec_d, _compute, f"ksvd-pass-{token}")
         try:
             fit = _ksvd.fit_operator(op, (n, m), estimator=self._estimator, params=params)
         finally:
@@ -555,7 +568,7 @@ def _broadcast(obj, name):
     try:
         from dask.distributed import default_client
 
-        return default_client().scatter(obj, broadcast=True, hash=False)
+        return default_client().scatter([obj], broadcast=True, hash=False)[0]
     except (ImportError, ValueError):
         return delayed(obj, name=name)
 
