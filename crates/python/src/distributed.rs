@@ -56,6 +56,9 @@ fn indices(what: &str, idx: Option<PyReadonlyArray1<'_, i64>>, len: usize) -> Py
     }
 }
 
+/// `(log_normalizers, row_means)` of some rows, each optional.
+type RowStats<'py> = (Option<PyReadonlyArray1<'py, f64>>, Option<PyReadonlyArray1<'py, f64>>);
+
 /// Two NumPy vectors (row and column norms).
 type VectorPair<'py> = (Bound<'py, PyArray1<f64>>, Bound<'py, PyArray1<f64>>);
 
@@ -73,8 +76,11 @@ impl PyPartitionRows {
     /// whole un-centred `G` (the rows' own means are taken here); `memory_budget`: what this
     /// partition may store (beyond it, products evaluate the kernel block by block); `store =
     /// False`: never stored (the Nyström solver reads blocks only, as on one machine).
+    /// `row_stats = (log_normalizers, row_means)`: the rows' SNE normalisers over all of `Z` and
+    /// their means (centred fits), known already, so that `z` may be any subset of the columns
+    /// (then the rows are `G̃[x, z]` of the whole matrix, never stored).
     #[new]
-    #[pyo3(signature = (x, z, *, params, centering = None, memory_budget = None, store = true, n_jobs = None))]
+    #[pyo3(signature = (x, z, *, params, centering = None, memory_budget = None, store = true, row_stats = None, n_jobs = None))]
     fn new<'py>(
         py: Python<'py>,
         x: SamplesArg<'py>,
@@ -83,6 +89,7 @@ impl PyPartitionRows {
         centering: Option<(PyReadonlyArray1<'py, f64>, f64)>,
         memory_budget: Option<BudgetArg>,
         store: bool,
+        row_stats: Option<RowStats<'py>>,
         n_jobs: Option<i64>,
     ) -> PyResult<Self> {
         let kernel = resolved_kernel(py, &params)?;
@@ -93,6 +100,24 @@ impl PyPartitionRows {
         };
         let means = centering.map(|(c, g)| (c.as_array().to_vec(), g));
         let threads = Threads::new(n_jobs)?;
+        if let Some((log_norm, row_means)) = row_stats {
+            let stats = KernelStats {
+                log_normalizers: log_norm.map(|l| l.as_array().to_vec()),
+                centering: match (means, row_means) {
+                    (Some((col_means, grand_mean)), Some(r)) => Some(Centering {
+                        row_means: r.as_array().to_vec(),
+                        col_means,
+                        grand_mean,
+                    }),
+                    (None, None) => None,
+                    _ => return Err(value_error("centring needs both the column means and the rows' means")),
+                },
+            };
+            let g = threads
+                .run(py, || KernelMatrix::matrix_free_with_stats(x, z, kernel, stats))
+                .map_err(value_error)?;
+            return Ok(PyPartitionRows { g, threads });
+        }
         let g = threads
             .run(py, || -> Result<KernelMatrix, ksvd::KernelError> {
                 let g = if store {

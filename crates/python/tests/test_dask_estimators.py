@@ -200,3 +200,17 @@ def test_bad_partitions_are_named(small, tmp_path):
         kd.KSVD(kernel="precomputed").fit(da.from_array(x, chunks=500))
     # Nothing is written by a fit, failed or not.
     assert sorted(os.listdir(tmp_path)) == ["a.npy", "b.npy"]
+
+
+@pytest.mark.parametrize("extra", [dict(kernel="sne", bandwidth=1.3), dict(center=True), dict(kernel="laplacian")])
+def test_nystrom_with_row_statistics_equals_the_single_machine_fit(small, extra):
+    # G[I, :]^T W is split by columns: the landmark rows carry their SNE normalisers and means
+    # over all of Z into every column task.
+    x, z = small
+    kw = dict(extra, n_components=3, solver="nystrom", n_landmarks=100, random_state=9)
+    loc = ksvd.KSVD(**kw).fit(x, Z=z)
+    d = kd.KSVD(**kw).fit(da.from_array(x, chunks=(300, 6)), Z=z)
+    np.testing.assert_array_equal(d.landmark_rows_, loc.landmark_rows_)
+    assert np.max(np.abs(d.singular_values_ - loc.singular_values_)) <= 1e-12 * loc.singular_values_[0]
+    assert np.max(np.abs(d.col_embedding_ - loc.col_embedding_)) <= 1e-11
+    assert np.max(np.abs(d.row_embedding_ - loc.row_embedding_)) <= 1e-11

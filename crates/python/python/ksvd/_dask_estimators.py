@@ -185,7 +185,7 @@ def _rows_of(spec, k, block):
         budget = max(1 << 20, _ksvd.memory_budget_bytes(spec["budget"]) // spec["share"])
         rows = _ksvd.PartitionRows(
             to_native(block),
-            spec["z"],
+            to_native(spec["z"]),
             params=spec["params"],
             centering=spec["centering"],
             memory_budget=budget,
@@ -234,6 +234,27 @@ def _product_task(spec, k, block, what, local_rows, cols, w):
     raise ValueError(f"unknown product {what!r}")
 
 
+def _take(block, local):
+    return block if local is None else block[local]
+
+
+def _columns_task(spec, xr, row_stats, cols, w):
+    """``G[rows, cols]^T W`` from the rows ``xr`` (with their statistics over all of Z) and the
+    columns ``cols`` of Z."""
+    z = spec["z"][cols]
+    c = spec["centering"]
+    g = _ksvd.PartitionRows(
+        to_native(xr),
+        to_native(z),
+        params=spec["params"],
+        centering=None if c is None else (np.ascontiguousarray(c[0][cols]), c[1]),
+        store=False,
+        row_stats=row_stats,
+        n_jobs=spec["n_jobs"],
+    )
+    return g.block_t_mul(None, None, w)
+
+
 def _is_all(idx, n):
     """Whether the index array ``idx`` is ``0, 1, ..., n - 1``."""
     return len(idx) == n and (n == 0 or (idx[0] == 0 and idx[-1] == n - 1 and bool(np.all(np.diff(idx) == 1))))
@@ -242,8 +263,9 @@ def _is_all(idx, n):
 class _Operator:
     """``G`` over the partitions, as ``_ksvd.fit_operator`` calls it: ``op(what, rows, cols, w)``."""
 
-    def __init__(self, parts, blocks, m, spec, compute, name):
+    def __init__(self, parts, blocks, m, spec, stats, compute, name):
         self.parts, self.blocks, self.m, self.spec, self.compute, self.name = parts, blocks, m, spec, compute, name
+        self.stats = stats
         self.bounds = np.cumsum([0] + [p.rows for p in parts])
         self.n = int(self.bounds[-1])
         self.passes = 0
@@ -274,6 +296,36 @@ class _Operator:
             local = rows[pos] - self.bounds[k]
             out.append((int(k), None if _is_all(local, self.parts[k].rows) else local, pos))
         return out
+
+    def _by_columns(self, rows, cols, w):
+        """``G[rows, cols]^T W`` for a few rows (the Nystrom solver's ``G[I, :]^T W``): the rows
+        ``X[rows]`` are gathered once with their statistics, and the columns are split among
+        tasks that evaluate ``k(X[rows], Z[cols_q])`` and return their own rows of the result,
+        so nothing of size ``M`` is summed across partitions."""
+        from dask import delayed
+
+        split = self._split(rows)
+        taken = self.compute([delayed(_take)(self.blocks[k], local) for k, local, _ in split])
+        order = np.argsort(np.concatenate([pos for _, _, pos in split]), kind="stable")
+        xr = _stack(taken)[order]
+        st = self.stats or {}
+        logn = st.get("log_normalizers")
+        row_stats = None
+        if logn is not None or self.stats is not None and st.get("centred"):
+            row_stats = (
+                None if logn is None else np.ascontiguousarray(logn[rows]),
+                np.ascontiguousarray(st["row_means"][rows]) if st.get("centred") else None,
+            )
+        cols = np.arange(self.m) if cols is None else np.asarray(cols, dtype=np.int64)
+        self.passes += 1
+        tag = f"{self.name}-{self.passes}"
+        xd, wd = _broadcast(xr, f"{tag}-rows"), _broadcast(w, f"{tag}-w")
+        chunks = [c for c in np.array_split(cols, max(1, min(len(self.parts), 64))) if len(c)]
+        tasks = [
+            delayed(_columns_task)(self.spec, xd, row_stats, c, wd, dask_key_name=f"{tag}-cols-{q}")
+            for q, c in enumerate(chunks)
+        ]
+        return np.vstack(self.compute(tasks))
 
     def __call__(self, what, rows, cols, w):
         from dask import delayed
@@ -309,6 +361,8 @@ class _Operator:
             for (k, _, pos), r in zip(split, results):
                 out[pos] = r
             return out
+        if what == "block_t_mul" and 4 * len(rows) <= self.n:
+            return self._by_columns(rows, cols, np.asarray(w))
         if what == "block_t_mul":
             w = np.asarray(w)
             by_k = {k: np.ascontiguousarray(w[pos]) for k, _, pos in split}
@@ -390,7 +444,7 @@ class _DaskMixin:
             params["bandwidth"] = params["bandwidth_factor"] * float(np.sqrt(n_features * var))
         spec = dict(
             token=token,
-            z=to_native(z),
+            z=z,
             params=params,
             centering=None,
             budget=params["memory_budget"],
@@ -411,6 +465,7 @@ class _DaskMixin:
             row_sums = np.concatenate([t[0] for t in per_part])
             logn = per_part[0][2]
             stats = dict(
+                centred=bool(params["center"]),
                 row_means=row_sums / m,
                 col_means=col_sums / n,
                 grand_mean=float(np.sum(row_sums / m) / n),
@@ -421,7 +476,7 @@ class _DaskMixin:
             else:
                 spec["centering"] = (stats["col_means"], stats["grand_mean"])
         spec_d = _broadcast(spec, f"ksvd-spec-{token}")
-        op = _Operator(parts, blocks, m, spec_d, _compute, f"ksvd-pass-{token}")
+        op = _Operator(parts, blocks, m, spec_d, stats, _compute, f"ksvd-pass-{token}")
         try:
             fit = _ksvd.fit_operator(op, (n, m), estimator=self._estimator, params=params)
         finally:
