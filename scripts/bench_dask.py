@@ -44,18 +44,10 @@ peer `pip install dask-ml`; without dask-ml its rows say "dask-ml unavailable: <
     python scripts/bench_dask.py --rows 2e5 --repeats 1 --threads 2   # a smoke test
     python scripts/bench_dask.py --out results/bench_dask.csv     # also write the raw rows
 
-Expected run time of the full default (rows 1e6,1e7, repeats 3, 2 threads) on a 2-core machine,
-extrapolated from 2e5 rows (November 2026; not run at 1e6 or 1e7): the smoke test above takes
-~1.5-2 minutes. The Nystrom fit takes ~3 s in one process and ~11-14 s on Dask at 2e5 rows; its
-kernel work is linear in N, but building the graph of the G[I, :]^T W pass costs about
-3 us x N x partitions on the driver (the column indices travel as a Python list that dask.delayed
-walks once per partition: 25 s at 1e6 rows / 8 partitions, 92 s at 2e6 / 16), so expect
-~1 minute per Dask fit at 1e6 and ~20-25 minutes per Dask fit at 1e7 (40 partitions): about
-2.5-3.5 hours in all, nearly all of it the 1e7 Dask settings (use --repeats 1 there to cut it to
-about an hour). The exact part takes seconds to a few minutes. Memory at 1e7 rows: Z = X is
-gathered on the driver (1.3 GB) and shipped inside every pass's graph, and G[I, :]^T W returns
-N x 10 (0.8 GB) per partition before the tree merges them, so allow several GB for the driver
-(which also runs the scheduler) and for each worker.
+Run time (2026-11-27, 2 cores): `--rows 1e6 --repeats 3` about 4 minutes, `--rows 1e7 --repeats 1`
+about 12 minutes (the Nystrom fits 182-242 s each); the results are in docs/streaming.md. Memory
+at 1e7 rows: up to 6.6 GB for the driver (which also runs the scheduler; Z = X is gathered there,
+1.3 GB, and sent to every worker) and 6.1 GB for a single worker.
 """
 import argparse
 import csv

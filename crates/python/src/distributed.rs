@@ -134,6 +134,12 @@ impl PyPartitionRows {
         Ok(PyPartitionRows { g, threads })
     }
 
+    /// Whether the rows of `G` are stored (products are GEMMs) rather than evaluated per product.
+    #[getter]
+    fn stored(&self) -> bool {
+        self.g.is_stored()
+    }
+
     /// `(rows, cols)` of this partition's block of `G`.
     #[getter]
     fn shape(&self) -> (usize, usize) {

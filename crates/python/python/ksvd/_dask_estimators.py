@@ -43,6 +43,11 @@ _BANDWIDTH_KERNELS = ("rbf", "laplacian", "sne")
 # Per-process cache of the partitions' native kernel rows, keyed by (fit token, partition): a
 # worker evaluates (and, within the budget, stores) its rows of G once per fit, not once per pass.
 _CACHE: dict = {}
+_SMALL_Z = 64 << 20
+
+
+def _nbytes(a):
+    return a.data.nbytes + a.indices.nbytes + a.indptr.nbytes if sp.issparse(a) else a.nbytes
 
 
 def _drop_cache(token):
@@ -192,7 +197,9 @@ def _rows_of(spec, k, block):
             store=spec["store"],
             n_jobs=spec["n_jobs"],
         )
-        if spec["cache"]:
+        # Kept for the fit's later passes when its rows of G are stored, or when its copy of Z
+        # is small (each partition's KernelMatrix holds its own copy of Z).
+        if spec["cache"] and (rows.stored or _nbytes(spec["z"]) <= _SMALL_Z):
             _CACHE[key] = rows
     return rows
 
