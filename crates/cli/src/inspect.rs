@@ -1,9 +1,9 @@
 //! `ksvd inspect MODEL`: what a saved model holds, from its [`ksvd::ModelSummary`] (the source of
 //! `summary.json` too).
-use crate::io::{read_model, write_stdout, AnyModel};
+use crate::io::{read_model, write_stdout};
 use crate::CliError;
 use ksvd::ModelSummary;
-use ksvd_streaming::TrainedSummary;
+use ksvd_streaming::{ModelDocument, TrainedSummary};
 use std::fmt::Write;
 use std::path::PathBuf;
 
@@ -19,14 +19,14 @@ pub struct InspectArgs {
 
 pub(crate) fn inspect(args: InspectArgs) -> Result<(), CliError> {
     let text = match read_model(&args.model)? {
-        AnyModel::Ksvd(model) if args.json => {
+        ModelDocument::Ksvd(model) if args.json => {
             serde_json::to_string_pretty(&model.summary()).map_err(json_error)? + "\n"
         }
-        AnyModel::Ksvd(model) => render(&model.summary()),
-        AnyModel::Streaming(model) if args.json => {
+        ModelDocument::Ksvd(model) => render(&model.summary()),
+        ModelDocument::Trained(model) if args.json => {
             serde_json::to_string_pretty(&model.describe()).map_err(json_error)? + "\n"
         }
-        AnyModel::Streaming(model) => render_streaming(&model.describe()),
+        ModelDocument::Trained(model) => render_streaming(&model.describe()),
     };
     write_stdout(text.as_bytes())
 }

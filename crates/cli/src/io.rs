@@ -1,11 +1,10 @@
 //! Inputs through the readers of `ksvd-datasets` (files, or standard input for `-`), outputs
 //! written atomically once everything is computed (or to standard output for `--out -`).
 use crate::CliError;
-use ksvd::KsvdModel;
 use ksvd_datasets::{DatasetError, MatrixFormat, TextOptions};
 use ksvd_kernels::Samples;
 use ksvd_linalg::CsrMatrix;
-use ksvd_streaming::TrainedModel;
+use ksvd_streaming::{DocumentError, ModelDocument};
 use ndarray::{Array1, Array2};
 use std::fs;
 use std::io::{Read, Write};
@@ -150,19 +149,9 @@ pub fn model_file(path: &Path) -> PathBuf {
     }
 }
 
-/// A model document of any kind the workspace writes: a model of `ksvd fit`, Rust's or
-/// Python's `save` ([`KsvdModel`], format `ksvd-model`), or a trained model of the streaming fit
-/// ([`TrainedModel`], formats `ksvd-streaming-trained-ksvd` / `-kpca`).
-pub enum AnyModel {
-    /// A KSVD or KPCA model.
-    Ksvd(Box<KsvdModel>),
-    /// A trained model of `ksvd-stream` / `ksvd.dask`.
-    Streaming(Box<TrainedModel>),
-}
-
 /// Loads a model (a model file, a directory written by `ksvd fit`, or `-` for standard input),
 /// dispatching on the format its envelope names; the checksum is verified by the loader.
-pub fn read_model(path: &Path) -> Result<AnyModel, CliError> {
+pub fn read_model(path: &Path) -> Result<ModelDocument, CliError> {
     let (file, bytes) = if is_stdio(path) {
         (stdin_name().to_path_buf(), read_stdin()?)
     } else {
@@ -179,16 +168,14 @@ pub fn read_model(path: &Path) -> Result<AnyModel, CliError> {
         })?;
         (file, bytes)
     };
-    let streaming = ksvd_datasets::envelope::peek(&bytes).is_ok_and(|h| h.format.starts_with("ksvd-streaming-"));
-    if streaming {
-        TrainedModel::from_bytes(&bytes)
-            .map(|m| AnyModel::Streaming(Box::new(m)))
-            .map_err(|source| CliError::StreamingModel { path: file, source })
-    } else {
-        KsvdModel::from_bytes(&bytes)
-            .map(|m| AnyModel::Ksvd(Box::new(m)))
-            .map_err(|source| CliError::Model { path: file, source })
-    }
+    ModelDocument::from_bytes(&bytes).map_err(|e| match e {
+        DocumentError::Trained(source) => CliError::StreamingModel { path: file, source },
+        DocumentError::Ksvd(source) => CliError::Model { path: file, source },
+        other => CliError::Read {
+            path: file,
+            msg: other.to_string(),
+        },
+    })
 }
 
 /// Sparse samples padded with empty features to dimension `dim` (LIBSVM files only know their

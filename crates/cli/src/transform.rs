@@ -1,12 +1,12 @@
 //! `ksvd transform`: projections of new samples with a saved model (KSVD or KPCA):
 //! `transform` (`U S^½` at the training rows) or the paper's extension (eq. 10, `U`).
 use crate::io::{
-    is_stdio, pad_dim, read_model, read_samples, stdin_at_most_once, write_matrix, AnyModel, Format, ReadOptions,
+    is_stdio, pad_dim, read_model, read_samples, stdin_at_most_once, write_matrix, Format, ReadOptions,
 };
 use crate::{progress, set_threads, CliError};
 use ksvd::{KsvdModel, Samples, Scaling};
 use ksvd_linalg::CsrMatrix;
-use ksvd_streaming::TrainedModel;
+use ksvd_streaming::{ModelDocument, TrainedModel};
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
@@ -90,8 +90,8 @@ pub(crate) fn transform(args: TransformArgs) -> Result<(), CliError> {
     let scaling = if args.extension { Scaling::Unit } else { Scaling::Sqrt };
     let new = read_samples(path, &opts)?;
     let out = match model {
-        AnyModel::Ksvd(model) => project_inputs(&model, path, new, side, scaling, args.quiet)?,
-        AnyModel::Streaming(model) => embed_streaming(&model, path, new, side, args.extension)?,
+        ModelDocument::Ksvd(model) => project_inputs(&model, path, new, side, scaling, args.quiet)?,
+        ModelDocument::Trained(model) => embed_streaming(&model, path, new, side, args.extension)?,
     };
     write_matrix(&args.out, side.name(), &out, args.format)?;
     if !args.quiet {

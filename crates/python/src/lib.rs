@@ -40,7 +40,7 @@ use ksvd::{
     Solver, SolverKind, SolverOptions, Vocabulary,
 };
 use ksvd::{KernelFnError, KernelFunction};
-use ksvd_streaming::TrainedModel;
+use ksvd_streaming::{DocumentError, ModelDocument};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
 use pyo3::exceptions::PyValueError;
 use pyo3::prelude::*;
@@ -195,6 +195,22 @@ impl PyKernel {
             name,
             f: f.clone().unbind(),
         })
+    }
+}
+
+impl PyKernel {
+    /// The callable `f` as the core's kernel function.
+    fn function(f: &Bound<'_, PyAny>) -> PyResult<Arc<dyn KernelFunction>> {
+        Ok(Arc::new(PyKernel::new(f)?))
+    }
+}
+
+/// An error of a model's loader as a `ValueError`; a model of a user's kernel function says how
+/// to give it back.
+fn model_error(e: KsvdError) -> PyErr {
+    match e {
+        KsvdError::KernelFunctionNeeded { .. } => value_error(format!("{e}; pass the callable: ksvd.load(path, kernel=f)")),
+        e => value_error(e),
     }
 }
 
@@ -596,19 +612,11 @@ impl PyKsvdModel {
     #[staticmethod]
     #[pyo3(signature = (bytes, kernel=None))]
     fn from_bytes(py: Python<'_>, bytes: &[u8], kernel: Option<Bound<'_, PyAny>>) -> PyResult<Self> {
-        let model = match &kernel {
-            Some(f) => {
-                let f: Arc<dyn KernelFunction> = Arc::new(PyKernel::new(f)?);
-                py.detach(|| KsvdModel::from_bytes_with_kernel(bytes, f))
-            }
+        let model = match kernel.as_ref().map(PyKernel::function).transpose()? {
+            Some(f) => py.detach(|| KsvdModel::from_bytes_with_kernel(bytes, f)),
             None => py.detach(|| KsvdModel::from_bytes(bytes)),
         }
-        .map_err(|e| match e {
-            KsvdError::KernelFunctionNeeded { .. } => {
-                value_error(format!("{e}; pass the callable: ksvd.load(path, kernel=f)"))
-            }
-            e => value_error(e),
-        })?;
+        .map_err(model_error)?;
         Ok(PyKsvdModel {
             model,
             kernel: kernel.map(Bound::unbind),
@@ -634,9 +642,9 @@ impl PyKsvdModel {
 }
 
 /// `ksvd.load`: any model document of the workspace, from a path or from its bytes, by the
-/// format its envelope names (`ksvd_datasets::envelope::peek`, which also verifies the
-/// checksum): a `KsvdModel` (`ksvd fit --out DIR`'s `DIR/model.json`, `save` of either door) or
-/// a trained streaming model (`ksvd_streaming::TrainedModel::from_bytes`: written by
+/// format its envelope names (`ksvd_streaming::ModelDocument`, the one dispatcher; the loader
+/// verifies the checksum): a `KsvdModel` (`ksvd fit --out DIR`'s `DIR/model.json`, `save` of
+/// either door) or a trained streaming model (`ksvd_streaming::TrainedModel`: written by
 /// `ksvd-stream run --out DIR`, `ksvd.dask.fit(out_dir=)` or `save`). Anything else, a changed byte or a truncated file is a
 /// `ValueError` naming the problem.
 #[pyfunction]
@@ -654,15 +662,27 @@ fn load<'py>(
                 .map_err(|e| value_error(format!("cannot read the model file {}: {e}", path.display())))?
         }
     };
-    let header = ksvd_datasets::envelope::peek(&bytes).map_err(value_error)?;
-    let format = header.format.as_str();
-    if format == ksvd::MODEL_FORMAT {
-        return Ok(Bound::new(py, PyKsvdModel::from_bytes(py, &bytes, kernel)?)?.into_any());
+    let function = kernel.as_ref().map(PyKernel::function).transpose()?;
+    let document = py
+        .detach(|| ModelDocument::from_bytes_with_kernel(&bytes, function))
+        .map_err(|e| match e {
+            DocumentError::Trained(e) => {
+                value_error(format!("{e}; ksvd.load also reads `{}` documents", ksvd::MODEL_FORMAT))
+            }
+            DocumentError::Ksvd(e) => model_error(e),
+            e => value_error(e),
+        })?;
+    match document {
+        ModelDocument::Ksvd(model) => Ok(Bound::new(
+            py,
+            PyKsvdModel {
+                model: *model,
+                kernel: kernel.map(Bound::unbind),
+            },
+        )?
+        .into_any()),
+        ModelDocument::Trained(model) => streaming::trained(py, *model),
     }
-    let model = py
-        .detach(|| TrainedModel::from_bytes(&bytes))
-        .map_err(|e| value_error(format!("{e}; ksvd.load also reads `{}` documents", ksvd::MODEL_FORMAT)))?;
-    streaming::trained(py, model)
 }
 
 /// Fits `estimator` (`"ksvd"` or `"kpca"`) on row samples `x` and column samples `z` (`None`:

@@ -136,6 +136,7 @@
 //! command line.
 
 mod classifier;
+mod document;
 mod embedding;
 mod error;
 mod kpca;
@@ -154,6 +155,7 @@ mod state;
 mod train;
 
 pub use classifier::{LabelRule, LinearClassifier, RidgeAccumulator};
+pub use document::{DocumentError, ModelDocument, FORMAT_PREFIX};
 pub use embedding::{ColumnNormalization, Embedding};
 pub use error::{Result, StreamingError};
 pub use kpca::StreamingKpca;
