@@ -1,8 +1,6 @@
 //! `ksvd transform`: projections of new samples with a saved model (KSVD or KPCA):
 //! `transform` (`U S^½` at the training rows) or the paper's extension (eq. 10, `U`).
-use crate::io::{
-    is_stdio, pad_dim, read_model, read_samples, stdin_at_most_once, write_matrix, Format, ReadOptions,
-};
+use crate::io::{is_stdio, pad_dim, read_model, read_samples, stdin_at_most_once, write_matrix, Format, ReadOptions};
 use crate::{progress, set_threads, CliError};
 use ksvd::{KsvdModel, Samples, Scaling};
 use ksvd_linalg::CsrMatrix;

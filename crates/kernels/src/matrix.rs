@@ -1408,7 +1408,9 @@ mod tests {
                         .and_then(|g| g.centered_with(c.col_means.clone(), c.grand_mean))
                         .unwrap_or_else(|e| panic!("{e}"));
                     let got = g.to_dense().unwrap_or_else(|e| panic!("{e}"));
-                    let diff = (&got - &want.slice(ndarray::s![lo..hi, ..])).iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                    let diff = (&got - &want.slice(ndarray::s![lo..hi, ..]))
+                        .iter()
+                        .fold(0.0f64, |a, v| a.max(v.abs()));
                     assert!(diff < 64.0 * f64::EPSILON, "{kernel:?} rows {lo}..{hi}: {diff}");
                     let again = g.centered_with(c.col_means.clone(), c.grand_mean);
                     assert!(matches!(again, Err(KernelError::InvalidStats { .. })));

@@ -169,7 +169,14 @@ impl OperatorFit {
                     kernel: ParamKernel::from(kernel),
                     ..p.clone()
                 };
-                ksvd_model(params, &g, &self.svd, self.nystrom.as_ref(), self.svd.residuals.clone(), None)
+                ksvd_model(
+                    params,
+                    &g,
+                    &self.svd,
+                    self.nystrom.as_ref(),
+                    self.svd.residuals.clone(),
+                    None,
+                )
             }
             (None, Some(p)) => {
                 if z.is_some() {
@@ -184,7 +191,10 @@ impl OperatorFit {
                     kernel: ParamKernel::from(kernel),
                     ..p.clone()
                 };
-                let residuals = self.pair_residuals.clone().unwrap_or_else(|| Array1::zeros(self.svd.s.len()));
+                let residuals = self
+                    .pair_residuals
+                    .clone()
+                    .unwrap_or_else(|| Array1::zeros(self.svd.s.len()));
                 Ok(kpca_model(
                     params.as_ksvd(),
                     &k,
@@ -235,32 +245,55 @@ mod tests {
         ];
         for solver in solvers {
             for (kernel, center) in [(Kernel::Rbf { gamma: 1.4 }, false), (Kernel::Sne { gamma: 1.1 }, true)] {
-                let p = Ksvd::params().kernel(kernel).rank(3).solver(solver.clone()).center(center).check().unwrap();
+                let p = Ksvd::params()
+                    .kernel(kernel)
+                    .rank(3)
+                    .solver(solver.clone())
+                    .center(center)
+                    .check()
+                    .unwrap();
                 let (xs, zs) = (Samples::dense(x.clone()).unwrap(), Samples::dense(z.clone()).unwrap());
                 let fitted = p.fit_samples(xs.clone(), zs.clone()).unwrap();
                 let g = p.kernel_matrix(xs.clone(), zs.clone()).unwrap();
                 let fit = p.fit_operator(&g).unwrap();
                 let s_ref = fitted.svd().s.clone();
-                assert!((fit.singular_values() - &s_ref).iter().all(|d| d.abs() <= 1e-12 * s_ref[0]));
-                assert!(max_abs(&(&fit.svd().u - &fitted.svd().u)) < 1e-10, "{kernel:?} {solver:?}");
+                assert!((fit.singular_values() - &s_ref)
+                    .iter()
+                    .all(|d| d.abs() <= 1e-12 * s_ref[0]));
+                assert!(
+                    max_abs(&(&fit.svd().u - &fitted.svd().u)) < 1e-10,
+                    "{kernel:?} {solver:?}"
+                );
                 assert_eq!(fit.landmarks().is_some(), matches!(solver, Solver::Nystrom { .. }));
                 if let Some(r) = fit.residuals() {
                     assert!(r.left.iter().chain(r.right.iter()).all(|&v| v <= 1e-8));
                 }
                 let model = fit.to_model(xs, Some(zs), g.stats()).unwrap();
-                let want = fitted.to_model().unwrap().transform(&Samples::dense(new.clone()).unwrap()).unwrap();
+                let want = fitted
+                    .to_model()
+                    .unwrap()
+                    .transform(&Samples::dense(new.clone()).unwrap())
+                    .unwrap();
                 let got = model.transform(&Samples::dense(new.clone()).unwrap()).unwrap();
                 assert!(max_abs(&(&got - &want)) < 1e-10 * max_abs(&want));
             }
         }
-        let p = Kpca::params().kernel(Kernel::Rbf { gamma: 1.2 }).rank(3).check().unwrap();
+        let p = Kpca::params()
+            .kernel(Kernel::Rbf { gamma: 1.2 })
+            .rank(3)
+            .check()
+            .unwrap();
         let xs = Samples::dense(x.clone()).unwrap();
         let k = p.kernel_matrix(xs.clone()).unwrap();
         let fit = p.fit_operator(&k).unwrap();
         let fitted = p.fit_samples(xs.clone()).unwrap();
         assert!(max_abs(&(&fit.svd().u - &fitted.eigenvectors())) < 1e-10);
         let model = fit.to_model(xs.clone(), None, k.stats()).unwrap();
-        let want = fitted.to_model().unwrap().transform(&Samples::dense(new.clone()).unwrap()).unwrap();
+        let want = fitted
+            .to_model()
+            .unwrap()
+            .transform(&Samples::dense(new.clone()).unwrap())
+            .unwrap();
         assert!(max_abs(&(&model.transform(&Samples::dense(new).unwrap()).unwrap() - &want)) < 1e-10);
         // Wrong sample counts, a missing Z, the bandwidth rule: typed errors.
         assert!(matches!(
@@ -269,6 +302,9 @@ mod tests {
         ));
         let ruled = Ksvd::params().rank(2).check().unwrap();
         let g = ruled.kernel_matrix(xs.clone(), xs).unwrap();
-        assert!(matches!(ruled.fit_operator(&g), Err(KsvdError::InvalidParameter { name: "bandwidth", .. })));
+        assert!(matches!(
+            ruled.fit_operator(&g),
+            Err(KsvdError::InvalidParameter { name: "bandwidth", .. })
+        ));
     }
 }

@@ -14,8 +14,8 @@
 //!   the gathered samples and statistics (`to_model`).
 use crate::{value_error, BudgetArg, Hyper, PyKsvdModel, SamplesArg, Threads};
 use ksvd::{
-    AnyKernel, Centering, KernelKind, KernelMatrix, KernelStats, LandmarkWeights, LinalgError,
-    LinearOperator, MatrixBlocks, MemoryBudget, NystromError, OperatorFit,
+    AnyKernel, Centering, KernelKind, KernelMatrix, KernelStats, LandmarkWeights, LinalgError, LinearOperator,
+    MatrixBlocks, MemoryBudget, NystromError, OperatorFit,
 };
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
@@ -30,11 +30,15 @@ fn resolved_kernel(py: Python<'_>, params: &Hyper) -> PyResult<AnyKernel> {
     }
     let kind = params.kernel_kind()?;
     if kind == Some(KernelKind::Precomputed) {
-        return Err(value_error("a distributed fit evaluates its kernel: kernel='precomputed' is not one"));
+        return Err(value_error(
+            "a distributed fit evaluates its kernel: kernel='precomputed' is not one",
+        ));
     }
     let (kernel, rule) = params.kernel(kind)?;
     if rule {
-        return Err(value_error("resolve the bandwidth rule over every partition first (bandwidth=None)"));
+        return Err(value_error(
+            "resolve the bandwidth rule over every partition first (bandwidth=None)",
+        ));
     }
     kernel
         .map(AnyKernel::from)
@@ -156,7 +160,10 @@ impl PyPartitionRows {
     /// `G̃_pᵀ U_p` (`M × b`) for the partition's rows `U_p` (`rows × b`).
     fn apply_t<'py>(&self, py: Python<'py>, u: PyReadonlyArray2<'py, f64>) -> PyResult<Bound<'py, PyArray2<f64>>> {
         let u = u.as_array().to_owned();
-        let out = self.threads.run(py, || self.g.apply_transpose(u.view())).map_err(value_error)?;
+        let out = self
+            .threads
+            .run(py, || self.g.apply_transpose(u.view()))
+            .map_err(value_error)?;
         Ok(out.into_pyarray(py))
     }
 
@@ -251,7 +258,10 @@ impl CallbackOp {
             })();
             match result {
                 Ok(a) if a.dim() == want => Ok(a),
-                Ok(a) => Err(failed(format!("{what} returned a {:?} array where {want:?} was due", a.dim()))),
+                Ok(a) => Err(failed(format!(
+                    "{what} returned a {:?} array where {want:?} was due",
+                    a.dim()
+                ))),
                 Err(e) => {
                     let reason = format!("{what}: {e}");
                     if let Ok(mut slot) = self.error.lock() {
@@ -289,7 +299,13 @@ impl LinearOperator for CallbackOp {
 
 impl MatrixBlocks for CallbackOp {
     fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>, LinalgError> {
-        self.call("block", Some(rows), Some(cols), None, (Self::count(rows), Self::count(cols)))
+        self.call(
+            "block",
+            Some(rows),
+            Some(cols),
+            None,
+            (Self::count(rows), Self::count(cols)),
+        )
     }
     fn block_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
         self.call("block_mul", Some(rows), Some(cols), Some(w), (rows.len(), w.ncols()))
@@ -301,10 +317,16 @@ impl MatrixBlocks for CallbackOp {
 
 impl LandmarkWeights for CallbackOp {
     fn row_weights(&self) -> Result<Vec<f64>, NystromError> {
-        Ok(self.call("row_weights", None, None, None, (self.shape.0, 1))?.into_raw_vec_and_offset().0)
+        Ok(self
+            .call("row_weights", None, None, None, (self.shape.0, 1))?
+            .into_raw_vec_and_offset()
+            .0)
     }
     fn col_weights(&self) -> Result<Vec<f64>, NystromError> {
-        Ok(self.call("col_weights", None, None, None, (self.shape.1, 1))?.into_raw_vec_and_offset().0)
+        Ok(self
+            .call("col_weights", None, None, None, (self.shape.1, 1))?
+            .into_raw_vec_and_offset()
+            .0)
     }
 }
 
@@ -396,7 +418,9 @@ pub(crate) fn fit_operator(
         "ksvd" => {
             let p = params.ksvd_params(py, kind)?;
             if p.compat().is_some() {
-                return Err(value_error("compat (Algorithm 1) is not distributed: fit ksvd.KSVD on the data matrix"));
+                return Err(value_error(
+                    "compat (Algorithm 1) is not distributed: fit ksvd.KSVD on the data matrix",
+                ));
             }
             py.detach(|| p.fit_operator(&op))
         }

@@ -209,7 +209,9 @@ impl PyKernel {
 /// to give it back.
 fn model_error(e: KsvdError) -> PyErr {
     match e {
-        KsvdError::KernelFunctionNeeded { .. } => value_error(format!("{e}; pass the callable: ksvd.load(path, kernel=f)")),
+        KsvdError::KernelFunctionNeeded { .. } => {
+            value_error(format!("{e}; pass the callable: ksvd.load(path, kernel=f)"))
+        }
         e => value_error(e),
     }
 }

@@ -97,7 +97,10 @@ mod tests {
         let mut changed = bytes.clone();
         let last = changed.len() - 3;
         changed[last] ^= 1;
-        assert!(matches!(ModelDocument::from_bytes(&changed), Err(DocumentError::Ksvd(_))));
+        assert!(matches!(
+            ModelDocument::from_bytes(&changed),
+            Err(DocumentError::Ksvd(_))
+        ));
         let scan = envelope::seal("ksvd-streaming-scan", 1, "test", &1u8).unwrap();
         let err = ModelDocument::from_bytes(&scan).unwrap_err();
         assert!(matches!(err, DocumentError::Trained(_)));
