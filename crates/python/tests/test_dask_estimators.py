@@ -24,8 +24,8 @@ from ksvd import dask as kd  # noqa: E402
 
 def sin_angle(a, b):
     """The sine of the largest principal angle between the column spans of a and b."""
-    qa, _ = np.linalg.qr(a)
-    qb, _ = np.linalg.qr(b)
+    qa, _ = np.linalg.qr(np.asarray(a, dtype=np.float64))
+    qb, _ = np.linalg.qr(np.asarray(b, dtype=np.float64))
     c = np.linalg.svd(qa.T @ qb, compute_uv=False).min()
     return float(np.sqrt(max(0.0, 1.0 - c * c)))
 
@@ -214,3 +214,32 @@ def test_nystrom_with_row_statistics_equals_the_single_machine_fit(small, extra)
     assert np.max(np.abs(d.singular_values_ - loc.singular_values_)) <= 1e-12 * loc.singular_values_[0]
     assert np.max(np.abs(d.col_embedding_ - loc.col_embedding_)) <= 1e-11
     assert np.max(np.abs(d.row_embedding_ - loc.row_embedding_)) <= 1e-11
+
+
+def test_empty_chunks_float32_pickling_and_in_memory_lists(small):
+    import pickle
+
+    x, z = small
+    x32 = x.astype(np.float32)
+    kw = dict(n_components=3, solver="lanczos", center=True, random_state=2)
+    loc = ksvd.KSVD(**kw).fit(x32)
+    # A zero-row chunk (e.g. after filtering) is no partition.
+    X = da.from_array(x32, chunks=((700, 0, 500, 300), 6))
+    d = kd.KSVD(**kw).fit(X)
+    # Both fits are float64 inside, rounded to float32 at the end: a float32 ulp apart at most.
+    assert_same_fit(d, loc, values=1e-6, angle=1e-5)
+    # float32 in, float32 attributes and projections out, as ksvd.KSVD.
+    assert d.singular_values_.dtype == np.float32 and d.row_embedding_.dtype == np.float32
+    t = d.transform(da.from_array(x32[:60], chunks=20))
+    assert t.dtype == np.float32 and t.compute().dtype == np.float32
+    # With Z = X the fitted estimator is self-contained: pickled, it projects dask arrays too,
+    # and in-memory lists go to the local model.
+    back = pickle.loads(pickle.dumps(d))
+    np.testing.assert_allclose(back.transform(da.from_array(x32[:60], chunks=30)).compute(), t.compute(), atol=1e-6)
+    np.testing.assert_allclose(d.transform(x32[:2].tolist()), t.compute()[:2], atol=1e-5)
+    # Sparse chunks with duplicate entries: the bandwidth rule sums them first, as ksvd.KSVD.
+    a = sp.csr_array((np.array([1.0, 2.0, 0.5]), np.array([0, 0, 1]), np.array([0, 2, 3, 3])), shape=(3, 2))
+    rows = sp.vstack([a] * 20, format="csr")
+    dup = da.from_array(rows, chunks=(15, 2), asarray=False)
+    fitted = kd.KSVD(n_components=1, solver="lanczos").fit(dup)
+    assert fitted.bandwidth_ == pytest.approx(ksvd.KSVD(n_components=1).fit(rows).bandwidth_, rel=1e-12)

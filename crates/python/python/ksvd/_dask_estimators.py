@@ -51,7 +51,7 @@ def _nbytes(a):
 
 
 def _drop_cache(token):
-    for key in [k for k in _CACHE if k[0] == token]:
+    for key in [k for k in list(_CACHE) if k[0] == token]:
         del _CACHE[key]
     return len(_CACHE)
 
@@ -77,6 +77,7 @@ def _checked(block, k, source, n_features):
     try:
         if sp.issparse(block):
             block = sp.csr_array(block, dtype=np.float64)
+            block.sum_duplicates()
             values = block.data
         else:
             block = np.ascontiguousarray(np.asarray(block), dtype=np.float64)
@@ -111,14 +112,24 @@ def _file_shape(path, k, zero_based):
     return block.shape
 
 
-def _partitions(X, what="X", zero_based=False):
-    """``X`` as ``(parts, delayed blocks, n_features)``: a dask array (rows chunked, dense or
-    scipy.sparse chunks), a dask dataframe, or a list of files (``.npy``, else LIBSVM)."""
+def _is_file_list(X):
+    return isinstance(X, (list, tuple)) and len(X) > 0 and all(isinstance(f, (str, os.PathLike)) for f in X)
+
+
+def _partitions(X, what="X", zero_based=False, n_features=None, drop_empty=False):
+    """``X`` as ``(parts, delayed blocks, n_features, feature names)``: a dask array (rows
+    chunked, dense or scipy.sparse chunks), a dask dataframe, or a list of files (``.npy``, else
+    LIBSVM, 1-based as LIBSVM writes them; ``n_features`` fixes their width, else the widest
+    file's). ``drop_empty``: leave out partitions without rows (a fit's passes skip them; they keep
+    their index and source for messages)."""
     import dask
     import dask.array as da
     from dask import delayed
 
+    names = None
     if hasattr(X, "to_dask_array") and hasattr(X, "npartitions"):
+        if hasattr(X, "columns"):
+            names = np.asarray([str(c) for c in X.columns], dtype=object)
         X = X.to_dask_array(lengths=True)
     if isinstance(X, da.Array):
         if X.ndim != 2:
@@ -133,20 +144,28 @@ def _partitions(X, what="X", zero_based=False):
             offset += int(rows)
         n_features = int(X.shape[1])
         checked = [delayed(_checked)(b, p.index, p.source, n_features) for b, p in zip(blocks, parts)]
-        return parts, checked, n_features
-    if isinstance(X, (list, tuple)) and X and all(isinstance(f, (str, os.PathLike)) for f in X):
+        return _kept(parts, checked, drop_empty) + (n_features, names)
+    if _is_file_list(X):
         paths = [os.fspath(f) for f in X]
         shapes = dask.compute(*[delayed(_file_shape)(f, k, zero_based) for k, f in enumerate(paths)])
-        n_features = max(int(s[1]) for s in shapes)
+        if n_features is None:
+            n_features = max(int(s[1]) for s in shapes)
         parts, offset = [], 0
         for k, (f, (rows, _)) in enumerate(zip(paths, shapes)):
             parts.append(_Part(k, f, offset, int(rows)))
             offset += int(rows)
         blocks = [delayed(_load_file)(f, k, n_features, zero_based) for k, f in enumerate(paths)]
-        return parts, blocks, n_features
+        return _kept(parts, blocks, drop_empty) + (n_features, None)
     raise TypeError(
         f"{what} must be a dask array, a dask dataframe or a list of files (.npy or LIBSVM); got {type(X).__name__}"
     )
+
+
+def _kept(parts, blocks, drop_empty):
+    if not drop_empty:
+        return parts, blocks
+    keep = [i for i, p in enumerate(parts) if p.rows > 0]
+    return [parts[i] for i in keep], [blocks[i] for i in keep]
 
 
 def _stack(blocks):
@@ -412,7 +431,6 @@ class _DaskMixin:
 
     def _dask_fit(self, X, Z):
         import dask
-        from dask import delayed
 
         params = native_params(self)
         n_jobs = check_n_jobs(self.n_jobs)
@@ -424,19 +442,30 @@ class _DaskMixin:
             raise ValueError("ksvd.dask evaluates its kernel: kernel='precomputed' is ksvd.KSVD's")
         if params["compat"] is not None:
             raise ValueError("compat (Algorithm 1) needs the whole data matrix: fit ksvd.KSVD instead")
-        parts, blocks, n_features = _partitions(X, "X")
-        if not parts or sum(p.rows for p in parts) == 0:
+        dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+        parts, blocks, n_features, names = _partitions(X, "X", drop_empty=True)
+        if not parts:
             raise ValueError("X has no rows")
         blocks = list(dask.persist(*blocks))
         n = sum(p.rows for p in parts)
         token = uuid.uuid4().hex[:12]
+        try:
+            return self._fit_parts(parts, blocks, n, n_features, names, dtype, Z, params, n_jobs, kernel, token)
+        finally:
+            # The partitions' rows of G go with the fit, failed or not.
+            _forget(token)
+            _forget(token + "-stats")
+
+    def _fit_parts(self, parts, blocks, n, n_features, names, dtype, Z, params, n_jobs, kernel, token):
+        from dask import delayed
+
         if Z is None:
             z = _stack(_compute(blocks))
             z_is_x = True
         else:
             z_is_x = False
             if hasattr(Z, "compute") or hasattr(Z, "to_dask_array"):
-                zp, zb, _ = _partitions(Z, "Z")
+                _, zb, _, _ = _partitions(Z, "Z")
                 Z = _stack(_compute(zb))
             z = check_array(Z, accept_sparse=("csr", "csc"), dtype=(np.float64, np.float32), input_name="Z")
             if z.shape[1] != n_features:
@@ -469,6 +498,7 @@ class _DaskMixin:
             sd = _broadcast(stats_spec, f"ksvd-stats-spec-{token}")
             tasks = [delayed(_stats_task)(sd, k, b) for k, b in enumerate(blocks)]
             *per_part, col_sums = _compute(tasks + [merge_tree([delayed(_second)(t) for t in tasks], f"ksvd-colsums-{token}")])
+            del sd, tasks  # Z is on the workers once more below, not twice
             row_sums = np.concatenate([t[0] for t in per_part])
             logn = per_part[0][2]
             stats = dict(
@@ -484,10 +514,7 @@ class _DaskMixin:
                 spec["centering"] = (stats["col_means"], stats["grand_mean"])
         spec_d = _broadcast(spec, f"ksvd-spec-{token}")
         op = _Operator(parts, blocks, m, spec_d, stats, _compute, f"ksvd-pass-{token}")
-        try:
-            fit = _ksvd.fit_operator(op, (n, m), estimator=self._estimator, params=params)
-        finally:
-            _forget(spec["token"])
+        fit = _ksvd.fit_operator(op, (n, m), estimator=self._estimator, params=params)
         self._dask = _DaskFit(
             fit=fit,
             parts=parts,
@@ -500,16 +527,29 @@ class _DaskMixin:
             kernel=kernel,
         )
         self._local = None
+        self._dtype = np.dtype(dtype)
         self.n_features_in_ = n_features
-        self.singular_values_ = fit.singular_values()
-        self.row_embedding_ = fit.u()
-        self.col_embedding_ = fit.v()
-        self.residuals_ = fit.residuals()
+        if names is not None:
+            self.feature_names_in_ = names
+        elif hasattr(self, "feature_names_in_"):
+            del self.feature_names_in_
+
+        def cast(a):
+            return None if a is None else a.astype(dtype, copy=False)
+
+        self.singular_values_ = cast(fit.singular_values())
+        self.row_embedding_ = cast(fit.u())
+        self.col_embedding_ = cast(fit.v())
+        self.residuals_ = cast(fit.residuals())
         self.bandwidth_ = _bandwidth(kernel, params)
         landmarks = fit.landmarks()
         self.landmark_rows_, self.landmark_cols_ = (None, None) if landmarks is None else map(np.asarray, landmarks)
         self.n_passes_ = op.passes
         self._n_features_out = self.singular_values_.shape[0]
+        if z_is_x:
+            # X is on the driver already (as Z): the local model costs no gather now, and the
+            # fitted estimator no longer needs the cluster.
+            self._local = self._local_model(z)
         return self
 
     def to_local(self):
@@ -519,8 +559,19 @@ class _DaskMixin:
         check_is_fitted(self)
         if self._local is not None:
             return self._local
+        try:
+            x = _stack(_compute(self._dask.blocks))
+        except Exception as e:  # noqa: BLE001 - any loss of the persisted partitions
+            raise RuntimeError(
+                "the fit's partitions are gone (was its Dask client closed?): call to_local() (or save, "
+                f"pickle, transform) while the cluster that fitted the model is up ({type(e).__name__}: {e})"
+            ) from e
+        self._local = self._local_model(x)
+        return self._local
+
+    def _local_model(self, x):
+        """The ``ksvd.KSVD`` / ``ksvd.KPCA`` of this fit, given the training rows ``x``."""
         d = self._dask
-        x = _stack(_compute(d.blocks))
         stats = d.stats or {}
         centering = None
         if d.params["center"]:
@@ -530,7 +581,9 @@ class _DaskMixin:
         model = d.fit.to_model(to_native(x), z, log_normalizers=logn, centering=centering)
         local = _estimators.load(model.to_bytes(), kernel=self.kernel if callable(self.kernel) else None)
         local.set_params(n_jobs=self.n_jobs, memory_budget=self.memory_budget)
-        self._local = local
+        local._set_model(local._model, self._dtype)
+        if hasattr(self, "feature_names_in_"):
+            local.feature_names_in_ = self.feature_names_in_
         return local
 
     def _lazy(self, X, cols, extend):
@@ -538,25 +591,26 @@ class _DaskMixin:
         from dask import delayed
 
         check_is_fitted(self)
-        if not (hasattr(X, "to_dask_array") or isinstance(X, da.Array) or isinstance(X, (list, tuple))):
+        if not (hasattr(X, "to_dask_array") or isinstance(X, da.Array) or _is_file_list(X)):
             local = self.to_local()
             fn = {(False, False): local.transform, (True, False): local.transform_cols,
                   (False, True): local.extend, (True, True): local.extend_cols}[(cols, extend)]
             return fn(X)
-        parts, blocks, n_features = _partitions(X, "X")
         local = self.to_local()
         want = local._model.input_dims[1 if cols else 0]
+        parts, blocks, n_features, _ = _partitions(X, "X", n_features=want)
         if n_features != want:
             raise ValueError(f"X has {n_features} features, but {type(self).__name__} is expecting {want}")
         r = self._n_features_out
         name = f"ksvd-transform-{uuid.uuid4().hex[:8]}"
         model = delayed(local._model, name=f"{name}-model")
-        n_jobs = self._dask.n_jobs
+        n_jobs = check_n_jobs(self.n_jobs)
+        dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
         out = [
             da.from_delayed(
-                delayed(_project_task)(model, b, cols, extend, n_jobs, dask_key_name=f"{name}-part-{p.index}"),
+                delayed(_project_task)(model, b, cols, extend, n_jobs, dtype, dask_key_name=f"{name}-part-{p.index}"),
                 shape=(p.rows, r),
-                dtype=np.float64,
+                dtype=dtype,
             )
             for p, b in zip(parts, blocks)
         ]
@@ -619,8 +673,8 @@ def _bandwidth(kernel, params):
     return 1.0 / g if kernel == "laplacian" else 1.0 / np.sqrt(g)
 
 
-def _project_task(model, block, cols, extend, n_jobs):
-    return model.project(to_native(block), cols=cols, extend=extend, n_jobs=n_jobs)
+def _project_task(model, block, cols, extend, n_jobs, dtype):
+    return model.project(to_native(block), cols=cols, extend=extend, n_jobs=n_jobs).astype(dtype, copy=False)
 
 
 def _broadcast(obj, name):
