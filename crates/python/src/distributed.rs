@@ -295,6 +295,10 @@ impl LinearOperator for CallbackOp {
         out.assign(&r);
         Ok(())
     }
+    /// All of `G` in one pass (every partition's rows), not one product per 256 columns.
+    fn to_dense(&self) -> Result<Array2<f64>, LinalgError> {
+        self.call("block", None, None, None, self.shape)
+    }
 }
 
 impl MatrixBlocks for CallbackOp {

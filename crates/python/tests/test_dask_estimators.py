@@ -106,6 +106,9 @@ def test_every_solver_gives_the_single_machine_fit(small, solver):
     loc = ksvd.KSVD(**kw).fit(x, Z=z)
     d = kd.KSVD(**kw).fit(da.from_array(x, chunks=(400, 6)), Z=z)
     assert_same_fit(d, loc)
+    if solver == "exact":
+        # All of G in one pass (the dense SVD's residuals come from the dense matrix).
+        assert d.n_passes_ == 1 and np.all(d.residuals_ <= 1e-12)
 
 
 def test_nystrom_draws_the_single_machine_landmarks_and_takes_given_ones(small):

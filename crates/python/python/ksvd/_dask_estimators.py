@@ -377,6 +377,8 @@ class _Operator:
                 self._norms = (np.concatenate([rc[0] for rc in rows_cols]), col)
             r, c = self._norms
             return (r if what == "row_weights" else c)[:, None]
+        if rows is None:  # all rows (the whole G: the dense solver's one pass)
+            rows = np.arange(self.n)
         split = self._split(rows)
         if what in ("block", "block_mul"):
             wd = None if w is None else _broadcast(np.asarray(w), f"{self.name}-w-{self.passes}")
