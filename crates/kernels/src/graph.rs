@@ -99,6 +99,12 @@ pub fn bandwidth_rule(data: &Samples, k: f64) -> f64 {
         Samples::Dense(a) => (a.sum(), a.iter().map(|v| v * v).sum::<f64>()),
         Samples::Sparse(a) => (a.data().iter().sum(), a.data().iter().map(|v| v * v).sum::<f64>()),
     };
+    bandwidth_rule_from_sums(sum, sumsq, n, m, k)
+}
+
+/// [`bandwidth_rule`] from the sum and the sum of squares of the entries of an `n × m` data
+/// matrix: what row partitions add up (their sums merge exactly as the whole matrix's).
+pub fn bandwidth_rule_from_sums(sum: f64, sumsq: f64, n: f64, m: f64, k: f64) -> f64 {
     let mean = sum / (n * m);
     let var = (sumsq / (n * m) - mean * mean).max(0.0);
     k * (m * var).sqrt()

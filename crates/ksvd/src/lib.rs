@@ -138,7 +138,7 @@ mod user_kernel;
 pub use error::{KsvdError, Result};
 pub use fitted::{CompatMap, Estimator, KsvdModel, MODEL_FORMAT, MODEL_FORMAT_VERSION};
 pub use kpca::{Kpca, KpcaParams, KpcaValidParams};
-pub use ksvd_kernels::graph::{bandwidth_rule, graph_samples, GraphInput};
+pub use ksvd_kernels::graph::{bandwidth_rule, bandwidth_rule_from_sums, graph_samples, GraphInput};
 pub use ksvd_kernels::{
     AnyKernel, Centering, Compat, CompatSide, FnKernel, Kernel, KernelError, KernelFnError, KernelFunction, KernelKind,
     KernelMatrix, KernelStats, Samples,

@@ -24,14 +24,24 @@ use ndarray::Array1;
 /// (`U = V = A`, `s = λ`), with the parameters it ran with.
 #[derive(Debug, Clone)]
 pub struct OperatorFit {
-    estimator: Estimator,
-    ksvd: Option<KsvdValidParams>,
-    kpca: Option<KpcaValidParams>,
     svd: SvdResult,
-    nystrom: Option<AsymmetricNystrom>,
-    /// KPCA: `‖K a − λ a‖ / λ_1` of every pair; its Nyström landmarks.
-    pair_residuals: Option<Array1<f64>>,
-    landmarks: Option<Vec<usize>>,
+    of: Of,
+}
+
+/// The estimator that ran and what only it has.
+#[derive(Debug, Clone)]
+enum Of {
+    Ksvd {
+        params: KsvdValidParams,
+        nystrom: Option<Box<AsymmetricNystrom>>,
+    },
+    Kpca {
+        params: KpcaValidParams,
+        /// `‖K a − λ a‖ / λ_1` of every pair.
+        residuals: Array1<f64>,
+        /// The symmetric Nyström method's landmarks.
+        landmarks: Option<Vec<usize>>,
+    },
 }
 
 impl KsvdValidParams {
@@ -52,13 +62,11 @@ impl KsvdValidParams {
             svd.residuals = Some(svd.compute_residuals(g)?);
         }
         Ok(OperatorFit {
-            estimator: Estimator::Ksvd,
-            ksvd: Some(self.clone()),
-            kpca: None,
             svd,
-            nystrom,
-            pair_residuals: None,
-            landmarks: None,
+            of: Of::Ksvd {
+                params: self.clone(),
+                nystrom: nystrom.map(Box::new),
+            },
         })
     }
 }
@@ -76,13 +84,12 @@ impl KpcaValidParams {
         }
         let pairs = self.eigenpairs(k)?;
         Ok(OperatorFit {
-            estimator: Estimator::Kpca,
-            ksvd: None,
-            kpca: Some(self.clone()),
             svd: SvdResult::new(pairs.vectors.clone(), pairs.values, pairs.vectors),
-            nystrom: None,
-            pair_residuals: Some(pairs.residuals),
-            landmarks: pairs.landmarks,
+            of: Of::Kpca {
+                params: self.clone(),
+                residuals: pairs.residuals,
+                landmarks: pairs.landmarks,
+            },
         })
     }
 }
@@ -97,7 +104,10 @@ fn rule_set() -> KsvdError {
 impl OperatorFit {
     /// Which estimator ran.
     pub fn estimator(&self) -> Estimator {
-        self.estimator
+        match self.of {
+            Of::Ksvd { .. } => Estimator::Ksvd,
+            Of::Kpca { .. } => Estimator::Kpca,
+        }
     }
 
     /// `s` (KSVD) or `λ` (KPCA), descending.
@@ -113,21 +123,20 @@ impl OperatorFit {
     /// Residuals relative to `s_1` of every triplet (KPCA: of every pair, on both sides);
     /// `None` for a KSVD Nyström fit.
     pub fn residuals(&self) -> Option<Residuals> {
-        match &self.pair_residuals {
-            Some(r) => Some(Residuals {
-                left: r.clone(),
-                right: r.clone(),
+        match &self.of {
+            Of::Kpca { residuals, .. } => Some(Residuals {
+                left: residuals.clone(),
+                right: residuals.clone(),
             }),
-            None => self.svd.residuals.clone(),
+            Of::Ksvd { .. } => self.svd.residuals.clone(),
         }
     }
 
     /// The Nyström landmarks `(I, J)` (KPCA: `J = I`).
     pub fn landmarks(&self) -> Option<(Vec<usize>, Vec<usize>)> {
-        match (&self.nystrom, &self.landmarks) {
-            (Some(ny), _) => Some((ny.rows.clone(), ny.cols.clone())),
-            (None, Some(l)) => Some((l.clone(), l.clone())),
-            (None, None) => None,
+        match &self.of {
+            Of::Ksvd { nystrom, .. } => nystrom.as_ref().map(|ny| (ny.rows.clone(), ny.cols.clone())),
+            Of::Kpca { landmarks, .. } => landmarks.as_ref().map(|l| (l.clone(), l.clone())),
         }
     }
 
@@ -154,8 +163,8 @@ impl OperatorFit {
             }
         };
         counts("x", x.len(), n)?;
-        match (&self.ksvd, &self.kpca) {
-            (Some(p), _) => {
+        match &self.of {
+            Of::Ksvd { params, nystrom } => {
                 let Some(z) = z else {
                     return Err(KsvdError::InvalidParameter {
                         name: "z",
@@ -163,51 +172,47 @@ impl OperatorFit {
                     });
                 };
                 counts("z", z.len(), m)?;
-                let kernel = p.kernel_for(&x)?;
+                let kernel = params.kernel_for(&x)?;
                 let g = KernelMatrix::matrix_free_with_stats(x, z, kernel.clone(), stats)?;
                 let params = KsvdValidParams {
                     kernel: ParamKernel::from(kernel),
-                    ..p.clone()
+                    ..params.clone()
                 };
                 ksvd_model(
                     params,
                     &g,
                     &self.svd,
-                    self.nystrom.as_ref(),
+                    nystrom.as_deref(),
                     self.svd.residuals.clone(),
                     None,
                 )
             }
-            (None, Some(p)) => {
+            Of::Kpca {
+                params,
+                residuals,
+                landmarks,
+            } => {
                 if z.is_some() {
                     return Err(KsvdError::InvalidParameter {
                         name: "z",
                         reason: "KPCA has Z = X".into(),
                     });
                 }
-                let kernel = p.kernel_for(&x)?;
+                let kernel = params.kernel_for(&x)?;
                 let k = KernelMatrix::matrix_free_with_stats(x.clone(), x, kernel.clone(), stats)?;
                 let params = KpcaValidParams {
                     kernel: ParamKernel::from(kernel),
-                    ..p.clone()
+                    ..params.clone()
                 };
-                let residuals = self
-                    .pair_residuals
-                    .clone()
-                    .unwrap_or_else(|| Array1::zeros(self.svd.s.len()));
                 Ok(kpca_model(
                     params.as_ksvd(),
                     &k,
                     &self.svd.s,
                     &self.svd.u,
-                    &residuals,
-                    self.landmarks.as_deref(),
+                    residuals,
+                    landmarks.as_deref(),
                 ))
             }
-            (None, None) => Err(KsvdError::InvalidParameter {
-                name: "estimator",
-                reason: "an operator fit without parameters".into(),
-            }),
         }
     }
 }

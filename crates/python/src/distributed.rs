@@ -15,7 +15,7 @@
 use crate::{value_error, BudgetArg, Hyper, PyKsvdModel, SamplesArg, Threads};
 use ksvd::{
     AnyKernel, Centering, KernelKind, KernelMatrix, KernelStats, LandmarkWeights, LinalgError, LinearOperator,
-    MatrixBlocks, MemoryBudget, NystromError, OperatorFit,
+    MatrixBlocks, MemoryBudget, NystromError, OperatorFit, Vocabulary,
 };
 use ndarray::{Array2, ArrayView2, ArrayViewMut2};
 use numpy::{IntoPyArray, PyArray1, PyArray2, PyReadonlyArray1, PyReadonlyArray2};
@@ -272,10 +272,6 @@ impl CallbackOp {
             }
         })
     }
-
-    fn count(idx: &[usize]) -> usize {
-        idx.len()
-    }
 }
 
 impl LinearOperator for CallbackOp {
@@ -303,13 +299,7 @@ impl LinearOperator for CallbackOp {
 
 impl MatrixBlocks for CallbackOp {
     fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>, LinalgError> {
-        self.call(
-            "block",
-            Some(rows),
-            Some(cols),
-            None,
-            (Self::count(rows), Self::count(cols)),
-        )
+        self.call("block", Some(rows), Some(cols), None, (rows.len(), cols.len()))
     }
     fn block_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> Result<Array2<f64>, LinalgError> {
         self.call("block_mul", Some(rows), Some(cols), Some(w), (rows.len(), w.ncols()))
@@ -340,6 +330,8 @@ impl LandmarkWeights for CallbackOp {
 pub(crate) struct PyOperatorFit {
     fit: OperatorFit,
     params: Hyper,
+    /// The bandwidth `γ` the operator's entries were evaluated with (None for kernels without one).
+    bandwidth: Option<f64>,
 }
 
 #[pymethods]
@@ -364,6 +356,12 @@ impl PyOperatorFit {
             a.column_mut(1).assign(&r.right);
             a.into_pyarray(py)
         })
+    }
+    /// The bandwidth `γ` of the fit's kernel (`bandwidth=` or converted from `gamma=`; None for
+    /// kernels without one).
+    #[getter]
+    fn bandwidth(&self) -> Option<f64> {
+        self.bandwidth
     }
     /// The Nyström landmarks `(I, J)`, or None.
     fn landmarks(&self) -> Option<(Vec<usize>, Vec<usize>)> {
@@ -411,7 +409,10 @@ pub(crate) fn fit_operator(
     params: Hyper,
 ) -> PyResult<PyOperatorFit> {
     // Checks the kernel (a callable is checked here, and the rule must be resolved).
-    let _ = resolved_kernel(py, &params)?;
+    let bandwidth = match resolved_kernel(py, &params)? {
+        AnyKernel::Builtin(k) => k.gamma(),
+        _ => None,
+    };
     let kind = params.kernel_kind()?;
     let op = CallbackOp {
         shape,
@@ -441,7 +442,7 @@ pub(crate) fn fit_operator(
         return Err(e);
     }
     let fit = fit.map_err(value_error)?;
-    Ok(PyOperatorFit { fit, params })
+    Ok(PyOperatorFit { fit, params, bandwidth })
 }
 
 /// `memory_budget=` in bytes (`None`: `MemoryBudget::auto`, a quarter of the available memory
@@ -455,11 +456,27 @@ pub(crate) fn memory_budget_bytes(budget: Option<BudgetArg>) -> PyResult<u64> {
     })
 }
 
+/// The paper's bandwidth rule `γ = k sqrt(M γ_x)` from the sum and the sum of squares of the
+/// entries of an `n × m` data matrix (`ksvd::bandwidth_rule_from_sums`): a distributed fit adds
+/// its partitions' sums.
+#[pyfunction]
+pub(crate) fn bandwidth_rule_from_sums(sum: f64, sumsq: f64, n: f64, m: f64, k: f64) -> f64 {
+    ksvd::bandwidth_rule_from_sums(sum, sumsq, n, m, k)
+}
+
 /// Adds the classes and the functions to the native module.
 pub(crate) fn register(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_class::<PyPartitionRows>()?;
     m.add_class::<PyOperatorFit>()?;
     m.add_function(wrap_pyfunction!(fit_operator, m)?)?;
     m.add_function(wrap_pyfunction!(memory_budget_bytes, m)?)?;
+    m.add_function(wrap_pyfunction!(bandwidth_rule_from_sums, m)?)?;
+    // The kernels with a bandwidth (the rule's, `gamma`'s), by their canonical names.
+    let with_bandwidth: Vec<&str> = KernelKind::ALL
+        .iter()
+        .filter(|k| k.has_bandwidth())
+        .map(|k| k.name())
+        .collect();
+    m.add("BANDWIDTH_KERNELS", pyo3::types::PyTuple::new(m.py(), with_bandwidth)?)?;
     Ok(())
 }

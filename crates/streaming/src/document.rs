@@ -5,7 +5,7 @@
 //! `inspect` and of Python's `ksvd.load`.
 use crate::error::StreamingError;
 use crate::score::TrainedModel;
-use ksvd::{KernelFunction, KsvdError, KsvdModel, MODEL_FORMAT};
+use ksvd::{KernelFunction, KsvdError, KsvdModel};
 use ksvd_datasets::envelope;
 use std::sync::Arc;
 use thiserror::Error;
@@ -16,7 +16,7 @@ pub const FORMAT_PREFIX: &str = "ksvd-streaming-";
 /// A model of either kind.
 #[derive(Debug, Clone)]
 pub enum ModelDocument {
-    /// A model of `ksvd` (format [`MODEL_FORMAT`]).
+    /// A model of `ksvd` (format [`ksvd::MODEL_FORMAT`]).
     Ksvd(Box<KsvdModel>),
     /// A trained model of the streaming fit (formats `ksvd-streaming-trained-*`).
     Trained(Box<TrainedModel>),
@@ -65,9 +65,9 @@ impl ModelDocument {
         Ok(ModelDocument::Ksvd(Box::new(model)))
     }
 
-    /// Whether the envelope names one of this crate's formats (not [`MODEL_FORMAT`]).
+    /// Whether the envelope names one of this crate's formats.
     fn is_streaming(bytes: &[u8]) -> bool {
-        envelope::peek(bytes).is_ok_and(|h| h.format.starts_with(FORMAT_PREFIX) && h.format != MODEL_FORMAT)
+        envelope::peek(bytes).is_ok_and(|h| h.format.starts_with(FORMAT_PREFIX))
     }
 }
 

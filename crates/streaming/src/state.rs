@@ -107,7 +107,7 @@ pub trait PartialState: Serialize + DeserializeOwned {
 
     /// The envelope's format name of this kind, `"ksvd-streaming-<kind>"`.
     fn format() -> String {
-        format!("ksvd-streaming-{}", Self::KIND)
+        format!("{}{}", crate::FORMAT_PREFIX, Self::KIND)
     }
 
     /// The state as one envelope document.

@@ -38,7 +38,6 @@ from sklearn.utils.validation import check_array, check_is_fitted
 from . import _estimators, _ksvd
 from ._convert import check_n_jobs, native_params, to_native
 
-_BANDWIDTH_KERNELS = ("rbf", "laplacian", "sne")
 
 # Per-process cache of the partitions' native kernel rows, keyed by (fit token, partition): a
 # worker evaluates (and, within the budget, stores) its rows of G once per fit, not once per pass.
@@ -474,12 +473,9 @@ class _DaskMixin:
                 raise ValueError(f"Z has {z.shape[1]} features, X has {n_features}")
         m = z.shape[0]
         # The bandwidth rule over all entries of X (sums merged along the tree).
-        if kernel in _BANDWIDTH_KERNELS and params["bandwidth"] is None and params["gamma"] is None:
+        if kernel in _ksvd.BANDWIDTH_KERNELS and params["bandwidth"] is None and params["gamma"] is None:
             s, s2 = _compute([merge_tree([delayed(_moments_task)(b) for b in blocks], f"ksvd-moments-{token}")])[0]
-            cells = n * n_features
-            mean = s / cells
-            var = max(s2 / cells - mean * mean, 0.0)
-            params["bandwidth"] = params["bandwidth_factor"] * float(np.sqrt(n_features * var))
+            params["bandwidth"] = _ksvd.bandwidth_rule_from_sums(s, s2, n, n_features, params["bandwidth_factor"])
         spec = dict(
             token=token,
             z=z,
@@ -543,7 +539,7 @@ class _DaskMixin:
         self.row_embedding_ = cast(fit.u())
         self.col_embedding_ = cast(fit.v())
         self.residuals_ = cast(fit.residuals())
-        self.bandwidth_ = _bandwidth(kernel, params)
+        self.bandwidth_ = fit.bandwidth
         landmarks = fit.landmarks()
         self.landmark_rows_, self.landmark_cols_ = (None, None) if landmarks is None else map(np.asarray, landmarks)
         self.n_passes_ = op.passes
@@ -663,16 +659,6 @@ class _DaskMixin:
 
     def __setstate__(self, state):
         self.__dict__.update(state)
-
-
-def _bandwidth(kernel, params):
-    """The bandwidth the fit used (``bandwidth_``): given, from ``gamma``, or the rule's."""
-    if kernel not in _BANDWIDTH_KERNELS:
-        return None
-    if params["bandwidth"] is not None:
-        return params["bandwidth"]
-    g = params["gamma"]
-    return 1.0 / g if kernel == "laplacian" else 1.0 / np.sqrt(g)
 
 
 def _project_task(model, block, cols, extend, n_jobs, dtype):
