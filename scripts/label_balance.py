@@ -20,20 +20,21 @@ What it measures, from the committed files in data/ only (no cargo, no network):
 
 Run (from the repository root; ~30 s and < 1 GB on one core):
     OMP_NUM_THREADS=1 OPENBLAS_NUM_THREADS=1 python scripts/label_balance.py   # numpy, scipy, scikit-learn
+(splits, standardisation and the LS-SVM come from scripts/graph_protocol.py)
 Options: --data DIR (default data), --seed S (default 0), --trials T (default 10),
          --blog-rank R (singular triplets per side for the BlogCatalog probe, default 128).
 """
 import argparse
 import bz2
 import csv
-import math
 from collections import Counter
 
 import numpy as np
 import scipy.sparse as sp
 import scipy.sparse.linalg as sla
 from sklearn.metrics import f1_score
-from sklearn.model_selection import train_test_split
+
+from graph_protocol import lssvm_scores, mean_std, splits, standardize  # the shared protocol
 
 PAPER = {  # Table 1 of the paper (experiments/table1.toml), micro / macro F1
     "twitch_pt": {"micro": (0.633, 0.712), "macro": (0.517, 0.596)},
@@ -45,37 +46,12 @@ OURS = {  # results/table1.md, standardised features, all methods
 }
 
 
-def mean_std(xs):
-    xs = np.asarray(xs, float)
-    return f"{xs.mean():.3f}+-{xs.std(ddof=1) if len(xs) > 1 else 0.0:.3f}"
-
-
-def splits(n, trials, seed, strat=None):
-    """Trial t: seed + t, ceil(0.4 n) test nodes (as ksvd-lssvm's split.rs)."""
-    n_test = math.ceil(0.4 * n)
-    for t in range(trials):
-        tr, te = train_test_split(np.arange(n), test_size=n_test, random_state=seed + t, stratify=strat)
-        yield np.sort(tr), np.sort(te)
-
-
 def transition(n, pairs):
     """X = D^-1 (A + I) for an undirected pair list (the project's row-normalized-self-loops)."""
     u, v = pairs[:, 0], pairs[:, 1]
     a = sp.coo_matrix((np.ones(2 * len(u)), (np.r_[u, v], np.r_[v, u])), shape=(n, n)).tocsr()
     a = (a > 0).astype(float) + sp.eye(n, format="csr")
     return sp.diags(1.0 / np.asarray(a.sum(1)).ravel()) @ a
-
-
-def standardize(f):
-    return (f - f.mean(0)) / np.where(f.std(0, ddof=1) > 0, f.std(0, ddof=1), 1.0)
-
-
-def lssvm_scores(f, t, tr, te, gam=1.0):
-    """LS-SVM primal, linear kernel: (Xc'Xc + I/gam) w = Xc' tc, b = mean(t) - mean(x)'w."""
-    mx, mt = f[tr].mean(0), t[tr].mean(0)
-    xc = f[tr] - mx
-    w = np.linalg.solve(xc.T @ xc + np.eye(f.shape[1]) / gam, xc.T @ (t[tr] - mt))
-    return f[te] @ w + (mt - mx @ w)
 
 
 def top_k(scores, k):

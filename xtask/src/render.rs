@@ -188,16 +188,27 @@ const LEGEND: &str = "Cells: `ours / paper (ours − paper)`; ✓ within the spe
 not reached (the note says which and what was reached), `failed` = the computation stopped with an error, \
 `n/i` = not implemented, `no data` = input data missing, `—` = not run.";
 
-/// The spec's `changes` as a bulleted paragraph (empty when there are none).
+/// The spec's `changes` as a bulleted paragraph, then its `findings` each under its heading
+/// (empty when there are neither).
 fn changes(f: &crate::spec::SpecFile) -> String {
-    if f.changes.is_empty() {
-        return String::new();
+    let mut out = String::new();
+    if !f.changes.is_empty() {
+        out.push_str("**Changes since earlier runs:**\n\n");
+        for c in &f.changes {
+            let _ = writeln!(out, "- {c}");
+        }
+        out.push('\n');
     }
-    let mut out = String::from("**Changes since earlier runs:**\n\n");
-    for c in &f.changes {
-        let _ = writeln!(out, "- {c}");
+    for finding in &f.findings {
+        let _ = writeln!(out, "### {}\n", finding.title);
+        if let Some(script) = &finding.script {
+            let _ = writeln!(out, "Measured by `{script}` (not part of `cargo xtask reproduce`).\n");
+        }
+        for line in &finding.lines {
+            let _ = writeln!(out, "- {line}");
+        }
+        out.push('\n');
     }
-    out.push('\n');
     out
 }
 
@@ -711,6 +722,29 @@ metrics = ["f1", "l1"]
             t.contains("better in 2 of 2 paper comparisons and in 1 of 2 of ours; where both exist, the verdicts agree in 1 of 2"),
             "{t}"
         );
+    }
+
+    /// Findings render under their titles after the changes, each naming its script; a spec
+    /// with findings but no changes still shows them; an unknown key in a finding is refused.
+    #[test]
+    fn findings_render_under_their_titles() {
+        let src = METHODS.to_string()
+            + r#"
+datasets = [{ id = "a", label = "A" }]
+metrics = [{ id = "f1", label = "F1", better = "higher" }]
+[[findings]]
+title = "Baselines"
+script = "scripts/check.py"
+lines = ["first", "second"]
+"#;
+        let spec = test_spec(&src).unwrap();
+        let text = changes(&spec.file);
+        assert!(!text.contains("Changes since"), "{text}");
+        assert!(
+            text.contains("### Baselines\n\nMeasured by `scripts/check.py`") && text.contains("- first\n- second\n"),
+            "{text}"
+        );
+        assert!(test_spec(&format!("{src}typo = 1\n")).is_err());
     }
 
     #[test]

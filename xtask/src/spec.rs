@@ -61,6 +61,11 @@ pub struct SpecFile {
     /// and in REPORT.md), so that moved numbers are explained where they are read.
     #[serde(default)]
     pub changes: Vec<String>,
+    /// Checks made outside the reproduction (cross-checks of baselines against independent
+    /// implementations, measurements of what could explain a gap to the paper), each under a
+    /// title with the script that measures it (shown on its page and in REPORT.md).
+    #[serde(default)]
+    pub findings: Vec<Finding>,
     /// Ranking claims checked against our numbers and the paper's ("does KSVD beat SVD?").
     #[serde(default)]
     pub comparisons: Vec<Comparison>,
@@ -285,6 +290,18 @@ pub struct PaperValue {
 }
 
 /// A ranking claim: does `method` beat every method of `than` on `metrics` (in each metric's
+/// A titled list of measured findings ([`SpecFile::findings`]).
+#[derive(Debug, Clone, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Finding {
+    /// Heading, e.g. "Baselines".
+    pub title: String,
+    /// The script (relative to the repository root) that measures these findings.
+    pub script: Option<String>,
+    /// One Markdown bullet each.
+    pub lines: Vec<String>,
+}
+
 /// direction of improvement), per dataset, in the paper and in our rows of `setting`?
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

@@ -111,6 +111,9 @@ pub enum BaselineError {
     /// An error of the biclustering metrics (runner entry points).
     #[error(transparent)]
     Bicluster(#[from] ksvd_bicluster::BiclusterError),
+    /// An error of a graph task (DiGAE's link-prediction split and scores).
+    #[error(transparent)]
+    GraphTask(#[from] ksvd_graph_tasks::GraphTaskError),
 }
 
 /// Result alias for this crate.

@@ -90,7 +90,7 @@ mod util;
 
 pub use bcot::{Bcot, BcotFit, BcotParams, Biclusters, CostScale, OtAlgorithm};
 pub use deepwalk::{random_walks, DeepWalk, DeepWalkFit, DeepWalkParams};
-pub use digae::{Digae, DigaeFeatures, DigaeFit, DigaeParams};
+pub use digae::{Digae, DigaeFeatures, DigaeFit, DigaeParams, DigaeSelection};
 pub use ebc::{Ebc, EbcFit, EbcParams};
 pub use error::{BaselineError, Result};
 pub use hope::{spectral_radius_estimate, Hope, HopeFit, HopeParams, HopeSolver, KatzOperator};

@@ -51,6 +51,9 @@
 //!   `k_v = outdeg(v)` nearest nodes in feature space are its reconstructed out-arcs (blocked
 //!   top-`k` search, never an `n × n` matrix); the paper's ℓ1 and ℓ2 are MATLAB's
 //!   `norm(X − X̂, 1)` (largest column sum) and `norm(X − X̂)` (largest singular value).
+//! * **Link prediction** ([`ArcSplit`], [`link_scores`], [`auc_ap`]): held-out arcs against as
+//!   many sampled non-arcs, scored by `⟨s_i, t_j⟩`, AUC and average precision (the benchmark of
+//!   the two-sided baselines' own papers; DiGAE chooses its settings by it, from the graph alone).
 //!
 //! ## Protocol choices (the paper leaves these open)
 //!
@@ -111,6 +114,7 @@ mod classify;
 mod embed;
 mod embedder;
 mod error;
+mod link_prediction;
 mod petgraph_input;
 mod reconstruct;
 
@@ -126,6 +130,7 @@ pub use error::{ensure, GraphTaskError, Result};
 /// The adjacency transform of [`EmbeddingSpec::transform`], re-exported from the kernels crate
 /// that owns it (and its names).
 pub use ksvd_kernels::graph::GraphInput;
+pub use link_prediction::{auc_ap, link_scores, ArcSplit, Pairs};
 pub use petgraph_input::{adjacency_from_petgraph, weighted_adjacency_from_petgraph};
 pub use reconstruct::{
     evaluate_reconstruction, reconstruct_adjacency, reconstruction_norms, Distance, ReconstructionNorms,

@@ -1,4 +1,5 @@
-//! The area under the ROC curve of a binary scoring, ties counted one half.
+//! Ranking metrics of a binary scoring: the area under the ROC curve (ties counted one half)
+//! and the average precision.
 use crate::error::{check_finite, check_len, check_nonempty, MetricsError, Result};
 
 /// Area under the ROC curve of `scores` for the binary labels `positive` (`true` = positive class;
@@ -21,17 +22,7 @@ use crate::error::{check_finite, check_len, check_nonempty, MetricsError, Result
 /// # Ok::<(), ksvd_metrics::MetricsError>(())
 /// ```
 pub fn auroc(scores: &[f64], positive: &[bool]) -> Result<f64> {
-    check_len("AUROC labels", scores.len(), positive.len())?;
-    check_nonempty("AUROC scores", scores.len())?;
-    check_finite("AUROC scores", scores)?;
-    let n_pos = positive.iter().filter(|&&p| p).count();
-    let n_neg = positive.len() - n_pos;
-    if n_pos == 0 || n_neg == 0 {
-        return Err(MetricsError::SingleClass {
-            positives: n_pos,
-            negatives: n_neg,
-        });
-    }
+    let (n_pos, n_neg) = class_counts(("AUROC labels", "AUROC scores"), scores, positive)?;
     let mut order: Vec<usize> = (0..scores.len()).collect();
     order.sort_by(|&a, &b| scores[a].total_cmp(&scores[b]));
     let mut rank_sum_pos = 0.0;
@@ -51,11 +42,85 @@ pub fn auroc(scores: &[f64], positive: &[bool]) -> Result<f64> {
     Ok((rank_sum_pos - p * (p + 1.0) / 2.0) / (p * n))
 }
 
+/// Average precision of `scores` for the binary labels `positive`, scikit-learn's
+/// `average_precision_score`: `AP = Σ_k (R_k − R_{k−1}) P_k` over the distinct scores in
+/// decreasing order as thresholds, `P_k` and `R_k` the precision and recall of the scores at or
+/// above the `k`-th threshold (no interpolation). Tied scores enter together, so AP does not
+/// depend on the order of ties. The value lies in `(0, 1]`; it is 1 exactly when every positive
+/// scores above every negative.
+///
+/// Errors: as [`auroc`] (a scoring without positives or without negatives has no AP either).
+///
+/// ```
+/// // Ranked 0.8 (P), 0.4 (N), 0.35 (P), 0.1 (N): AP = 1/2 * 1 + 1/2 * 2/3.
+/// let ap = ksvd_metrics::average_precision(&[0.1, 0.4, 0.35, 0.8], &[false, false, true, true])?;
+/// assert!((ap - 5.0 / 6.0).abs() < 1e-15);
+/// # Ok::<(), ksvd_metrics::MetricsError>(())
+/// ```
+pub fn average_precision(scores: &[f64], positive: &[bool]) -> Result<f64> {
+    let (n_pos, _) = class_counts(
+        ("average precision labels", "average precision scores"),
+        scores,
+        positive,
+    )?;
+    let mut order: Vec<usize> = (0..scores.len()).collect();
+    order.sort_by(|&a, &b| scores[b].total_cmp(&scores[a]));
+    let (mut tp, mut seen, mut ap) = (0usize, 0usize, 0.0);
+    let mut k = 0;
+    while k < order.len() {
+        let mut e = k;
+        while e + 1 < order.len() && scores[order[e + 1]] == scores[order[k]] {
+            e += 1;
+        }
+        let new_tp = order[k..=e].iter().filter(|&&i| positive[i]).count();
+        tp += new_tp;
+        seen += e - k + 1;
+        ap += (new_tp as f64 / n_pos as f64) * (tp as f64 / seen as f64);
+        k = e + 1;
+    }
+    Ok(ap)
+}
+
+/// The positives and negatives of a binary scoring, checked: equal lengths, not empty, finite
+/// scores, both classes present.
+/// `what` names the labels and the scores in messages.
+fn class_counts(what: (&'static str, &'static str), scores: &[f64], positive: &[bool]) -> Result<(usize, usize)> {
+    check_len(what.0, scores.len(), positive.len())?;
+    check_nonempty(what.1, scores.len())?;
+    check_finite(what.1, scores)?;
+    let n_pos = positive.iter().filter(|&&p| p).count();
+    let n_neg = positive.len() - n_pos;
+    if n_pos == 0 || n_neg == 0 {
+        return Err(MetricsError::SingleClass {
+            positives: n_pos,
+            negatives: n_neg,
+        });
+    }
+    Ok((n_pos, n_neg))
+}
+
 #[cfg(test)]
 mod tests {
     // A failed unwrap in a test is a test failure with a backtrace, which is what we want here.
     #![allow(clippy::unwrap_used)]
     use super::*;
+
+    /// Values of scikit-learn 1.x's `average_precision_score` on the same inputs.
+    #[test]
+    fn average_precision_by_hand() {
+        let ap = |s: &[f64], p: &[bool]| average_precision(s, p).unwrap();
+        assert_eq!(ap(&[0.1, 0.2, 0.3, 0.4], &[false, false, true, true]), 1.0);
+        // Ranked N, N, P, P: 1/2 * 1/3 + 1/2 * 2/4.
+        assert!((ap(&[0.1, 0.2, 0.3, 0.4], &[true, true, false, false]) - 5.0 / 12.0).abs() < 1e-15);
+        // One tie of a positive and a negative at the top: both enter at once, P = 1/2.
+        assert!((ap(&[0.9, 0.9, 0.1], &[true, false, false]) - 0.5).abs() < 1e-15);
+        assert!((ap(&[0.5; 4], &[true, false, true, false]) - 0.5).abs() < 1e-15);
+        assert!(matches!(
+            average_precision(&[0.1, 0.2], &[true, true]),
+            Err(MetricsError::SingleClass { .. })
+        ));
+        assert!(average_precision(&[f64::NAN, 0.2], &[true, false]).is_err());
+    }
 
     #[test]
     fn by_hand_without_ties() {

@@ -44,7 +44,7 @@ mod error;
 mod nmi;
 mod regression;
 
-pub use auroc::auroc;
+pub use auroc::{auroc, average_precision};
 pub use classification::{
     accuracy, f1_multiclass, f1_multilabel, label_counts, label_indicator, F1Scores, ZeroDivision,
 };
