@@ -9,6 +9,8 @@
 //! configuration-determined skip, e.g. an in-memory path over its memory budget): `missing-data` /
 //! `not-implemented` / `failed` are re-evaluated on every run ([`Status::is_final`]).
 use std::path::{Path, PathBuf};
+use std::sync::atomic::{AtomicU64, Ordering};
+use std::sync::Arc;
 
 use anyhow::{Context as _, Result};
 use serde::{Deserialize, Serialize};
@@ -26,6 +28,8 @@ pub struct Cache {
     enabled: bool,
     /// Store finished cells.
     store: bool,
+    /// Cells read back and cells computed so far (shared by clones).
+    counts: Arc<[AtomicU64; 2]>,
 }
 
 #[derive(Serialize, Deserialize)]
@@ -56,6 +60,7 @@ impl Cache {
             salt,
             enabled,
             store: true,
+            counts: Arc::default(),
         }
     }
 
@@ -67,7 +72,16 @@ impl Cache {
             salt: Vec::new(),
             enabled: false,
             store: false,
+            counts: Arc::default(),
         }
+    }
+
+    /// Cells read from the cache and cells computed by this cache's runs so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.counts[0].load(Ordering::Relaxed),
+            self.counts[1].load(Ordering::Relaxed),
+        )
     }
 
     /// The file that holds the cell with this key.
@@ -89,10 +103,12 @@ impl Cache {
         let path = self.path_of(&key);
         if self.enabled {
             if let Some(rows) = read_entry(&path, &key) {
+                self.counts[0].fetch_add(1, Ordering::Relaxed);
                 return Ok((rows, Origin::Cached));
             }
         }
         let rows = compute()?;
+        self.counts[1].fetch_add(1, Ordering::Relaxed);
         if self.store && rows.iter().all(|r| r.status.is_final()) {
             let bytes = serde_json::to_vec_pretty(&Entry {
                 key,

@@ -22,10 +22,12 @@
 //! - [`rows`] — the tidy schema (`dataset, method, metric, setting, seed, value, std, trials, seconds,
 //!   threads, status, note, paper, diff, quick`) and the summary against the paper.
 //! - [`render`] and [`plot`] — Markdown pages laid out like the paper's tables, `REPORT.md`, SVG/PNG figures.
+//! - [`timings`] — `results/timings.csv`: wall time, cells (cached), threads and load of each spec's latest run.
 //! - [`fsx`] — every output file is written atomically (temporary file, fsync, rename), through `ksvd_datasets::write_atomic`.
 //!
 //! Outputs per spec: `results/<name>.csv` and `.parquet` (tidy rows), `<name>.summary.csv` (means over seeds,
-//! paper value, difference, verdict), `<name>.md`, figures `<name>-<figure>.svg/.png`; and `results/REPORT.md`.
+//! paper value, difference, verdict), `<name>.md`, figures `<name>-<figure>.svg/.png`; `results/REPORT.md`; and
+//! `results/timings.csv`, the wall time of every spec's latest run ([`timings`]).
 //! Every row has one status of one vocabulary ([`rows::Status`]): `ok`; `unmet` (a measured target, such as
 //! `η ≤ ε` or a rank, not reached: a result whose note says what was reached); `failed` (an error, only);
 //! `missing-data`; `not-implemented`; `not-run`. The process exits non-zero if a spec is invalid or an
@@ -42,3 +44,4 @@ pub mod rows;
 pub mod spec;
 #[cfg(test)]
 mod tidy;
+pub mod timings;

@@ -9,7 +9,7 @@ use crate::cache::Cache;
 use crate::experiments::{self, Context, Entry};
 use crate::rows::{self, Row, Status, Summary, TidyRow};
 use crate::spec::{self, Spec};
-use crate::{fsx, plot, render};
+use crate::{fsx, plot, render, timings};
 
 /// Options of `reproduce`.
 #[derive(Debug, Clone)]
@@ -260,6 +260,7 @@ pub fn run(opts: &Options) -> Result<Outcome> {
             cache: &cache,
             progress: &bar,
         };
+        let load_at_start = timings::load_average();
         let start = Instant::now();
         let result = if opts.render_only {
             stored_rows(spec, &opts.out)
@@ -291,6 +292,20 @@ pub fn run(opts: &Options) -> Result<Outcome> {
                 start.elapsed().as_secs_f64()
             );
         });
+        if !opts.render_only {
+            let (cached, computed) = cache.counts();
+            let timing = timings::Timing {
+                spec: spec.name().to_string(),
+                mode: if opts.quick { "quick" } else { "full" }.to_string(),
+                wall_seconds: start.elapsed().as_secs_f64(),
+                computed_cells: computed,
+                cached_cells: cached,
+                threads: opts.threads,
+                load_at_start,
+                date: timings::utc_now(),
+            };
+            timings::record(&opts.out.join("timings.csv"), &[timing])?;
+        }
         outcome.ran.push(spec.name().to_string());
         fresh.push((spec.name().to_string(), summary, outputs));
     }

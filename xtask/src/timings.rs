@@ -1,0 +1,203 @@
+//! `<out>/timings.csv`: the wall time of each spec's latest run, one row per spec and mode,
+//! `spec,mode,wall_seconds,computed_cells,cached_cells,threads,load_at_start,date`.
+//!
+//! A run updates the rows of the specs it ran and keeps the others, so `--only` runs add up to
+//! the time of the whole reproduction (its sum over the `full` rows). `computed_cells` and
+//! `cached_cells` count the spec's cells computed and read back from `results/.cache` (with cached
+//! cells the wall time is not the computation's; both are 0 for a spec that does not cache
+//! cells, such as `datasets`); `load_at_start` is the one-minute load average when the spec started
+//! (`/proc/loadavg`; empty where there is none), `date` the UTC time it finished (RFC 3339).
+use std::collections::BTreeMap;
+use std::path::Path;
+
+use anyhow::{bail, Context as _, Result};
+
+use crate::fsx;
+
+/// One spec's run.
+#[derive(Debug, Clone, PartialEq)]
+pub struct Timing {
+    /// Spec name.
+    pub spec: String,
+    /// `full` or `quick`.
+    pub mode: String,
+    /// Wall time of the spec (its cells, result files and page), seconds.
+    pub wall_seconds: f64,
+    /// Cells computed.
+    pub computed_cells: u64,
+    /// Cells read from the cache instead of computed.
+    pub cached_cells: u64,
+    /// Worker threads of the run.
+    pub threads: usize,
+    /// One-minute load average when the spec started.
+    pub load_at_start: Option<f64>,
+    /// When the spec finished (UTC, RFC 3339).
+    pub date: String,
+}
+
+const HEADER: &str = "spec,mode,wall_seconds,computed_cells,cached_cells,threads,load_at_start,date";
+
+impl Timing {
+    fn line(&self) -> String {
+        format!(
+            "{},{},{:.1},{},{},{},{},{}",
+            self.spec,
+            self.mode,
+            self.wall_seconds,
+            self.computed_cells,
+            self.cached_cells,
+            self.threads,
+            self.load_at_start.map(|l| format!("{l:.2}")).unwrap_or_default(),
+            self.date
+        )
+    }
+
+    fn parse(line: &str) -> Result<Timing> {
+        let f: Vec<&str> = line.split(',').collect();
+        if f.len() != 8 {
+            bail!("expected 8 fields, found {}", f.len());
+        }
+        Ok(Timing {
+            spec: f[0].to_string(),
+            mode: f[1].to_string(),
+            wall_seconds: f[2].parse()?,
+            computed_cells: f[3].parse()?,
+            cached_cells: f[4].parse()?,
+            threads: f[5].parse()?,
+            load_at_start: if f[6].is_empty() { None } else { Some(f[6].parse()?) },
+            date: f[7].to_string(),
+        })
+    }
+}
+
+/// The rows of `path` (none when it does not exist).
+pub fn read(path: &Path) -> Result<Vec<Timing>> {
+    if !path.exists() {
+        return Ok(Vec::new());
+    }
+    let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
+    let mut lines = text.lines();
+    if lines.next() != Some(HEADER) {
+        bail!(
+            "{}: not a timings file (expected the header `{HEADER}`)",
+            path.display()
+        );
+    }
+    lines
+        .enumerate()
+        .filter(|(_, l)| !l.is_empty())
+        .map(|(k, l)| Timing::parse(l).with_context(|| format!("{}:{}", path.display(), k + 2)))
+        .collect()
+}
+
+/// Replaces the rows of `new`'s (spec, mode) pairs in `path` and writes it atomically, sorted by
+/// mode and spec. An unreadable old file is replaced (with a warning), never a reason to fail a run.
+pub fn record(path: &Path, new: &[Timing]) -> Result<()> {
+    let old = read(path).unwrap_or_else(|e| {
+        eprintln!("warning: {e:#}; starting a new timings file");
+        Vec::new()
+    });
+    let mut rows: BTreeMap<(String, String), Timing> =
+        old.into_iter().map(|t| ((t.mode.clone(), t.spec.clone()), t)).collect();
+    for t in new {
+        rows.insert((t.mode.clone(), t.spec.clone()), t.clone());
+    }
+    let mut text = String::from(HEADER);
+    text.push('\n');
+    for t in rows.values() {
+        text.push_str(&t.line());
+        text.push('\n');
+    }
+    Ok(fsx::write_atomic(path, text.as_bytes())?)
+}
+
+/// The one-minute load average (`/proc/loadavg`), where the system has one.
+pub fn load_average() -> Option<f64> {
+    std::fs::read_to_string("/proc/loadavg")
+        .ok()?
+        .split_whitespace()
+        .next()?
+        .parse()
+        .ok()
+}
+
+/// The current UTC time as RFC 3339 (`2026-11-27T14:56:30Z`).
+pub fn utc_now() -> String {
+    let secs = std::time::SystemTime::now()
+        .duration_since(std::time::UNIX_EPOCH)
+        .map_or(0, |d| d.as_secs());
+    rfc3339(secs)
+}
+
+/// Seconds since the Unix epoch as RFC 3339 UTC (days to a civil date by Hinnant's algorithm).
+fn rfc3339(secs: u64) -> String {
+    let days = (secs / 86_400) as i64;
+    let rem = secs % 86_400;
+    let z = days + 719_468;
+    let era = z.div_euclid(146_097);
+    let doe = z.rem_euclid(146_097);
+    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
+    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
+    let mp = (5 * doy + 2) / 153;
+    let day = doy - (153 * mp + 2) / 5 + 1;
+    let month = if mp < 10 { mp + 3 } else { mp - 9 };
+    let year = yoe + era * 400 + i64::from(month <= 2);
+    format!(
+        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
+        rem / 3600,
+        rem % 3600 / 60,
+        rem % 60
+    )
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn dates_are_rfc3339_utc() {
+        assert_eq!(rfc3339(0), "1970-01-01T00:00:00Z");
+        // 2000-02-29 (a leap day of a century leap year) and the day after.
+        assert_eq!(rfc3339(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339(951_868_799), "2000-02-29T23:59:59Z");
+        assert_eq!(rfc3339(951_868_800), "2000-03-01T00:00:00Z");
+        assert_eq!(rfc3339(1_795_791_600), "2026-11-27T15:00:00Z");
+    }
+
+    fn timing(spec: &str, mode: &str, wall: f64) -> Timing {
+        Timing {
+            spec: spec.into(),
+            mode: mode.into(),
+            wall_seconds: wall,
+            computed_cells: 3,
+            cached_cells: 1,
+            threads: 2,
+            load_at_start: Some(0.5),
+            date: "2026-11-27T15:00:00Z".into(),
+        }
+    }
+
+    /// A run replaces its specs' rows of its mode and keeps every other row; the file reads back.
+    #[test]
+    fn runs_update_their_own_rows() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("timings.csv");
+        record(&path, &[timing("table1", "full", 10.0), timing("timing", "full", 5.0)]).unwrap();
+        record(&path, &[timing("table1", "full", 12.0), timing("table1", "quick", 1.0)]).unwrap();
+        let mut rows = read(&path).unwrap();
+        rows.sort_by(|a, b| (&a.mode, &a.spec).cmp(&(&b.mode, &b.spec)));
+        assert_eq!(
+            rows,
+            vec![
+                timing("table1", "full", 12.0),
+                timing("timing", "full", 5.0),
+                timing("table1", "quick", 1.0)
+            ]
+        );
+        // A file that is not a timings file is an error to read and is replaced by a record.
+        std::fs::write(&path, "a,b\n1,2\n").unwrap();
+        assert!(read(&path).is_err());
+        record(&path, &[timing("x", "full", 1.0)]).unwrap();
+        assert_eq!(read(&path).unwrap(), vec![timing("x", "full", 1.0)]);
+    }
+}
