@@ -182,6 +182,18 @@ def test_dataframes_and_file_lists_are_partitions(small, tmp_path):
         dump_svmlight_file(x[rows], np.zeros(len(rows)), svm[-1], zero_based=False)
     for X in (ddf, npy, svm):
         assert_same_fit(kd.KSVD(**kw).fit(X, Z=z), loc)
+    # Column names are checked in transform as scikit-learn checks them.
+    fitted = kd.KSVD(**kw).fit(ddf, Z=z)
+    assert list(fitted.feature_names_in_) == [f"f{j}" for j in range(6)]
+    np.testing.assert_allclose(fitted.transform(ddf).compute(), loc.transform(x), atol=1e-7)
+    swapped = ddf[[f"f{j}" for j in (1, 0, 2, 3, 4, 5)]]
+    with pytest.raises(ValueError, match="another order"):
+        fitted.transform(swapped)
+    renamed = ddf.rename(columns={"f5": "g5"})
+    with pytest.raises(ValueError, match=r"unseen at fit time: \['g5'\]"):
+        fitted.transform(renamed)
+    with pytest.warns(UserWarning, match="does not have valid feature names"):
+        fitted.transform(da.from_array(x[:50], chunks=25))
 
 
 def test_bad_partitions_are_named(small, tmp_path):

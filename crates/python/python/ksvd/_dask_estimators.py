@@ -595,6 +595,8 @@ class _DaskMixin:
                   (False, True): local.extend, (True, True): local.extend_cols}[(cols, extend)]
             return fn(X)
         local = self.to_local()
+        if not cols:
+            self._check_names(X)
         want = local._model.input_dims[1 if cols else 0]
         parts, blocks, n_features, _ = _partitions(X, "X", n_features=want)
         if n_features != want:
@@ -613,6 +615,25 @@ class _DaskMixin:
             for p, b in zip(parts, blocks)
         ]
         return da.concatenate(out, axis=0)
+
+    def _check_names(self, X):
+        """The rows' column names against those seen in ``fit``, as scikit-learn checks them: a
+        dataframe with other names (or another order) is an error; names on one side only warn."""
+        import warnings
+
+        names = [str(c) for c in X.columns] if hasattr(X, "columns") and hasattr(X, "npartitions") else None
+        fitted = getattr(self, "feature_names_in_", None)
+        if names is not None and fitted is not None and names != list(fitted):
+            unseen = [c for c in names if c not in set(fitted)]
+            missing = [c for c in fitted if c not in set(names)]
+            detail = f"unseen at fit time: {unseen}; seen at fit time, yet now missing: {missing}"
+            if not unseen and not missing:
+                detail = "the same names in another order"
+            raise ValueError(f"The feature names should match those that were passed during fit ({detail})")
+        if names is not None and fitted is None:
+            warnings.warn(f"X has feature names, but {type(self).__name__} was fitted without feature names", UserWarning)
+        if names is None and fitted is not None and hasattr(X, "npartitions"):
+            warnings.warn(f"X does not have valid feature names, but {type(self).__name__} was fitted with feature names", UserWarning)
 
     def transform(self, X):
         """``k(x', Z) V S^-1/2`` of new row samples (``ksvd.KSVD.transform``), as a lazy dask
