@@ -292,7 +292,10 @@ pub fn run(opts: &Options) -> Result<Outcome> {
                 start.elapsed().as_secs_f64()
             );
         });
-        if !opts.render_only {
+        // A failed spec keeps its last good timing; a timings file that cannot be written costs
+        // a warning, not the rest of the run.
+        let failed = errors.iter().any(|(n, _)| n == spec.name());
+        if !opts.render_only && !failed {
             let (cached, computed) = cache.counts();
             let timing = timings::Timing {
                 spec: spec.name().to_string(),
@@ -304,7 +307,9 @@ pub fn run(opts: &Options) -> Result<Outcome> {
                 load_at_start,
                 date: timings::utc_now(),
             };
-            timings::record(&opts.out.join("timings.csv"), &[timing])?;
+            if let Err(e) = timings::record(&opts.out.join("timings.csv"), &[timing]) {
+                eprintln!("warning: timings.csv not updated: {e:#}");
+            }
         }
         outcome.ran.push(spec.name().to_string());
         fresh.push((spec.name().to_string(), summary, outputs));

@@ -289,7 +289,6 @@ pub struct PaperValue {
     pub note: Option<String>,
 }
 
-/// A ranking claim: does `method` beat every method of `than` on `metrics` (in each metric's
 /// A titled list of measured findings ([`SpecFile::findings`]).
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -302,6 +301,7 @@ pub struct Finding {
     pub lines: Vec<String>,
 }
 
+/// A ranking claim: does `method` beat every method of `than` on `metrics` (in each metric's
 /// direction of improvement), per dataset, in the paper and in our rows of `setting`?
 #[derive(Debug, Clone, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]

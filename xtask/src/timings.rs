@@ -6,7 +6,9 @@
 //! `cached_cells` count the spec's cells computed and read back from `results/.cache` (with cached
 //! cells the wall time is not the computation's; both are 0 for a spec that does not cache
 //! cells, such as `datasets`); `load_at_start` is the one-minute load average when the spec started
-//! (`/proc/loadavg`; empty where there is none), `date` the UTC time it finished (RFC 3339).
+//! (`/proc/loadavg`; empty where there is none), `date` the UTC time it finished (RFC 3339). A
+//! spec that fails keeps its previous row. Two runs writing the same file at once may lose one
+//! run's rows (each write is atomic, the read-modify-write is not).
 use std::collections::BTreeMap;
 use std::path::Path;
 

@@ -2,7 +2,7 @@
 //! graph of the committed data: the arcs are split into training, validation and test arcs
 //! (5 % / 10 % held out, as the reference code's `general_train_test_split_edges`), DiGAE is
 //! trained on the training arcs only, and the held-out arcs are scored against as many sampled
-//! non-arcs by `σ(s_i · t_j)`: AUC and average precision per run, then mean ± std.
+//! non-arcs by `s_i · t_j` (the logit of DiGAE's `σ(s_i · t_j)`: the same ranking): AUC and average precision per run, then mean ± std.
 //!
 //! ```text
 //! cargo run --release -p ksvd-baselines --example digae_link -- cora \
@@ -14,8 +14,9 @@
 //! score the same held-out arcs): `DIR/<graph>-run<k>.txt`, lines `train i j`, `val_pos i j`,
 //! `val_neg i j`, `test_pos i j`, `test_neg i j` (0-based node indices in the loader's order).
 //! `--validate` scores the validation pairs instead of the test pairs (for choosing settings);
-//! `--select` lets DiGAE choose among Table 1's candidate settings (`DigaeSelection`) on arcs
-//! held out of the training arcs, and prints every candidate's validation AUC.
+//! `--select` lets DiGAE choose among Table 1's candidate settings (`[params.baselines.digae]
+//! select` of `experiments/table1.toml`) on arcs held out of the training arcs, and prints every
+//! candidate's validation AUC.
 //! Data from `DataRoot::committed` (`$KSVD_DATA_DIR` overrides it).
 use std::error::Error;
 use std::path::PathBuf;
@@ -59,6 +60,20 @@ fn read_split(path: &PathBuf) -> Result<Split, Box<dyn Error>> {
     Ok(s)
 }
 
+/// Table 1's selection grid: `[params.baselines.digae] select` of the repository's
+/// `experiments/table1.toml` (two levels above this crate).
+fn table1_selection() -> Result<DigaeSelection, Box<dyn Error>> {
+    let path = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("../../experiments/table1.toml");
+    let text = std::fs::read_to_string(&path).map_err(|e| format!("cannot read {}: {e}", path.display()))?;
+    let doc: toml::Table = toml::from_str(&text)?;
+    let select = ["params", "baselines", "digae", "select"]
+        .iter()
+        .try_fold(&toml::Value::Table(doc.clone()), |v, k| v.get(k))
+        .cloned()
+        .ok_or_else(|| format!("{} has no [params.baselines.digae] select", path.display()))?;
+    Ok(select.try_into()?)
+}
+
 fn main() -> Result<(), Box<dyn Error>> {
     let mut args = std::env::args().skip(1);
     let name = args.next().ok_or("usage: digae_link <graph> [options]")?;
@@ -70,12 +85,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             continue;
         }
         if flag == "--select" {
-            // Table 1's selection grid (experiments/table1.toml).
-            p.select = Some(DigaeSelection {
-                exponents: vec![(1.0, 0.0), (0.5, 0.5), (0.4, 0.2)],
-                weight_decay: vec![5e-4, 0.0],
-                ..Default::default()
-            });
+            p.select = Some(table1_selection()?);
             continue;
         }
         let value = args.next().ok_or_else(|| format!("{flag} needs a value"))?;

@@ -181,6 +181,19 @@ mod tests {
         assert!(negs.iter().all(|&(i, j)| a.get(i, j).unwrap_or(0.0) == 0.0));
         assert_eq!(s, ArcSplit::draw(&a, 0.05, 0.1, 7).unwrap());
         assert_ne!(s, ArcSplit::draw(&a, 0.05, 0.1, 8).unwrap());
+        // Validation only (DiGAE's selection): no test pairs, the rest trains.
+        let v = ArcSplit::draw(&a, 0.1, 0.0, 3).unwrap();
+        assert_eq!(
+            (v.val.0.len(), v.val.1.len(), v.test.0.len(), v.train.nnz()),
+            (10, 10, 0, 90)
+        );
+        // Explicitly stored zeros are not arcs: never held out, never in the training graph.
+        let mut t: Vec<(usize, usize, f64)> = (0..20).map(|i| (i, (i + 1) % 20, 1.0)).collect();
+        t.extend((0..20).map(|i| (i, (i + 5) % 20, 0.0)));
+        let z = CsrMatrix::from_triplets(20, 20, t).unwrap();
+        let zs = ArcSplit::draw(&z, 0.1, 0.1, 1).unwrap();
+        assert_eq!((zs.val.0.len() + zs.test.0.len(), zs.train.nnz()), (4, 16));
+        assert!(zs.val.0.iter().chain(&zs.test.0).all(|&(i, j)| j == (i + 1) % 20));
     }
 
     #[test]
@@ -210,6 +223,11 @@ mod tests {
             vec![2.0, 3.0, 0.0]
         );
         assert!(link_scores(s.view(), t.view(), &[(2, 0)]).is_err());
+        let wide = array![[1.0, 0.0, 0.0], [0.0, 1.0, 0.0]];
+        assert!(matches!(
+            link_scores(s.view(), wide.view(), &[(0, 0)]),
+            Err(GraphTaskError::SideMismatch { .. })
+        ));
         assert_eq!(auc_ap(&[3.0, 2.0], &[1.0, 0.0]).unwrap(), (1.0, 1.0));
         let (auc, ap) = auc_ap(&[0.0, 1.0], &[2.0, 3.0]).unwrap();
         assert_eq!(auc, 0.0);
