@@ -112,11 +112,7 @@ fn main() -> Result<(), Box<dyn Error>> {
             Some(dir) => read_split(&dir.join(format!("{name}-run{run}.txt")))?,
             None => {
                 let s = ArcSplit::draw(a, 0.05, 0.10, run as u64)?;
-                let arcs = |m: &CsrMatrix| -> Pairs {
-                    (0..n)
-                        .flat_map(|i| m.row(i).0.iter().map(move |&j| (i, j)).collect::<Vec<_>>())
-                        .collect()
-                };
+                let arcs = |m: &CsrMatrix| -> Pairs { m.entries().map(|(i, j, _)| (i, j)).collect() };
                 Split {
                     train: arcs(&s.train),
                     val_pos: s.val.0,

@@ -192,9 +192,7 @@ fn main() -> Res<()> {
             write_i64(&out.join("labels.npy"), &[n, k], ind.into_iter())?;
         }
     }
-    let arcs: Vec<i64> = (0..n)
-        .flat_map(|i| a.row(i).0.iter().flat_map(move |&j| [i as i64, j as i64]))
-        .collect();
+    let arcs: Vec<i64> = a.entries().flat_map(|(i, j, _)| [i as i64, j as i64]).collect();
     write_i64(&out.join("arcs.npy"), &[arcs.len() / 2, 2], arcs.into_iter())?;
 
     let mut extra = String::new();

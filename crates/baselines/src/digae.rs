@@ -291,14 +291,10 @@ impl Graph {
     fn new(adjacency: &CsrMatrix, p: &DigaeParams, seed: u64) -> Result<Self> {
         let n = adjacency.nrows();
         let pattern = adjacency.map_values(|v| if v != 0.0 { 1.0 } else { 0.0 });
-        let arcs: Vec<(u32, u32)> = (0..n)
-            .flat_map(|i| {
-                let (idx, val) = adjacency.row(i);
-                idx.iter()
-                    .zip(val)
-                    .filter(|(_, &v)| v != 0.0)
-                    .map(move |(&j, _)| (i as u32, j as u32))
-            })
+        let arcs: Vec<(u32, u32)> = adjacency
+            .entries()
+            .filter(|&(_, _, v)| v != 0.0)
+            .map(|(i, j, _)| (i as u32, j as u32))
             .collect();
         if arcs.is_empty() {
             return Err(BaselineError::Empty {

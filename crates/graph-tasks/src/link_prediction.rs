@@ -54,15 +54,10 @@ impl ArcSplit {
             val_fraction + test_fraction,
             "must be below 1 (arcs must remain to train on)",
         )?;
-        let mut arcs: Pairs = (0..n)
-            .flat_map(|i| {
-                let (idx, val) = adjacency.row(i);
-                idx.iter()
-                    .zip(val)
-                    .filter(|(_, &v)| v != 0.0)
-                    .map(move |(&j, _)| (i, j))
-                    .collect::<Vec<_>>()
-            })
+        let mut arcs: Pairs = adjacency
+            .entries()
+            .filter(|&(_, _, v)| v != 0.0)
+            .map(|(i, j, _)| (i, j))
             .collect();
         let m = arcs.len();
         let n_v = (val_fraction * m as f64).floor() as usize;
@@ -167,8 +162,10 @@ mod tests {
         let s = ArcSplit::draw(&a, 0.05, 0.1, 7).unwrap();
         assert_eq!((s.val.0.len(), s.test.0.len()), (5, 10));
         assert_eq!(s.train.nnz(), 100 - 15);
-        let mut all: Vec<(usize, usize)> = (0..50)
-            .flat_map(|i| s.train.row(i).0.iter().map(move |&j| (i, j)).collect::<Vec<_>>())
+        let mut all: Vec<(usize, usize)> = s
+            .train
+            .entries()
+            .map(|(i, j, _)| (i, j))
             .chain(s.val.0.iter().copied())
             .chain(s.test.0.iter().copied())
             .collect();

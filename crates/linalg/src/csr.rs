@@ -196,6 +196,14 @@ impl CsrMatrix {
         let (a, b) = (self.indptr[i], self.indptr[i + 1]);
         (&self.indices[a..b], &self.data[a..b])
     }
+    /// Every stored entry `(i, j, value)`, row by row in increasing column order (explicitly
+    /// stored zeros included: filter on the value for the pattern of non-zeros).
+    pub fn entries(&self) -> impl Iterator<Item = (usize, usize, f64)> + '_ {
+        (0..self.nrows).flat_map(move |i| {
+            let (idx, val) = self.row(i);
+            idx.iter().zip(val).map(move |(&j, &v)| (i, j, v))
+        })
+    }
     /// The entry `(i, j)` (zero when not stored), or `None` when out of bounds.
     pub fn get(&self, i: usize, j: usize) -> Option<f64> {
         if i >= self.nrows || j >= self.ncols {
@@ -453,6 +461,17 @@ impl CsrMatrix {
 mod tests {
     use super::*;
     use ndarray::array;
+
+    /// `entries` lists every stored entry row by row, stored zeros included, and rebuilds the
+    /// matrix.
+    #[test]
+    fn entries_list_the_stored_entries_in_order() {
+        let a = CsrMatrix::from_triplets(3, 3, vec![(2, 0, 4.0), (0, 2, 1.0), (0, 1, 0.0), (2, 2, -1.0)]).unwrap();
+        let e: Vec<_> = a.entries().collect();
+        assert_eq!(e, vec![(0, 1, 0.0), (0, 2, 1.0), (2, 0, 4.0), (2, 2, -1.0)]);
+        assert_eq!(CsrMatrix::from_triplets(3, 3, e).unwrap(), a);
+        assert_eq!(CsrMatrix::identity(0).entries().count(), 0);
+    }
 
     #[test]
     fn triplets_sum_duplicates_and_sort() {
