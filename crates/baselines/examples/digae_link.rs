@@ -68,7 +68,7 @@ fn table1_selection() -> Result<DigaeSelection, Box<dyn Error>> {
     let doc: toml::Table = toml::from_str(&text)?;
     let select = ["params", "baselines", "digae", "select"]
         .iter()
-        .try_fold(&toml::Value::Table(doc.clone()), |v, k| v.get(k))
+        .try_fold(&toml::Value::Table(doc), |v, k| v.get(k))
         .cloned()
         .ok_or_else(|| format!("{} has no [params.baselines.digae] select", path.display()))?;
     Ok(select.try_into()?)

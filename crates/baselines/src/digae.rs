@@ -135,14 +135,8 @@ impl DigaeSelection {
             select: None,
             ..base.clone()
         };
-        let or_base = |v: &[f64], b: f64| if v.is_empty() { vec![b] } else { v.to_vec() };
-        let exponents = if self.exponents.is_empty() {
-            vec![(base.alpha, base.beta)]
-        } else {
-            self.exponents.clone()
-        };
         let mut out = Vec::new();
-        for &(alpha, beta) in &exponents {
+        for &(alpha, beta) in &or_base(&self.exponents, (base.alpha, base.beta)) {
             for &weight_decay in &or_base(&self.weight_decay, base.weight_decay) {
                 for &learning_rate in &or_base(&self.learning_rate, base.learning_rate) {
                     out.push(DigaeParams {
@@ -156,6 +150,15 @@ impl DigaeSelection {
             }
         }
         out
+    }
+}
+
+/// The candidates `v`, or the base setting `b` alone when there are none.
+fn or_base<T: Copy>(v: &[T], b: T) -> Vec<T> {
+    if v.is_empty() {
+        vec![b]
+    } else {
+        v.to_vec()
     }
 }
 

@@ -115,6 +115,13 @@ def _is_file_list(X):
     return isinstance(X, (list, tuple)) and len(X) > 0 and all(isinstance(f, (str, os.PathLike)) for f in X)
 
 
+def _column_names(X):
+    """A dask dataframe's column names as strings (as ``fit`` records them), else None."""
+    if hasattr(X, "columns") and hasattr(X, "npartitions"):
+        return np.asarray([str(c) for c in X.columns], dtype=object)
+    return None
+
+
 def _partitions(X, what="X", zero_based=False, n_features=None, drop_empty=False):
     """``X`` as ``(parts, delayed blocks, n_features, feature names)``: a dask array (rows
     chunked, dense or scipy.sparse chunks), a dask dataframe, or a list of files (``.npy``, else
@@ -125,10 +132,8 @@ def _partitions(X, what="X", zero_based=False, n_features=None, drop_empty=False
     import dask.array as da
     from dask import delayed
 
-    names = None
+    names = _column_names(X)
     if hasattr(X, "to_dask_array") and hasattr(X, "npartitions"):
-        if hasattr(X, "columns"):
-            names = np.asarray([str(c) for c in X.columns], dtype=object)
         X = X.to_dask_array(lengths=True)
     if isinstance(X, da.Array):
         if X.ndim != 2:
@@ -621,11 +626,12 @@ class _DaskMixin:
         dataframe with other names (or another order) is an error; names on one side only warn."""
         import warnings
 
-        names = [str(c) for c in X.columns] if hasattr(X, "columns") and hasattr(X, "npartitions") else None
+        names = _column_names(X)
         fitted = getattr(self, "feature_names_in_", None)
-        if names is not None and fitted is not None and names != list(fitted):
-            unseen = [c for c in names if c not in set(fitted)]
-            missing = [c for c in fitted if c not in set(names)]
+        if names is not None and fitted is not None and list(names) != list(fitted):
+            seen, given = set(fitted), set(names)
+            unseen = [c for c in names if c not in seen]
+            missing = [c for c in fitted if c not in given]
             detail = f"unseen at fit time: {unseen}; seen at fit time, yet now missing: {missing}"
             if not unseen and not missing:
                 detail = "the same names in another order"
