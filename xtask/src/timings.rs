@@ -7,10 +7,12 @@
 //! cells the wall time is not the computation's; both are 0 for a spec that does not cache
 //! cells, such as `datasets`); `load_at_start` is the one-minute load average when the spec started
 //! (`/proc/loadavg`; empty where there is none), `date` the UTC time it finished (RFC 3339). A
-//! spec that fails keeps its previous row. Two runs writing the same file at once may lose one
-//! run's rows (each write is atomic, the read-modify-write is not).
+//! spec that fails keeps its previous row. Runs that finish at once take turns: the
+//! read-modify-write holds `timings.csv.lock` (created exclusively; one older than a minute is
+//! left over from a killed run and is removed).
 use std::collections::BTreeMap;
-use std::path::Path;
+use std::path::{Path, PathBuf};
+use std::time::Duration;
 
 use anyhow::{bail, Context as _, Result};
 
@@ -92,9 +94,50 @@ pub fn read(path: &Path) -> Result<Vec<Timing>> {
         .collect()
 }
 
+/// The lock of a timings file: `<path>.lock` exists while this lives.
+struct Lock(PathBuf);
+
+/// A lock older than this was left by a killed run (holding it takes milliseconds).
+const STALE_LOCK: Duration = Duration::from_secs(60);
+
+impl Lock {
+    /// Waits (up to a few minutes) until this process creates `<path>.lock`.
+    fn take(path: &Path) -> Result<Lock> {
+        let mut name = path.as_os_str().to_owned();
+        name.push(".lock");
+        let lock = PathBuf::from(name);
+        for _ in 0..6000 {
+            match std::fs::OpenOptions::new().write(true).create_new(true).open(&lock) {
+                Ok(_) => return Ok(Lock(lock)),
+                Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {
+                    let age = std::fs::metadata(&lock)
+                        .and_then(|m| m.modified())
+                        .ok()
+                        .and_then(|t| t.elapsed().ok());
+                    if age.is_some_and(|a| a > STALE_LOCK) {
+                        let _ = std::fs::remove_file(&lock);
+                    } else {
+                        std::thread::sleep(Duration::from_millis(20));
+                    }
+                }
+                Err(e) => return Err(e).with_context(|| format!("creating {}", lock.display())),
+            }
+        }
+        bail!("{} is held by another run", lock.display())
+    }
+}
+
+impl Drop for Lock {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_file(&self.0);
+    }
+}
+
 /// Replaces the rows of `new`'s (spec, mode) pairs in `path` and writes it atomically, sorted by
-/// mode and spec. An unreadable old file is replaced (with a warning), never a reason to fail a run.
+/// mode and spec, holding the file's lock. An unreadable old file is replaced (with a warning),
+/// never a reason to fail a run.
 pub fn record(path: &Path, new: &[Timing]) -> Result<()> {
+    let _lock = Lock::take(path)?;
     let old = read(path).unwrap_or_else(|e| {
         eprintln!("warning: {e:#}; starting a new timings file");
         Vec::new()
@@ -201,5 +244,29 @@ mod tests {
         assert!(read(&path).is_err());
         record(&path, &[timing("x", "full", 1.0)]).unwrap();
         assert_eq!(read(&path).unwrap(), vec![timing("x", "full", 1.0)]);
+    }
+
+    /// Runs recording at once keep every row, and leave no lock behind; a stale lock is taken over.
+    #[test]
+    fn concurrent_records_keep_every_row() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("timings.csv");
+        std::thread::scope(|s| {
+            for t in 0..4 {
+                let path = &path;
+                s.spawn(move || {
+                    for k in 0..25 {
+                        record(path, &[timing(&format!("s{t}-{k}"), "full", 1.0)]).unwrap();
+                    }
+                });
+            }
+        });
+        assert_eq!(read(&path).unwrap().len(), 100);
+        let lock = dir.path().join("timings.csv.lock");
+        assert!(!lock.exists());
+        let old = std::fs::File::create(&lock).unwrap();
+        old.set_modified(std::time::SystemTime::now() - 2 * STALE_LOCK).unwrap();
+        record(&path, &[timing("late", "full", 1.0)]).unwrap();
+        assert_eq!(read(&path).unwrap().len(), 101);
     }
 }

@@ -30,46 +30,17 @@
 //!   the parameters used (TOML, as a string) and, for HOPE, `beta` and the `rho(A)` estimate.
 use ksvd_baselines::{Embeddings, GraphBaseline, GraphBaselineConfig, GraphEmbedder};
 use ksvd_datasets::{DataRoot, DatasetName, GraphOptions, Labels, SelfLoops};
-use std::io::Write;
 use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 type Res<T> = Result<T, Box<dyn std::error::Error>>;
 
-/// Writes an `.npy` (format 1.0) with dtype `descr` (`<f8`, `<i8`), C order, and the raw
-/// little-endian bytes `data`.
-fn write_npy(path: &Path, descr: &str, shape: &[usize], data: &[u8]) -> Res<()> {
-    let dims = match shape {
-        [n] => format!("({n},)"),
-        _ => format!(
-            "({})",
-            shape.iter().map(usize::to_string).collect::<Vec<_>>().join(", ")
-        ),
-    };
-    let mut header = format!("{{'descr': '{descr}', 'fortran_order': False, 'shape': {dims}, }}");
-    // Magic (6) + version (2) + header length (2) + header, padded with spaces and ended by a
-    // newline to a multiple of 64 bytes.
-    let unpadded = 10 + header.len() + 1;
-    header.push_str(&" ".repeat((64 - unpadded % 64) % 64));
-    header.push('\n');
-    let len = u16::try_from(header.len())?;
-    let mut f = std::io::BufWriter::new(std::fs::File::create(path)?);
-    f.write_all(b"\x93NUMPY\x01\x00")?;
-    f.write_all(&len.to_le_bytes())?;
-    f.write_all(header.as_bytes())?;
-    f.write_all(data)?;
-    f.flush()?;
-    Ok(())
-}
-
-fn write_f64(path: &Path, shape: &[usize], values: impl Iterator<Item = f64>) -> Res<()> {
-    let bytes: Vec<u8> = values.flat_map(f64::to_le_bytes).collect();
-    write_npy(path, "<f8", shape, &bytes)
-}
-
-fn write_i64(path: &Path, shape: &[usize], values: impl Iterator<Item = i64>) -> Res<()> {
-    let bytes: Vec<u8> = values.flat_map(i64::to_le_bytes).collect();
-    write_npy(path, "<i8", shape, &bytes)
+/// Writes `a` as `.npy` (float64 or int64, C order), atomically.
+fn write_npy<A: ndarray_npy::WritableElement + Clone, D: ndarray::Dimension>(
+    path: &Path,
+    a: &ndarray::Array<A, D>,
+) -> Res<()> {
+    Ok(ksvd_datasets::write_atomic(path, &ksvd_datasets::npy_bytes(a)?)?)
 }
 
 /// The repository's `experiments/table1.toml` (two levels above this crate).
@@ -173,13 +144,15 @@ fn main() -> Res<()> {
     let seconds = start.elapsed().as_secs_f64();
     let features = emb.features();
     let d = features.ncols();
-    write_f64(&out.join("features.npy"), &[n, d], features.iter().copied())?;
+    write_npy(&out.join("features.npy"), &features.to_owned())?;
 
     match &graph.labels {
-        Labels::Single { classes, .. } => write_i64(
+        Labels::Single { classes, .. } => write_npy(
             &out.join("labels.npy"),
-            &[n],
-            classes.iter().map(|c| c.map_or(-1, |c| c as i64)),
+            &classes
+                .iter()
+                .map(|c| c.map_or(-1, |c| c as i64))
+                .collect::<ndarray::Array1<i64>>(),
         )?,
         Labels::Multi { sets, class_names } => {
             let k = class_names.len();
@@ -189,19 +162,18 @@ fn main() -> Res<()> {
                     ind[i * k + c] = 1;
                 }
             }
-            write_i64(&out.join("labels.npy"), &[n, k], ind.into_iter())?;
+            write_npy(&out.join("labels.npy"), &ndarray::Array2::from_shape_vec((n, k), ind)?)?;
         }
     }
     let arcs: Vec<i64> = a.entries().flat_map(|(i, j, _)| [i as i64, j as i64]).collect();
-    write_i64(&out.join("arcs.npy"), &[arcs.len() / 2, 2], arcs.into_iter())?;
+    write_npy(
+        &out.join("arcs.npy"),
+        &ndarray::Array2::from_shape_vec((arcs.len() / 2, 2), arcs)?,
+    )?;
 
     let mut extra = String::new();
     if let Some(fit) = hope {
-        write_f64(
-            &out.join("singular_values.npy"),
-            &[fit.singular_values.len()],
-            fit.singular_values.iter().copied(),
-        )?;
+        write_npy(&out.join("singular_values.npy"), &fit.singular_values.to_owned())?;
         extra = format!(
             ", \"beta\": {:e}, \"spectral_radius\": {:e}",
             fit.beta, fit.spectral_radius
@@ -216,7 +188,7 @@ fn main() -> Res<()> {
         rayon::current_num_threads(),
         json_str(&shown),
     );
-    std::fs::write(out.join("meta.json"), meta)?;
+    ksvd_datasets::write_atomic(&out.join("meta.json"), meta.as_bytes())?;
     println!(
         "{} {} seed {seed}: n = {n}, arcs = {}, features {n} x {d}, {seconds:.2} s ({} rayon threads) -> {}",
         name.as_str(),

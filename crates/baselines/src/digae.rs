@@ -517,14 +517,23 @@ impl Digae {
             let (auc, ap) = auc_ap(&score(pos)?, &score(neg)?)?;
             validation.push((candidate, auc, ap));
         }
-        let best = validation
-            .iter()
-            .enumerate()
-            .fold(0, |b, (k, c)| if c.1 > validation[b].1 { k } else { b });
+        let best = first_best(validation.iter().map(|c| c.1));
         let mut fit = train(&validation[best].0, adjacency, seed)?;
         fit.validation = validation;
         Ok(fit)
     }
+}
+
+/// Index of the first largest value (ties go to the earlier candidate; NaN never wins unless
+/// every value is NaN, then 0).
+fn first_best(values: impl Iterator<Item = f64>) -> usize {
+    let mut best: Option<(usize, f64)> = None;
+    for (k, v) in values.enumerate() {
+        if !v.is_nan() && best.is_none_or(|(_, b)| v > b) {
+            best = Some((k, v));
+        }
+    }
+    best.map_or(0, |(k, _)| k)
 }
 
 /// Trains DiGAE with the settings `p` (no selection) on all arcs of `adjacency`.
@@ -651,6 +660,15 @@ mod tests {
         assert_eq!(one, run(2));
         assert_eq!(one.losses.len(), 5);
         assert_ne!(one, digae.fit(&small_graph(), 5).unwrap());
+    }
+
+    /// The selection's ranking: the first best validation AUC, never a NaN.
+    #[test]
+    fn ties_go_to_the_earlier_candidate() {
+        assert_eq!(first_best([0.7, 0.9, 0.9, 0.8].into_iter()), 1);
+        assert_eq!(first_best([f64::NAN, 0.6, 0.6].into_iter()), 1);
+        assert_eq!(first_best([0.5].into_iter()), 0);
+        assert_eq!(first_best([f64::NAN, f64::NAN].into_iter()), 0);
     }
 
     /// With `select`, every candidate is scored on the same held-out arcs, the returned model is

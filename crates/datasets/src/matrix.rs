@@ -17,7 +17,7 @@
 //! (non-finite values, ragged rows, fractional indices) with a [`DatasetError`] naming the file
 //! and, for text, the line; nothing panics or allocates more than the file's size on a corrupt
 //! header. [`npy_bytes`] and [`csv_bytes`] encode results (the `.npy` as float64, the CSV with
-//! 17 significant digits, so both read back bit for bit).
+//! the shortest digits that round-trip, so both read back bit for bit).
 use std::io::Read;
 use std::path::Path;
 
@@ -483,8 +483,9 @@ fn parse_npz_csr(path: &Path, bytes: Vec<u8>) -> Result<CsrMatrix> {
     CsrMatrix::from_triplets(nrows, ncols, triplets).map_err(|e| DatasetError::matrix(path, e))
 }
 
-/// The `.npy` bytes (float64, C order) of an array, as `numpy.save` writes them.
-pub fn npy_bytes<D: Dimension>(a: &Array<f64, D>) -> Result<Vec<u8>> {
+/// The `.npy` bytes (C order) of an array, as `numpy.save` writes them: float64 for `f64`,
+/// int64 for `i64` (any element type `ndarray-npy` writes).
+pub fn npy_bytes<A: ndarray_npy::WritableElement + Clone, D: Dimension>(a: &Array<A, D>) -> Result<Vec<u8>> {
     let mut buf = Vec::new();
     a.as_standard_layout()
         .write_npy(&mut buf)
@@ -495,13 +496,20 @@ pub fn npy_bytes<D: Dimension>(a: &Array<f64, D>) -> Result<Vec<u8>> {
     Ok(buf)
 }
 
-/// CSV text of a matrix: one row per line, values separated by commas, each written as
-/// `{:.17e}` (enough digits to read back the same `f64`).
+/// CSV text of a matrix: one row per line, values separated by commas, each written in the
+/// shortest form that reads back as the same `f64` (`{:e}`, e.g. `1.5e-3`), into one buffer.
 pub fn csv_bytes(a: ArrayView2<'_, f64>) -> Vec<u8> {
-    let mut s = String::new();
+    use std::fmt::Write as _;
+    // About 22 bytes per value for unit-scale doubles; the buffer grows when more are needed.
+    let mut s = String::with_capacity(a.len() * 22 + a.nrows());
     for row in a.outer_iter() {
-        let line: Vec<String> = row.iter().map(|v| format!("{v:.17e}")).collect();
-        s.push_str(&line.join(","));
+        for (k, v) in row.iter().enumerate() {
+            if k > 0 {
+                s.push(',');
+            }
+            // Writing into a String cannot fail.
+            let _ = write!(s, "{v:e}");
+        }
         s.push('\n');
     }
     s.into_bytes()

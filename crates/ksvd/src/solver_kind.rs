@@ -87,11 +87,13 @@ impl Default for SolverOptions {
 const DENSE_INNER_MAX_ENTRIES: usize = 4_000_000;
 
 impl SolverOptions {
-    /// The solver of the sampled `rows × cols` Nyström block: a dense SVD up to 4·10⁶ entries,
-    /// the randomized SVD with these options' oversampling and power iterations beyond.
+    /// The solver of the sampled `rows × cols` Nyström block: exact up to 4·10⁶ entries
+    /// ([`InnerSolver::Exact`]: the dense SVD, or certified block Lanczos when the rank is small
+    /// against the block), the randomized SVD with these options' oversampling and power
+    /// iterations beyond.
     pub fn inner(&self, rows: usize, cols: usize) -> InnerSolver {
         if rows.saturating_mul(cols) <= DENSE_INNER_MAX_ENTRIES {
-            InnerSolver::Dense
+            InnerSolver::Exact
         } else {
             InnerSolver::Rsvd {
                 oversampling: self.oversampling,
@@ -307,7 +309,7 @@ mod tests {
     #[test]
     fn large_nystrom_blocks_get_a_randomized_svd() {
         let o = SolverOptions::default();
-        assert_eq!(o.inner(2000, 2000), InnerSolver::Dense);
+        assert_eq!(o.inner(2000, 2000), InnerSolver::Exact);
         assert!(matches!(
             o.inner(2001, 2000),
             InnerSolver::Rsvd {

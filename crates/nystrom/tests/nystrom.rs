@@ -2,7 +2,7 @@
 use ksvd_kernels::graph::{graph_samples, GraphInput};
 use ksvd_kernels::{Kernel, KernelMatrix, Samples};
 use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
-use ksvd_linalg::CsrMatrix;
+use ksvd_linalg::{CsrMatrix, LinearOperator};
 use ksvd_nystrom::*;
 use ksvd_solvers::{dense_svd, dense_svd_operator, eta_of, subspace_error, Accuracy, EtaWeights, LanczosParams, Truth};
 use ndarray::Array2;
@@ -337,4 +337,55 @@ fn lanczos_symmetric_nystrom_is_exact_at_full_size() {
         symmetric_nystrom_lanczos(&ones, 2, 10, 0, &tight_lanczos()),
         Err(NystromError::RankDeficientSample { numerical_rank: 1, .. })
     ));
+}
+
+/// `U diag(s) Vᵀ` with orthonormal random factors.
+fn with_spectrum(n: usize, m: usize, s: &[f64], seed: u64) -> Array2<f64> {
+    let mut rng = rng_from_seed(seed);
+    let u = ksvd_linalg::dense::thin_q(gaussian_matrix(&mut rng, n, s.len()).view()).unwrap();
+    let v = ksvd_linalg::dense::thin_q(gaussian_matrix(&mut rng, m, s.len()).view()).unwrap();
+    let us = &u * &ndarray::Array1::from(s.to_vec());
+    us.dot(&v.t())
+}
+
+#[test]
+fn exact_inner_solver_agrees_with_the_dense_svd() {
+    // Landmark blocks of 400 x 300 at rank 6: large enough for the Krylov path of
+    // `InnerSolver::Exact`. The second matrix repeats s_2 = s_3 and clusters s_4, s_5.
+    let smooth = rbf(600, 500, 3, 21).to_dense().unwrap();
+    let mut spectrum: Vec<f64> = vec![4.0, 2.0, 2.0, 1.0, 1.0 - 1e-9, 0.5];
+    spectrum.extend((0..80).map(|i| 0.3 * 0.9f64.powi(i)));
+    let clustered = with_spectrum(600, 500, &spectrum, 22);
+    for (name, g) in [("rbf", smooth), ("clustered", clustered)] {
+        let r = 6;
+        assert_eq!(
+            ksvd_solvers::auto_choice(400, 300, r, &ksvd_linalg::MemoryBudget::auto()),
+            ksvd_solvers::AutoChoice::Lanczos
+        );
+        let p = |inner| NystromParams {
+            rows: 400,
+            cols: 300,
+            inner,
+            ..NystromParams::new(r, 400).seed(5)
+        };
+        let dense = asymmetric_nystrom(&g, &p(InnerSolver::Dense)).unwrap();
+        let exact = asymmetric_nystrom(&g, &p(InnerSolver::Exact)).unwrap();
+        assert_eq!((&dense.rows, &dense.cols), (&exact.rows, &exact.cols));
+        let eps = 1e2 * f64::EPSILON * 400f64.sqrt();
+        for i in 0..r {
+            let d = (dense.svd.s[i] - exact.svd.s[i]).abs();
+            assert!(d <= eps * dense.svd.s[0], "{name} s_{i}: {d:e}");
+        }
+        // Spans (a repeated value fixes its pair of vectors only up to a rotation, and the
+        // extended vectors are unit but not orthogonal): each vector of the exact result lies
+        // in the span of the dense one's.
+        for (a, b) in [(&dense.svd.u, &exact.svd.u), (&dense.svd.v, &exact.svd.v)] {
+            let q = ksvd_linalg::dense::thin_q(a.view()).unwrap();
+            let off = b - &q.dot(&q.t().dot(b));
+            for j in 0..r {
+                let e = off.column(j).dot(&off.column(j)).sqrt();
+                assert!(e < 1e-8, "{name} vector {j}: {e:e}");
+            }
+        }
+    }
 }

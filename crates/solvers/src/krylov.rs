@@ -218,9 +218,18 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
     let mut matvecs = 0usize;
     let mut restarts = 0usize;
     let scale_tiny = f64::EPSILON * (n.max(m) as f64).sqrt();
+    // The last two convergence checks (products so far, estimate), for the forecast below.
+    let mut checks: [Option<(usize, f64)>; 2] = [None, None];
     loop {
         // Extend the basis by blocks until it is full or the wanted triplets have converged.
         let mut ritz: Option<(Array2<f64>, Array1<f64>, Array2<f64>, f64)> = None;
+        // After a restart, one extra check where the measured rate of convergence says the
+        // tolerance will be met (none when that lies beyond this cycle).
+        let mut forecast = if restarts > 0 {
+            forecast_check(checks, cfg.tol, j, b)
+        } else {
+            None
+        };
         while j < wmax {
             let bc = vnext.ncols();
             let vb = vnext.slice(s![.., ..bc]).to_owned();
@@ -249,8 +258,12 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
             // so easy problems stop early; after a restart, once per cycle: on hard problems
             // (flat spectra, many restarts) the O(j³) checks would otherwise cost more than
             // the products, and a check per cycle wastes at most one cycle.
-            if j < rank || ((restarts > 0 || j > 400) && j < wmax) {
+            let forecast_due = forecast.is_some_and(|f| j >= f);
+            if j < rank || ((restarts > 0 || j > 400) && j < wmax && !forecast_due) {
                 continue;
+            }
+            if forecast_due {
+                forecast = None;
             }
             // Ritz values and residual estimates from the small problem.
             let small = dense::thin_svd(bmat.slice(s![..j, ..j]))?;
@@ -269,6 +282,7 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
                     .with_residual(est, cfg.tol),
             );
             let done = est <= cfg.tol;
+            checks = [checks[1], Some((matvecs, est))];
             ritz = Some((small.u, small.s, small.v, est));
             if done {
                 break;
@@ -325,6 +339,32 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
     }
 }
 
+/// The basis size after a restart at `j` (block width `b`) at which the residual estimate is
+/// forecast to reach `tol`, from the rate per product between the last two checks (products,
+/// estimate); `None` without two decreasing positive estimates. On easy problems this stops a
+/// cycle after the one block it needs (the dense race: 80 products fewer), while hard ones (a
+/// flat spectrum, many restarts) forecast beyond the cycle and keep one check per cycle.
+pub(crate) fn forecast_check(checks: [Option<(usize, f64)>; 2], tol: f64, j: usize, b: usize) -> Option<usize> {
+    let [Some((p0, e0)), Some((p1, e1))] = checks else {
+        return None;
+    };
+    if !(p1 > p0 && e0 > 0.0 && e1 > 0.0 && e1 < e0 && tol > 0.0) {
+        return None;
+    }
+    if e1 <= tol {
+        return Some(j + b);
+    }
+    // ln(estimate) falls linearly in the products: the products still needed.
+    let per_product = (e1 / e0).ln() / (p1 - p0) as f64;
+    let products = (tol / e1).ln() / per_product;
+    // Each block costs 2b products (G and Gᵀ); at least one block.
+    let blocks = (products / (2 * b) as f64).ceil().max(1.0);
+    if !blocks.is_finite() || blocks > 1e6 {
+        return None;
+    }
+    Some(j + blocks as usize * b)
+}
+
 /// Largest loss of orthonormality a certified result may show. Full re-orthogonalisation
 /// keeps it near `1e-13`; duplicated ("ghost") vectors show `O(1)`.
 pub(crate) const ORTHOGONALITY_TOL: f64 = 1e-8;
@@ -343,4 +383,34 @@ pub(crate) fn orthogonality(r: &SvdResult) -> f64 {
 /// Frobenius norm.
 pub(crate) fn frob(a: &Array2<f64>) -> f64 {
     a.iter().map(|x| x * x).sum::<f64>().sqrt()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::forecast_check;
+
+    #[test]
+    fn forecast_follows_the_measured_rate() {
+        // 1e-2 -> 1e-5 over 40 products: 1e-3 per 40 products, so 1e-8 needs 40 more, one block
+        // of 20 (40 products).
+        let checks = [Some((100, 1e-2)), Some((140, 1e-5))];
+        assert_eq!(forecast_check(checks, 1e-8, 60, 20), Some(80));
+        // 1e-20 needs 200 products: five blocks.
+        assert_eq!(forecast_check(checks, 1e-20, 60, 20), Some(160));
+        // Already below the tolerance: the next block.
+        assert_eq!(forecast_check(checks, 1e-4, 60, 20), Some(80));
+    }
+
+    #[test]
+    fn no_forecast_without_a_decreasing_pair() {
+        assert_eq!(forecast_check([None, Some((40, 1e-3))], 1e-8, 60, 20), None);
+        assert_eq!(forecast_check([Some((40, 1e-3)), Some((80, 1e-3))], 1e-8, 60, 20), None);
+        assert_eq!(forecast_check([Some((40, 1e-3)), Some((80, 1e-2))], 1e-8, 60, 20), None);
+        assert_eq!(forecast_check([Some((40, 0.0)), Some((80, 0.0))], 1e-8, 60, 20), None);
+        // A rate so slow that the forecast is absurd.
+        assert_eq!(
+            forecast_check([Some((40, 1.0)), Some((80, 1.0 - 1e-15))], 1e-8, 60, 20),
+            None
+        );
+    }
 }

@@ -1045,11 +1045,12 @@ fn describe_solver(solver: &Solver) -> String {
     }
 }
 
-/// Short description of the asymmetric Nyström method's inner solver for notes: `dense`, or
-/// `rsvd` with its parameters when they differ from the paper's `p = 10`, `q = 2`.
+/// Short description of the asymmetric Nyström method's inner solver for notes: `dense`,
+/// `exact`, or `rsvd` with its parameters when they differ from the paper's `p = 10`, `q = 2`.
 fn describe_inner(inner: InnerSolver) -> String {
     match inner {
         InnerSolver::Dense => "dense".into(),
+        InnerSolver::Exact => "exact".into(),
         InnerSolver::Rsvd {
             oversampling: 10,
             power_iters: 2,
