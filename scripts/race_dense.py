@@ -11,6 +11,7 @@ with gamma = 3 (rows of G sum to 1, exact normalisers), rank r = 20.
 | randomized SVD p = 10, q = 2 | `--solver rsvd` | scikit-learn `randomized_svd` |
 | asymmetric Nystrom, m landmarks | `--solver nystrom --landmarks m` | numpy, eqs. 10-11, exact normalisers |
 | default | `--solver auto --tol 1e-8` | SciPy `svds` |
+| the same in float32 | `--dtype f32 --tol 1e-5` (G stored and multiplied in float32) | numpy float32 G, SciPy `svds` (tol 1e-5) / scikit-learn on it |
 
 Ours is timed as a user runs it: a subprocess on the same X and Z written as .npy (process start,
 reading, kernel, solve, residuals, writing u, s, v included). Peers are timed from the arrays in
@@ -25,7 +26,8 @@ Install the peers (Python is optional for ksvd users; this script is for measuri
 
 Thread counts are pinned alike for both sides (OMP/OpenBLAS/MKL and RAYON_NUM_THREADS). Check
 `uptime` first: on a loaded machine the numbers are upper bounds. Prints one Markdown table
-with medians and ratios (peer time / our time: above 1 means ksvd is faster).
+with medians, ratios (ours / peer: below 1 means ksvd is faster; and ours in float32 / ours in
+float64) and our peak resident memory; the header states threads and load.
 """
 import argparse
 import bz2
@@ -50,7 +52,8 @@ def parse_args():
     p.add_argument("--repeats", type=int, default=3)
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ksvd", default=None, help="path of the ksvd binary (default target/release/ksvd)")
-    p.add_argument("--only", default=None, help="comma-separated subset of: lanczos,rsvd,nystrom,adaptive,auto")
+    p.add_argument("--only", default=None,
+                   help="comma-separated subset of: lanczos,rsvd,nystrom,adaptive,auto,lanczos32,rsvd32,auto32")
     p.add_argument("--json", default=None, help="also write the raw measurements to this file")
     return p.parse_args()
 
@@ -126,32 +129,43 @@ def nystrom_numpy(x, z, gamma, rank, m, seed):
 
 
 def run_ours(binary, solver_args, xpath, zpath):
+    """Wall seconds, singular values and peak resident memory (MB) of one `ksvd fit`."""
     with tempfile.TemporaryDirectory() as out:
         cmd = [binary, "fit", "--rows", xpath, "--cols", zpath, "--kernel", "sne", "--gamma", str(ARGS.gamma),
                "--rank", str(ARGS.rank), "--seed", str(ARGS.seed), "--out", out] + solver_args
+        # GNU time reports the peak resident memory of ksvd itself (a child forked from this
+        # Python process would count the parent's memory at the fork).
+        rss_file = os.path.join(out, "rss.txt")
+        timed = ["/usr/bin/time", "-f", "%M", "-o", rss_file] + cmd if os.path.exists("/usr/bin/time") else cmd
         t0 = time.perf_counter()
-        proc = subprocess.run(cmd, capture_output=True, text=True)
+        proc = subprocess.run(timed, capture_output=True, text=True)
         dt = time.perf_counter() - t0
         if proc.returncode != 0:
             sys.exit(f"ksvd failed ({' '.join(cmd)}):\n{proc.stderr}")
+        rss = float(open(rss_file).read().split()[-1]) / 1024.0 if os.path.exists(rss_file) else float("nan")
         s = np.load(os.path.join(out, "s.npy"))
-    return dt, s
+    return dt, s, rss
 
 
 def main():
     binary = ARGS.ksvd or os.path.join(ROOT, "target", "release", "ksvd")
     if not os.path.exists(binary):
         sys.exit(f"{binary} not found: run `cargo build --release -p ksvd-cli` first (or pass --ksvd)")
-    only = set(ARGS.only.split(",")) if ARGS.only else {"lanczos", "rsvd", "nystrom", "adaptive", "auto"}
+    only = set(ARGS.only.split(",")) if ARGS.only else {
+        "lanczos", "rsvd", "nystrom", "adaptive", "auto", "lanczos32", "rsvd32", "auto32"}
     feats = load_casp()
     x, z = split(feats, ARGS.n, ARGS.seed)
     r = ARGS.rank
     meas = {}
 
-    def record(key, dt, s):
-        meas.setdefault(key, {"times": [], "s": None})
+    def record(key, dt, s, rss=None):
+        meas.setdefault(key, {"times": [], "s": None, "rss": []})
         meas[key]["times"].append(dt)
         meas[key]["s"] = np.asarray(s)
+        if rss is not None:
+            meas[key]["rss"].append(rss)
+
+    load_at_start = os.getloadavg()[0]
 
     with tempfile.TemporaryDirectory() as tmp:
         xpath, zpath = os.path.join(tmp, "X.npy"), os.path.join(tmp, "Z.npy")
@@ -170,6 +184,22 @@ def main():
                 _, s2, _ = randomized_svd(g, r, n_oversamples=10, n_iter=2, random_state=ARGS.seed)
                 record("peer: randomized_svd p=10 q=2", t_build + time.perf_counter() - t0, s2)
             del g
+            if only & {"lanczos32", "rsvd32", "auto32"}:
+                t0 = time.perf_counter()
+                g32 = sne_numpy(x.astype(np.float32), z.astype(np.float32), np.float32(ARGS.gamma))
+                t_build32 = time.perf_counter() - t0
+                record("numpy builds float32 G", t_build32, [])
+                if only & {"lanczos32", "auto32"}:
+                    t0 = time.perf_counter()
+                    _, s5, _ = svds(g32, k=r, tol=1e-5, solver="arpack", random_state=ARGS.seed)
+                    record("peer: svds (ARPACK) float32 tol 1e-5", t_build32 + time.perf_counter() - t0,
+                           np.sort(s5.astype(np.float64))[::-1])
+                if "rsvd32" in only:
+                    t0 = time.perf_counter()
+                    _, s6, _ = randomized_svd(g32, r, n_oversamples=10, n_iter=2, random_state=ARGS.seed)
+                    record("peer: randomized_svd float32 p=10 q=2", t_build32 + time.perf_counter() - t0,
+                           s6.astype(np.float64))
+                del g32
             if "nystrom" in only or "adaptive" in only:
                 t0 = time.perf_counter()
                 _, s3, _ = nystrom_numpy(x, z, ARGS.gamma, r, ARGS.landmarks, ARGS.seed)
@@ -188,6 +218,16 @@ def main():
                 record(f"ours: nystrom adaptive m={ARGS.adaptive_landmarks}",
                        *run_ours(binary, ["--solver", "nystrom", "--landmarks", str(ARGS.adaptive_landmarks),
                                           "--sampling", "adaptive"], xpath, zpath))
+            if "lanczos32" in only:
+                record("ours: lanczos f32 tol 1e-5",
+                       *run_ours(binary, ["--solver", "lanczos", "--tol", "1e-5", "--dtype", "f32"], xpath, zpath))
+            if "auto32" in only:
+                record("ours: auto f32 tol 1e-5",
+                       *run_ours(binary, ["--solver", "auto", "--tol", "1e-5", "--dtype", "f32"], xpath, zpath))
+            if "rsvd32" in only:
+                record("ours: rsvd f32 p=10 q=2",
+                       *run_ours(binary, ["--solver", "rsvd", "--oversampling", "10", "--power-iters", "2",
+                                          "--dtype", "f32"], xpath, zpath))
             print(f"repeat {rep + 1}/{ARGS.repeats} done", file=sys.stderr)
 
     ref = meas["peer: svds (ARPACK) tol 1e-8"]["s"]
@@ -200,25 +240,38 @@ def main():
         return float(np.max(np.abs(s[:r] - ref[:r])) / ref[0])
 
     pairs = [
-        ("lanczos", "ours: lanczos tol 1e-8", "peer: svds (ARPACK) tol 1e-8"),
-        ("auto", "ours: auto tol 1e-8", "peer: svds (ARPACK) tol 1e-8"),
-        ("rsvd", "ours: rsvd p=10 q=2", "peer: randomized_svd p=10 q=2"),
-        ("nystrom", f"ours: nystrom m={ARGS.landmarks}", f"peer: numpy Nystrom m={ARGS.landmarks}"),
-        ("adaptive", f"ours: nystrom adaptive m={ARGS.adaptive_landmarks}", f"peer: numpy Nystrom m={ARGS.landmarks}"),
+        ("lanczos", "ours: lanczos tol 1e-8", "peer: svds (ARPACK) tol 1e-8", None),
+        ("auto", "ours: auto tol 1e-8", "peer: svds (ARPACK) tol 1e-8", None),
+        ("rsvd", "ours: rsvd p=10 q=2", "peer: randomized_svd p=10 q=2", None),
+        ("nystrom", f"ours: nystrom m={ARGS.landmarks}", f"peer: numpy Nystrom m={ARGS.landmarks}", None),
+        ("adaptive", f"ours: nystrom adaptive m={ARGS.adaptive_landmarks}", f"peer: numpy Nystrom m={ARGS.landmarks}",
+         None),
+        ("lanczos32", "ours: lanczos f32 tol 1e-5", "peer: svds (ARPACK) float32 tol 1e-5", "ours: lanczos tol 1e-8"),
+        ("auto32", "ours: auto f32 tol 1e-5", "peer: svds (ARPACK) float32 tol 1e-5", "ours: auto tol 1e-8"),
+        ("rsvd32", "ours: rsvd f32 p=10 q=2", "peer: randomized_svd float32 p=10 q=2", "ours: rsvd p=10 q=2"),
     ]
+    builds = f"numpy builds G in {med('numpy builds G'):.2f} s"
+    if "numpy builds float32 G" in meas:
+        builds += f" (float32: {med('numpy builds float32 G'):.2f} s)"
     print(f"\nSNE kernel, CASP {ARGS.n} x {ARGS.n}, gamma = {ARGS.gamma}, rank {r}, {ARGS.threads} threads, "
-          f"medians of {ARGS.repeats}; numpy builds G in {med('numpy builds G'):.2f} s (included in peer times "
-          f"except Nystrom)\n")
-    print("| task | ksvd (s) | peer (s) | ratio peer/ksvd | ksvd max abs(s - s_ARPACK)/s_1 | peer max abs(s - s_ARPACK)/s_1 |")
-    print("|---|---:|---:|---:|---:|---:|")
-    for name, ours, peer in pairs:
-        if name not in only:
+          f"load average {load_at_start:.2f} at the start, medians of {ARGS.repeats}; {builds}, included in peer "
+          f"times except Nystrom\n")
+    print("| task | ksvd (s) | peer (s) | ksvd / peer | ksvd f32 / ksvd f64 | ksvd peak RSS (MB) "
+          "| ksvd max abs(s - s_ARPACK)/s_1 | peer max abs(s - s_ARPACK)/s_1 |")
+    print("|---|---:|---:|---:|---:|---:|---:|---:|")
+    for name, ours, peer, ours64 in pairs:
+        if name not in only or ours not in meas or peer not in meas:
             continue
-        perr = "0 (reference)" if peer.startswith("peer: svds") else f"{err(peer):.1e}"
-        print(f"| {name} | {med(ours):.2f} | {med(peer):.2f} | {med(peer) / med(ours):.1f}x | {err(ours):.1e} | {perr} |")
+        perr = "0 (reference)" if peer == "peer: svds (ARPACK) tol 1e-8" else f"{err(peer):.1e}"
+        own = f"{med(ours) / med(ours64):.2f}" if ours64 in meas else ""
+        rss = statistics.median(meas[ours]["rss"]) if meas[ours]["rss"] else float("nan")
+        print(f"| {name} | {med(ours):.2f} | {med(peer):.2f} | {med(ours) / med(peer):.2f} | {own} | {rss:.0f} "
+              f"| {err(ours):.1e} | {perr} |")
     if ARGS.json:
         with open(ARGS.json, "w") as f:
-            json.dump({k: {"times": v["times"], "s": list(map(float, v["s"]))} for k, v in meas.items()}, f, indent=1)
+            json.dump({"threads": ARGS.threads, "load_at_start": load_at_start,
+                       "runs": {k: {"times": v["times"], "s": list(map(float, v["s"])), "rss_mb": v["rss"]}
+                                for k, v in meas.items()}}, f, indent=1)
 
 
 if __name__ == "__main__":

@@ -6,8 +6,8 @@ use crate::io::{
 };
 use crate::{progress, set_threads, values, CliError};
 use ksvd::{
-    Compat, GraphInput, KernelKind, Ksvd, KsvdModel, KsvdParams, MemoryBudget, ParamGuard, Progress, Samples, Sampling,
-    SolverKind, SolverOptions,
+    Compat, GraphInput, KernelKind, Ksvd, KsvdModel, KsvdParams, MemoryBudget, ParamGuard, Precision, Progress,
+    Samples, Sampling, SolverKind, SolverOptions,
 };
 use ksvd_datasets::{read_edge_list, NodeIds};
 use ksvd_kernels::graph::graph_samples;
@@ -97,9 +97,15 @@ pub struct FitArgs {
     #[arg(long, requires = "landmark_rows")]
     landmark_cols: Option<PathBuf>,
     /// Relative residual tolerance of auto, lanczos and block-krylov: every triplet has
-    /// ‖G v − s u‖ ≤ tol s_1 and ‖Gᵀ u − s v‖ ≤ tol s_1.
-    #[arg(long, default_value = "1e-8")]
-    tol: f64,
+    /// ‖G v − s u‖ ≤ tol s_1 and ‖Gᵀ u − s v‖ ≤ tol s_1 [default: 1e-8; 1e-5 with --dtype f32,
+    /// whose limit is 1e-6].
+    #[arg(long)]
+    tol: Option<f64>,
+    /// Precision of the stored G and of the products with it: f32 halves G's memory and about
+    /// halves the time of its products (entries evaluated in f64 and rounded once; residuals
+    /// are those of the rounded G). Matrix-free, graph and Nyström fits run in f64 either way.
+    #[arg(long, value_parser = values::core::<Precision>(), default_value = "f64")]
+    dtype: Precision,
     /// Memory budget for storing G (products become GEMMs) and for the dense solver, e.g. 512M,
     /// 4G (default: a quarter of the available memory; env KSVD_MEMORY_BUDGET).
     #[arg(long)]
@@ -222,7 +228,7 @@ impl FitArgs {
         user: Option<(Vec<usize>, Vec<usize>)>,
     ) -> Result<ksvd::KsvdValidParams, CliError> {
         let mut options = SolverOptions {
-            tol: self.tol,
+            tol: self.tol.unwrap_or(self.dtype.default_tol()),
             oversampling: self.oversampling,
             power_iters: self.power_iters,
             n_landmarks: self.n_landmarks.map(|l| l.min(n)),
@@ -255,7 +261,8 @@ impl FitArgs {
             .solver(solver)
             .center(self.center)
             .seed(self.seed)
-            .compat(self.compat);
+            .compat(self.compat)
+            .precision(self.dtype);
         if let Some(kernel) = self
             .kernel
             .kernel(self.bandwidth.unwrap_or(1.0), self.degree, self.coef0)

@@ -261,6 +261,7 @@ fn inspect_prints_the_summary_of_summary_json() {
         "rank",
         "solver",
         "center",
+        "precision",
         "compat",
         "seed",
         "singular_values",
@@ -518,4 +519,59 @@ fn streaming_models_transform_and_inspect() {
         assert_eq!(r.code, 65, "{}", r.stderr);
         assert!(!outdir.exists());
     }
+}
+
+#[test]
+fn dtype_f32_stores_g_in_single_precision_with_its_own_default_tolerance() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    let xp = d.join("x.csv");
+    std::fs::write(&xp, csv(&x_data())).unwrap();
+    let common = [
+        "--kernel",
+        "rbf",
+        "--bandwidth",
+        "3",
+        "--n-components",
+        "3",
+        "--solver",
+        "lanczos",
+    ];
+    fit(&xp, &common, &d.join("f64"));
+    let mut args = common.to_vec();
+    args.extend(["--dtype", "f32"]);
+    fit(&xp, &args, &d.join("f32"));
+    let summary = |k: &str| json(&std::fs::read_to_string(d.join(k).join("summary.json")).unwrap());
+    let (s64, s32) = (summary("f64"), summary("f32"));
+    assert_eq!(s64["solver"]["Lanczos"]["tol"].as_f64(), Some(1e-8));
+    assert_eq!(
+        s32["solver"]["Lanczos"]["tol"].as_f64(),
+        Some(1e-5),
+        "f32's default tolerance"
+    );
+    assert_eq!(
+        (s64["precision"].as_str(), s32["precision"].as_str()),
+        (Some("f64"), Some("f32"))
+    );
+    assert!(s32["residuals"]["max_relative_to_s1"].as_f64().unwrap() <= 1e-5);
+    let (a, b): (Array1<f64>, Array1<f64>) = (
+        read_npy(d.join("f64/s.npy")).unwrap(),
+        read_npy(d.join("f32/s.npy")).unwrap(),
+    );
+    for i in 0..3 {
+        assert!((a[i] - b[i]).abs() <= 1e-5 * a[0], "s_{i}: {} vs {}", a[i], b[i]);
+    }
+    // A tolerance f32 cannot certify is a parameter error (status 2) naming it.
+    args.extend(["--tol", "1e-8"]);
+    let out = d.join("bad");
+    let mut all = vec!["fit", "--rows", p(&xp), "--out", p(&out)];
+    all.extend_from_slice(&args);
+    let r = run(&all, None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("tol") && r.stderr.contains("f32"), "{}", r.stderr);
+    assert!(!out.exists(), "nothing is written");
+    // An unknown precision names the choices.
+    let r = run(&["fit", "--rows", p(&xp), "--out", p(&out), "--dtype", "f16"], None);
+    assert_eq!(r.code, 2, "{}", r.stderr);
+    assert!(r.stderr.contains("f64") && r.stderr.contains("f32"), "{}", r.stderr);
 }

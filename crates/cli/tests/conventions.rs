@@ -96,8 +96,9 @@ fn every_flag_of_the_table_exists_with_its_aliases_and_default() {
         }
     }
     // rank, kernel, bandwidth, its rule, degree, coef0, centring, compatibility, solver,
-    // tolerance, landmarks (2), sampling, your landmarks (2), RSVD (2), seed, memory, threads.
-    assert_eq!(checked, 20, "flags checked");
+    // tolerance, precision, landmarks (2), sampling, your landmarks (2), RSVD (2), seed, memory,
+    // threads.
+    assert_eq!(checked, 21, "flags checked");
 }
 
 #[test]

@@ -5,7 +5,8 @@ use crate::error::{KernelError, Result};
 use crate::kernel::Kernel;
 use crate::samples::{inner_block, inner_block_into, Samples};
 use ksvd_linalg::{
-    check_indices, dense, vecmath, CsrMatrix, LinearOperator, MatrixBlocks, MemoryBudget, SparsePlusLowRank,
+    check_indices, dense, vecmath, CsrMatrix, LinearOperator, MatrixBlocks, MemoryBudget, Precision, SparsePlusLowRank,
+    StoredMatrix,
 };
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
@@ -31,10 +32,11 @@ fn custom_block_entries(budget: MemoryBudget) -> usize {
 enum Repr {
     /// Dense blocks from GEMM-style identities (`‖x‖² + ‖z‖² − 2 x.z`), evaluated on demand.
     Blocked,
-    /// The whole `G` (row-major `n × m`), evaluated once: products are GEMMs. `centred`: the
-    /// entries are those of `H_n G H_m`, centred once in place by [`Centering::center_in_place`]
-    /// when the matrix was centred, so products need no correction.
-    Stored { g: Array2<f64>, centred: bool },
+    /// The whole `G` (row-major `n × m`, in `f64` or `f32`), evaluated once: products are
+    /// GEMMs. `centred`: the entries are those of `H_n G H_m`, centred once in place with the
+    /// arithmetic of [`Centering::center_in_place`] when the matrix was centred, so products
+    /// need no correction.
+    Stored { g: StoredMatrix, centred: bool },
     /// `G = a eᵀ + C` with `C` sparse on the nonzeros of `X Zᵀ`: exact for sparse inputs and
     /// every kernel that is a function of `x.z`, `‖x‖²`, `‖z‖²` separable at `x.z = 0`.
     RankOnePlusSparse {
@@ -76,17 +78,7 @@ impl Centering {
     /// `g_ij ← g_ij + ((g − r_i) − c_j)`, i.e. `H_n G H_m` entry by entry (the dense
     /// counterpart of [`KernelMatrix::centered`]'s products, which apply `H` to the vectors).
     pub fn center_in_place(&self, g: ArrayViewMut2<'_, f64>) -> Result<()> {
-        if g.dim() != (self.row_means.len(), self.col_means.len()) {
-            return Err(KernelError::InvalidStats {
-                reason: format!(
-                    "centring means of a {} x {} matrix applied to a {} x {} matrix",
-                    self.row_means.len(),
-                    self.col_means.len(),
-                    g.nrows(),
-                    g.ncols()
-                ),
-            });
-        }
+        self.check_matrix(g.dim())?;
         center_entries(g, &self.row_means, &self.col_means, self.grand_mean);
         Ok(())
     }
@@ -123,6 +115,22 @@ impl Centering {
         Ok(())
     }
 
+    /// Checks that a whole matrix of shape `dim` is the one these means were taken from.
+    fn check_matrix(&self, dim: (usize, usize)) -> Result<()> {
+        if dim != (self.row_means.len(), self.col_means.len()) {
+            return Err(KernelError::InvalidStats {
+                reason: format!(
+                    "centring means of a {} x {} matrix applied to a {} x {} matrix",
+                    self.row_means.len(),
+                    self.col_means.len(),
+                    dim.0,
+                    dim.1
+                ),
+            });
+        }
+        Ok(())
+    }
+
     /// Checks a block's shape against its index lists (an empty list is not checked) and the
     /// indices against the training sizes.
     fn check_block(&self, dim: (usize, usize), rows: &[usize], cols: &[usize]) -> Result<()> {
@@ -155,6 +163,39 @@ impl Centering {
         let c = Centering::of_dense(g.view());
         c.center_in_place(g.view_mut())?;
         Ok(c)
+    }
+
+    /// [`Centering::center_dense`] of a matrix stored in either precision: the means summed in
+    /// `f64` (the grand mean as the mean of the row means), the entries updated in `f64` and
+    /// rounded back.
+    pub fn center_stored(g: &mut StoredMatrix) -> Result<Centering> {
+        let (n, m) = g.dim();
+        let (row_means, col_means) = if n == 0 || m == 0 {
+            (vec![0.0; n], vec![0.0; m])
+        } else {
+            (g.row_means(), g.col_means())
+        };
+        // As `of_dense`: the mean of the row means, by ndarray's summation.
+        let grand_mean = Array1::from(row_means.clone()).mean().unwrap_or(0.0);
+        let c = Centering {
+            row_means,
+            col_means,
+            grand_mean,
+        };
+        c.center_stored_in_place(g)?;
+        Ok(c)
+    }
+
+    /// [`Centering::center_in_place`] on a matrix stored in either precision.
+    pub fn center_stored_in_place(&self, g: &mut StoredMatrix) -> Result<()> {
+        self.check_matrix(g.dim())?;
+        g.update_rows(|i, mut row| {
+            let shift = self.grand_mean - self.row_means[i];
+            row.iter_mut()
+                .zip(&self.col_means)
+                .for_each(|(v, &cj)| *v += shift - cj);
+        });
+        Ok(())
     }
 }
 
@@ -305,16 +346,6 @@ fn exp_row(mut row: ndarray::ArrayViewMut1<'_, f64>) {
     }
 }
 
-/// `g[rows, cols]` of a stored matrix.
-fn gather(g: ArrayView2<'_, f64>, rows: &[usize], cols: &[usize]) -> Array2<f64> {
-    let mut out = Array2::zeros((rows.len(), cols.len()));
-    for (mut orow, &i) in out.outer_iter_mut().zip(rows) {
-        let grow = g.row(i);
-        orow.iter_mut().zip(cols).for_each(|(o, &j)| *o = grow[j]);
-    }
-    out
-}
-
 /// One SNE row from its inner products: `row[j] ← exp(t_j − t_max)` with
 /// `t_j = −max(‖x_i‖² + ‖z_j‖² − 2 row[j], 0)/γ²`; returns `(t_max, Σ_j row[j])`, so that
 /// `log S_i = t_max + ln Σ`. Plain slice loops with four accumulators, so that the distance, the
@@ -379,18 +410,33 @@ impl KernelMatrix {
     /// The kernel matrix of `kernel` between the rows of `x` (n samples) and of `z` (m samples),
     /// stored when it fits the default [`MemoryBudget::auto`].
     pub fn new(x: Samples, z: Samples, kernel: impl Into<AnyKernel>) -> Result<Self> {
-        Self::build(x, z, kernel.into(), Some(MemoryBudget::auto()), true)
+        Self::build(x, z, kernel.into(), Some(MemoryBudget::auto()), true, Precision::F64)
     }
 
     /// As [`KernelMatrix::new`], storing `G` only if its `n · m` values fit `budget`.
     pub fn with_budget(x: Samples, z: Samples, kernel: impl Into<AnyKernel>, budget: MemoryBudget) -> Result<Self> {
-        Self::build(x, z, kernel.into(), Some(budget), true)
+        Self::build(x, z, kernel.into(), Some(budget), true, Precision::F64)
+    }
+
+    /// As [`KernelMatrix::with_budget`], storing `G`'s entries in `precision` (when its
+    /// `n · m` entries of that size fit `budget`). Entries are evaluated in `f64` and rounded
+    /// once when stored; the SNE normalisers and centring means stay `f64`. Products with a
+    /// stored `f32` matrix run in `f32` ([`StoredMatrix::mul_into`]); matrix-free and
+    /// rank-one-plus-sparse representations are always `f64`.
+    pub fn with_budget_in(
+        x: Samples,
+        z: Samples,
+        kernel: impl Into<AnyKernel>,
+        budget: MemoryBudget,
+        precision: Precision,
+    ) -> Result<Self> {
+        Self::build(x, z, kernel.into(), Some(budget), true, precision)
     }
 
     /// As [`KernelMatrix::new`], never storing `G` (always matrix-free; sparse inputs still use
     /// the exact rank-one-plus-sparse form).
     pub fn matrix_free(x: Samples, z: Samples, kernel: impl Into<AnyKernel>) -> Result<Self> {
-        Self::build(x, z, kernel.into(), None, true)
+        Self::build(x, z, kernel.into(), None, true, Precision::F64)
     }
 
     /// A matrix-free `G` with the normalisers and centring of `stats` (from
@@ -433,7 +479,7 @@ impl KernelMatrix {
                 return bad("centring means must be finite".into());
             }
         }
-        let mut g = Self::build(x, z, kernel, None, false)?;
+        let mut g = Self::build(x, z, kernel, None, false, Precision::F64)?;
         if g.log_norm.is_none() {
             g.log_norm = stats.log_normalizers;
         }
@@ -449,7 +495,14 @@ impl KernelMatrix {
         }
     }
 
-    fn build(x: Samples, z: Samples, kernel: AnyKernel, budget: Option<MemoryBudget>, normalize: bool) -> Result<Self> {
+    fn build(
+        x: Samples,
+        z: Samples,
+        kernel: AnyKernel,
+        budget: Option<MemoryBudget>,
+        normalize: bool,
+        precision: Precision,
+    ) -> Result<Self> {
         kernel.validate()?;
         x.check_nonempty("x samples")?;
         z.check_nonempty("z samples")?;
@@ -488,9 +541,9 @@ impl KernelMatrix {
         if let Some(p) = g.sparse_inner_products() {
             g.repr = g.rank_one_plus_sparse(p)?;
         }
-        let store = budget.is_some_and(|b| b.fits_f64(g.x.len().saturating_mul(g.z.len())));
+        let store = budget.is_some_and(|b| b.fits(g.x.len().saturating_mul(g.z.len()), precision));
         if matches!(g.repr, Repr::Blocked) && store {
-            let (stored, log_norm) = g.evaluate_all()?;
+            let (stored, log_norm) = g.evaluate_all(precision)?;
             g.repr = Repr::Stored {
                 g: stored,
                 centred: false,
@@ -514,7 +567,7 @@ impl KernelMatrix {
     pub fn centered(mut self) -> Result<Self> {
         if let Repr::Stored { g, centred } = &mut self.repr {
             if !*centred {
-                self.centering = Some(Centering::center_dense(g)?);
+                self.centering = Some(Centering::center_stored(g)?);
                 *centred = true;
             }
             return Ok(self);
@@ -556,13 +609,13 @@ impl KernelMatrix {
             return bad("the matrix is centred already".into());
         }
         if let Repr::Stored { g, centred } = &mut self.repr {
-            let row_means = g.mean_axis(Axis(1)).map(|r| r.to_vec()).unwrap_or_else(|| vec![0.0; n]);
+            let row_means = if m == 0 { vec![0.0; n] } else { g.row_means() };
             let c = Centering {
                 row_means,
                 col_means,
                 grand_mean,
             };
-            c.center_in_place(g.view_mut())?;
+            c.center_stored_in_place(g)?;
             *centred = true;
             self.centering = Some(c);
             return Ok(self);
@@ -640,6 +693,14 @@ impl KernelMatrix {
     pub fn is_stored(&self) -> bool {
         matches!(self.repr, Repr::Stored { .. })
     }
+    /// The precision of the stored entries (`None` when `G` is not stored: every other
+    /// representation evaluates in `f64`).
+    pub fn stored_precision(&self) -> Option<Precision> {
+        match &self.repr {
+            Repr::Stored { g, .. } => Some(g.precision()),
+            _ => None,
+        }
+    }
     /// Whether products re-evaluate kernel blocks (neither stored nor rank one plus sparse).
     pub fn is_matrix_free(&self) -> bool {
         matches!(self.repr, Repr::Blocked)
@@ -647,9 +708,9 @@ impl KernelMatrix {
 
     /// Evaluates every entry (row chunks in parallel): GEMM inner products, vectorised `exp`,
     /// and for SNE the exact row normalisation in the same pass (`log S_i` is returned).
-    fn evaluate_all(&self) -> Result<(Array2<f64>, Option<Vec<f64>>)> {
+    fn evaluate_all(&self, precision: Precision) -> Result<(StoredMatrix, Option<Vec<f64>>)> {
         let (n, m) = (self.x.len(), self.z.len());
-        let mut g = Array2::<f64>::zeros((n, m));
+        let mut g = StoredMatrix::zeros(n, m, precision);
         let all_cols: Vec<usize> = (0..m).collect();
         let threads = rayon::current_num_threads();
         let chunk = match self.kernel {
@@ -657,44 +718,41 @@ impl KernelMatrix {
             AnyKernel::Custom(_) => self.chunk_rows(m).min(n.div_ceil(threads).max(1)),
         };
         let sne = matches!(self.kernel, AnyKernel::Builtin(Kernel::Sne { .. }));
-        let mut log_norm = vec![0.0; if sne { n } else { 0 }];
-        let ln_chunks: Vec<&mut [f64]> = if sne {
-            log_norm.chunks_mut(chunk).collect()
-        } else {
-            Vec::new()
-        };
-        let mut ln_iter = ln_chunks.into_iter();
-        let jobs: Vec<(usize, ArrayViewMut2<'_, f64>, Option<&mut [f64]>)> = g
-            .axis_chunks_iter_mut(Axis(0), chunk)
-            .enumerate()
-            .map(|(b, oc)| (b * chunk, oc, ln_iter.next()))
-            .collect();
-        jobs.into_par_iter().try_for_each(|(r0, mut p, ln)| -> Result<()> {
+        // Each block of rows is evaluated in f64 (rounded once when the storage is f32) and
+        // returns its rows' SNE log-normalisers.
+        let blocks = g.fill_rows(chunk, |r0, mut p| -> Result<Vec<f64>> {
             let rows: Vec<usize> = (r0..r0 + p.nrows()).collect();
             if let AnyKernel::Custom(_) = self.kernel {
-                return self.custom_block_into(p, &rows, &all_cols);
+                self.custom_block_into(p, &rows, &all_cols)?;
+                return Ok(Vec::new());
             }
             inner_block_into(p.view_mut(), &self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
-            match (&self.kernel, ln) {
-                (AnyKernel::Builtin(Kernel::Sne { gamma }), Some(ln)) => {
+            match &self.kernel {
+                AnyKernel::Builtin(Kernel::Sne { gamma }) => {
                     let inv_g2 = 1.0 / (gamma * gamma);
-                    for ((mut prow, &i), l) in p.outer_iter_mut().zip(&rows).zip(ln.iter_mut()) {
+                    let mut ln = Vec::with_capacity(rows.len());
+                    for (mut prow, &i) in p.outer_iter_mut().zip(&rows) {
                         let (mx, sum) = sne_row_view(prow.view_mut(), self.nx[i], &self.nz, inv_g2);
                         let inv = 1.0 / sum;
                         prow.mapv_inplace(|v| flush(v * inv));
-                        *l = mx + sum.ln();
+                        ln.push(mx + sum.ln());
                     }
+                    Ok(ln)
                 }
-                _ => self.transform(p.view_mut(), &rows, &all_cols, false),
+                _ => {
+                    self.transform(p.view_mut(), &rows, &all_cols, false);
+                    Ok(Vec::new())
+                }
             }
-            Ok(())
         })?;
         if sne {
+            let log_norm: Vec<f64> = blocks.into_iter().flatten().collect();
             if let Some(row) = log_norm.iter().position(|v| !v.is_finite()) {
                 return Err(KernelError::DegenerateNormalizer { row });
             }
+            return Ok((g, Some(log_norm)));
         }
-        Ok((g, sne.then_some(log_norm)))
+        Ok((g, None))
     }
 
     /// `X Zᵀ` as a sparse matrix when both inputs are sparse, the kernel allows it, and the
@@ -869,7 +927,7 @@ impl KernelMatrix {
                 }
                 out
             }
-            Repr::Stored { g, .. } => gather(g.view(), rows, cols),
+            Repr::Stored { g, .. } => g.gather(rows, cols, false),
             Repr::Blocked if matches!(self.kernel, AnyKernel::Custom(_)) => {
                 let mut p = Array2::zeros((rows.len(), cols.len()));
                 self.custom_block_into(p.view_mut(), rows, cols)?;
@@ -916,7 +974,7 @@ impl KernelMatrix {
         Ok(match &self.repr {
             Repr::RankOnePlusSparse { .. } => self.raw_block(rows, cols)?.reversed_axes(),
             Repr::Blocked if matches!(self.kernel, AnyKernel::Custom(_)) => self.raw_block(rows, cols)?.reversed_axes(),
-            Repr::Stored { g, .. } => gather(g.t(), cols, rows),
+            Repr::Stored { g, .. } => g.gather(cols, rows, true),
             Repr::Blocked => {
                 let mut p = inner_block(&self.z, cols, &self.x, self.xt.as_ref(), rows);
                 self.transform(p.view_mut(), rows, cols, true);
@@ -982,7 +1040,7 @@ impl KernelMatrix {
                     row.scaled_add(ai, &etx);
                 }
             }
-            Repr::Stored { g, .. } => dense::gemm_into(out, g.view(), x, 1.0, false)?,
+            Repr::Stored { g, .. } => g.mul_into(out, x, false)?,
             Repr::Blocked => {
                 let m = self.ncols();
                 let all_cols: Vec<usize> = (0..m).collect();
@@ -1009,7 +1067,7 @@ impl KernelMatrix {
                     row.scaled_add(ej, &atx);
                 }
             }
-            Repr::Stored { g, .. } => dense::gemm_into(out, g.t(), x, 1.0, false)?,
+            Repr::Stored { g, .. } => g.mul_into(out, x, true)?,
             Repr::Blocked => {
                 let n = self.nrows();
                 let all_rows: Vec<usize> = (0..n).collect();
@@ -1187,7 +1245,7 @@ impl LinearOperator for KernelMatrix {
     /// evaluated in parallel.
     fn to_dense(&self) -> ksvd_linalg::Result<Array2<f64>> {
         match &self.repr {
-            Repr::Stored { g, .. } if self.correction().is_none() => Ok(g.clone()),
+            Repr::Stored { g, .. } if self.correction().is_none() => Ok(g.to_f64()),
             _ => {
                 let all_rows: Vec<usize> = (0..self.nrows()).collect();
                 let all_cols: Vec<usize> = (0..self.ncols()).collect();

@@ -8,7 +8,7 @@ use crate::model::{
 use crate::projection::{Projector, Scaling};
 use crate::user_kernel::ParamKernel;
 use ksvd_kernels::{AnyKernel, Kernel, KernelFunction, KernelMatrix, Samples};
-use ksvd_linalg::{LinearOperator, MatrixBlocks, MemoryBudget};
+use ksvd_linalg::{LinearOperator, MatrixBlocks, MemoryBudget, Precision};
 use ksvd_nystrom::{symmetric_nystrom, Gram, Sampling};
 use linfa::dataset::DatasetBase;
 use linfa::param_guard::ParamGuard;
@@ -33,6 +33,9 @@ pub struct KpcaValidParams {
     /// Memory budget (`None`: [`MemoryBudget::auto`]); never serialised.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub(crate) memory_budget: Option<MemoryBudget>,
+    /// Precision of a stored `K` and of the products with it (model files without it: `f64`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub(crate) precision: Precision,
 }
 
 /// KPCA hyper-parameters, linfa style: build with [`Kpca::params`], validated once by
@@ -54,6 +57,7 @@ impl Default for KpcaParams {
             center: true,
             seed: 0,
             memory_budget: None,
+            precision: Precision::F64,
         })
     }
 }
@@ -87,6 +91,10 @@ impl KpcaParams {
         /// Sets the memory budget for storing `K` and for the dense solver (as for KSVD: a run-time
         /// setting, not saved with a model).
         memory_budget: MemoryBudget => Some;
+        /// Precision of a stored `K` and of the products with it, as
+        /// [`crate::KsvdParams::precision`] (default `f64`; `f32` needs a tolerance of at least
+        /// `1e-6`).
+        precision: Precision;
     }
 }
 
@@ -110,6 +118,7 @@ impl ParamGuard for KpcaParams {
                 reason: "must be at least 1".into(),
             });
         }
+        crate::model::check_precision(&p.solver, p.precision)?;
         if let Solver::Nystrom {
             landmarks,
             cols,
@@ -185,6 +194,10 @@ impl KpcaValidParams {
     pub fn memory_budget(&self) -> MemoryBudget {
         self.memory_budget.unwrap_or_else(MemoryBudget::auto)
     }
+    /// The precision of a stored `K`.
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
 
     /// These parameters in KSVD's form (no compatibility, no user landmarks): how a KPCA model
     /// records them.
@@ -199,6 +212,7 @@ impl KpcaValidParams {
             seed: self.seed,
             landmark_indices: None,
             memory_budget: None,
+            precision: self.precision,
         }
     }
 
@@ -214,7 +228,7 @@ impl KpcaValidParams {
     /// builds `G`).
     pub fn kernel_matrix(&self, x: Samples) -> Result<KernelMatrix> {
         let kernel = self.kernel_for(&x)?;
-        let k = KernelMatrix::with_budget(x.clone(), x, kernel, self.memory_budget())?;
+        let k = KernelMatrix::with_budget_in(x.clone(), x, kernel, self.memory_budget(), self.precision)?;
         Ok(if self.center { k.centered()? } else { k })
     }
 

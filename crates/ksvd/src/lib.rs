@@ -143,7 +143,9 @@ pub use ksvd_kernels::{
     AnyKernel, Centering, Compat, CompatSide, FnKernel, Kernel, KernelError, KernelFnError, KernelFunction, KernelKind,
     KernelMatrix, KernelStats, Samples,
 };
-pub use ksvd_linalg::{CsrMatrix, LinalgError, LinearOperator, MatrixBlocks, MemoryBudget, Twins, Vocabulary};
+pub use ksvd_linalg::{
+    CsrMatrix, LinalgError, LinearOperator, MatrixBlocks, MemoryBudget, Precision, Twins, Vocabulary,
+};
 pub use ksvd_nystrom::{InnerSolver, LandmarkWeights, NystromError, Sampling};
 pub use ksvd_solvers::{
     AutoParams, BlockKrylovParams, LanczosParams, Progress, ProgressFn, Residuals, RsvdParams, SvdResult, TwinSplitInfo,
@@ -171,8 +173,8 @@ pub use summary::{LandmarkCounts, ModelSummary, ResidualSummary};
 pub mod prelude {
     pub use crate::{
         Compat, CsrMatrix, DatasetBase, Fit, FnKernel, GraphInput, InnerSolver, Kernel, KernelFnError, KernelFunction,
-        KernelKind, Kpca, Ksvd, KsvdError, KsvdModel, LanczosParams, MemoryBudget, ParamGuard, RsvdParams, Samples,
-        Sampling, Scaling, Solver, SolverKind, SolverOptions, Transformer, Vocabulary,
+        KernelKind, Kpca, Ksvd, KsvdError, KsvdModel, LanczosParams, MemoryBudget, ParamGuard, Precision, RsvdParams,
+        Samples, Sampling, Scaling, Solver, SolverKind, SolverOptions, Transformer, Vocabulary,
     };
 }
 

@@ -6,8 +6,8 @@ use crate::user_kernel::ParamKernel;
 use ksvd_kernels::compat::{self, CompatSide};
 use ksvd_kernels::graph::bandwidth_rule;
 use ksvd_kernels::{AnyKernel, Compat, Kernel, KernelFunction, KernelMatrix, Samples};
-use ksvd_linalg::MemoryBudget;
 use ksvd_linalg::{LinearOperator, MatrixBlocks, Twins};
+use ksvd_linalg::{MemoryBudget, Precision};
 use ksvd_nystrom::{asymmetric_nystrom, AsymmetricNystrom, InnerSolver, LandmarkWeights, NystromParams, Sampling};
 use ksvd_solvers::{
     auto_svd, block_krylov_svd, dense_svd_numbers, dense_svd_operator, lanczos_svd_with_progress, randomized_svd,
@@ -56,7 +56,34 @@ pub enum Solver {
     },
 }
 
+/// A tolerance the precision can certify: a solver's `tol` must be at least
+/// [`Precision::min_tol`] (f32: rounding in the products keeps residuals near `1e-6 · s₁`).
+pub(crate) fn check_precision(solver: &Solver, precision: Precision) -> Result<()> {
+    match solver.tol() {
+        Some(tol) if tol < precision.min_tol() => Err(KsvdError::InvalidParameter {
+            name: "tol",
+            reason: format!(
+                "{tol:e} is below what a {precision} kernel matrix can certify (at least {:e}; its default is {:e})",
+                precision.min_tol(),
+                precision.default_tol()
+            ),
+        }),
+        _ => Ok(()),
+    }
+}
+
 impl Solver {
+    /// The residual tolerance of the certified solvers (`Auto`, `Lanczos`, `BlockKrylov`);
+    /// `None` for the others.
+    pub fn tol(&self) -> Option<f64> {
+        match self {
+            Solver::Auto { tol } => Some(*tol),
+            Solver::Lanczos(p) => Some(p.tol),
+            Solver::BlockKrylov(p) => Some(p.tol),
+            _ => None,
+        }
+    }
+
     /// The asymmetric Nyström method's parameters of a [`Solver::Nystrom`] at rank `rank` on an
     /// `n × m` matrix (landmark counts capped by the sizes; `None` for the other solvers).
     pub(crate) fn nystrom_params(&self, rank: usize, (n, m): (usize, usize), seed: u64) -> Option<NystromParams> {
@@ -283,6 +310,9 @@ pub struct KsvdValidParams {
     /// run-time setting: never serialised.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub(crate) memory_budget: Option<MemoryBudget>,
+    /// Precision of a stored `G` and of the products with it (model files without it: `f64`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub(crate) precision: Precision,
 }
 
 /// KSVD hyper-parameters, linfa style: build with [`Ksvd::params`], validated once by
@@ -340,6 +370,10 @@ impl KsvdValidParams {
     pub fn memory_budget(&self) -> MemoryBudget {
         self.memory_budget.unwrap_or_else(MemoryBudget::auto)
     }
+    /// The precision of a stored `G` (see [`KsvdParams::precision`]).
+    pub fn precision(&self) -> Precision {
+        self.precision
+    }
     /// The solver.
     pub fn solver(&self) -> &Solver {
         &self.solver
@@ -385,6 +419,7 @@ impl Default for KsvdParams {
             seed: 0,
             landmark_indices: None,
             memory_budget: None,
+            precision: Precision::F64,
         })
     }
 }
@@ -497,6 +532,15 @@ impl KsvdParams {
         compat: Option<Compat>;
         /// Seed of every random choice (sampling, random projections, starting vectors; default 0).
         seed: u64;
+        /// Precision of a stored `G` and of the products with it (default [`Precision::F64`]).
+        /// [`Precision::F32`] halves the memory of `G` (so twice the entries fit the budget) and
+        /// about halves the time of its products; entries are evaluated in `f64` and rounded once,
+        /// the solvers' bases and residual norms stay `f64`, and residuals are those of the
+        /// rounded matrix. Its solvers need a tolerance of at least [`Precision::min_tol`]
+        /// (`1e-6`; the default solver's `1e-8` is for `f64`, so set e.g.
+        /// `Solver::Auto { tol: Precision::F32.default_tol() }`, `1e-5`). Matrix-free,
+        /// sparse-graph and Nyström fits evaluate `G` in `f64` either way.
+        precision: Precision;
     }
     /// User-chosen Nyström landmarks: row indices `I` into X and column indices `J` into Z
     /// (each distinct; any order, sorted before use). Requires [`Solver::Nystrom`], whose
@@ -539,6 +583,7 @@ impl ParamGuard for KsvdParams {
                 reason: "must be at least 1".into(),
             });
         }
+        check_precision(&self.0.solver, self.0.precision)?;
         if let Some((rows, cols)) = &self.0.landmark_indices {
             if !matches!(self.0.solver, Solver::Nystrom { .. }) {
                 return Err(KsvdError::InvalidParameter {
@@ -715,7 +760,7 @@ impl KsvdValidParams {
     fn kernel_matrix_of(&self, kernel: AnyKernel, x: Samples, z: Samples) -> Result<KernelMatrix> {
         let mut g = match self.solver {
             Solver::Nystrom { .. } => KernelMatrix::matrix_free(x, z, kernel)?,
-            _ => KernelMatrix::with_budget(x, z, kernel, self.memory_budget())?,
+            _ => KernelMatrix::with_budget_in(x, z, kernel, self.memory_budget(), self.precision)?,
         };
         if self.center {
             g = g.centered()?;

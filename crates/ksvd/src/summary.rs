@@ -2,6 +2,7 @@
 use crate::fitted::{Estimator, KsvdModel, MODEL_FORMAT_VERSION};
 use crate::model::Solver;
 use ksvd_kernels::{Compat, Kernel};
+use ksvd_linalg::Precision;
 
 /// A summary of a [`KsvdModel`] ([`KsvdModel::summary`]): the one description of a model that
 /// the command line's `summary.json`, `ksvd inspect` and Python's `repr` share. Serialisable
@@ -34,6 +35,9 @@ pub struct ModelSummary {
     pub solver: Solver,
     /// Whether the kernel matrix was centred on both sides.
     pub center: bool,
+    /// The precision a stored `G` was kept and multiplied in (summaries without it: `f64`).
+    #[cfg_attr(feature = "serde", serde(default))]
+    pub precision: Precision,
     /// The compatibility of a fit on a data matrix (Algorithm 1), if any.
     pub compat: Option<Compat>,
     /// The seed of every random choice.
@@ -93,6 +97,7 @@ impl ModelSummary {
             rank: model.rank(),
             solver: model.solver().clone(),
             center: params.center(),
+            precision: params.precision(),
             compat: params.compat().filter(|_| model.compat().is_some()),
             seed: params.seed(),
             singular_values: model.singular_values().to_vec(),
@@ -123,6 +128,9 @@ impl std::fmt::Display for ModelSummary {
             write!(f, " (centred)")?;
         }
         write!(f, ", rank {}, {:?} solver", self.rank, self.solver)?;
+        if self.precision != Precision::F64 {
+            write!(f, " in {}", self.precision)?;
+        }
         if let Some(l) = &self.landmarks {
             write!(f, " ({} x {} landmarks)", l.rows, l.cols)?;
         }

@@ -3,7 +3,7 @@
 //!
 //! Checked rows (the `default` column): `rank`, `kernel`, `bandwidth` (the rule is on),
 //! `bandwidth rule` (its `k`), `centring` (per estimator), `compatibility`, `solver`,
-//! `tolerance`, `sampling`, `RSVD oversampling`, `RSVD power iterations`, `seed`. Not checked,
+//! `tolerance` (f64 and f32), `precision`, `sampling`, `RSVD oversampling`, `RSVD power iterations`, `seed`. Not checked,
 //! because the Rust front door has no default for them: `degree` and `coef0` (fields of
 //! `Kernel::Polynomial`, always given), `landmarks` and `column landmarks` (fields of
 //! `Solver::Nystrom`), `your landmarks`, `scikit-learn's gamma` (Python only), `threads` (the
@@ -77,10 +77,18 @@ fn centring_per_estimator_and_compatibility() {
 fn solver_tolerance_sampling_rsvd_and_seed() {
     let d = defaults();
     assert_eq!(default_of(&d, "solver"), "auto");
-    let tol: f64 = default_of(&d, "tolerance").parse().unwrap();
+    // `1e-8 (1e-5 in f32)`: the f64 default, then the f32 one.
+    let tols: Vec<f64> = default_of(&d, "tolerance")
+        .replace(['(', ')'], " ")
+        .split_whitespace()
+        .filter_map(|w| w.parse().ok())
+        .collect();
+    assert_eq!(tols, [Precision::F64.default_tol(), Precision::F32.default_tol()]);
     for solver in [ksvd().solver().clone(), kpca().solver().clone()] {
-        assert_eq!(solver, Solver::Auto { tol });
+        assert_eq!(solver, Solver::Auto { tol: tols[0] });
     }
+    let precision: Precision = default_of(&d, "precision").parse().unwrap();
+    assert_eq!((ksvd().precision(), kpca().precision()), (precision, precision));
     let sampling: Sampling = default_of(&d, "sampling").parse().unwrap();
     assert_eq!(sampling, Sampling::default());
     let rsvd = RsvdParams::default();

@@ -47,6 +47,7 @@ pub mod dense;
 mod error;
 mod memory;
 mod operator;
+mod precision;
 mod progress;
 pub mod random;
 mod twins;
@@ -60,6 +61,7 @@ pub use memory::{MemoryBudget, FIXED_DENSE_ENTRIES};
 pub use operator::{
     check_indices, materialize, LinearOperator, LowRankUpdate, MatrixBlocks, SparsePlusLowRank, Transposed,
 };
+pub use precision::{gemm_stored, Element, Precision, StoredMatrix};
 pub use progress::{Progress, ProgressFn};
 pub use twins::{TwinReduced, Twins};
 pub use vocabulary::{UnknownName, Vocabulary};

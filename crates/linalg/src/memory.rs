@@ -110,7 +110,12 @@ impl MemoryBudget {
 
     /// Whether `count` values of type f64 fit.
     pub fn fits_f64(&self, count: usize) -> bool {
-        (count as u128) * 8 <= self.bytes as u128
+        self.fits(count, crate::Precision::F64)
+    }
+
+    /// Whether `count` values in `precision` fit.
+    pub fn fits(&self, count: usize, precision: crate::Precision) -> bool {
+        (count as u128) * precision.bytes() as u128 <= self.bytes as u128
     }
 }
 

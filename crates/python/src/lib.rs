@@ -36,8 +36,8 @@ mod streaming;
 
 use ksvd::{
     bandwidth_rule, graph_samples, Compat, CsrMatrix, DatasetBase, Fit, GraphInput, Kernel, KernelKind, Kpca,
-    KpcaValidParams, Ksvd, KsvdError, KsvdModel, KsvdValidParams, MemoryBudget, ParamGuard, Samples, Sampling, Scaling,
-    Solver, SolverKind, SolverOptions, Vocabulary,
+    KpcaValidParams, Ksvd, KsvdError, KsvdModel, KsvdValidParams, MemoryBudget, ParamGuard, Precision, Samples,
+    Sampling, Scaling, Solver, SolverKind, SolverOptions, Vocabulary,
 };
 use ksvd::{KernelFnError, KernelFunction};
 use ksvd_streaming::{DocumentError, ModelDocument};
@@ -278,7 +278,10 @@ struct Hyper {
     center: bool,
     compat: Option<String>,
     solver: String,
-    tol: f64,
+    /// `None`: the precision's default (1e-8, float32 1e-5).
+    tol: Option<f64>,
+    /// `"f64"` or `"f32"` (the training data's dtype); `None`: f64.
+    precision: Option<String>,
     n_landmarks: Option<usize>,
     n_col_landmarks: Option<usize>,
     sampling: String,
@@ -306,7 +309,12 @@ macro_rules! shared_params {
         if rule {
             p = p.bandwidth_rule(Some(h.bandwidth_factor));
         }
-        p = p.rank(h.n_components).solver(h.solver()?).center(h.center).seed(h.seed);
+        p = p
+            .rank(h.n_components)
+            .solver(h.solver()?)
+            .center(h.center)
+            .seed(h.seed)
+            .precision(h.precision()?);
         if let Some(budget) = h.budget()? {
             p = p.memory_budget(budget);
         }
@@ -393,7 +401,7 @@ impl Hyper {
         let sampling: Sampling = self.sampling.parse().map_err(value_error)?;
         let user = self.landmarks()?;
         let options = SolverOptions {
-            tol: self.tol,
+            tol: self.tol.unwrap_or(self.precision()?.default_tol()),
             oversampling: self.oversampling,
             power_iters: self.power_iters,
             n_landmarks: self.n_landmarks.or(user.as_ref().map(|(r, _)| r.len())),
@@ -403,6 +411,13 @@ impl Hyper {
         let solver = kind.solver(&options).map_err(value_error)?;
         solver.validate().map_err(value_error)?;
         Ok(solver)
+    }
+
+    /// The precision of a stored `G` (`f64` unless the data were float32).
+    fn precision(&self) -> PyResult<Precision> {
+        self.precision
+            .as_deref()
+            .map_or(Ok(Precision::F64), |p| p.parse().map_err(value_error))
     }
 
     fn compat(&self) -> PyResult<Option<Compat>> {

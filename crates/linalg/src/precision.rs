@@ -1,0 +1,424 @@
+//! The precision of a stored matrix (a kernel matrix `G`): [`Precision`] names it, [`Element`]
+//! is the element type (`f64` or `f32`) that the one generic code path is written over, and
+//! [`StoredMatrix`] holds a dense row-major matrix in either.
+//!
+//! Only the stored entries and the products with them run in the chosen precision; the vectors
+//! multiplied, the results and every reduction (means, norms, Gram matrices of a Krylov basis)
+//! stay `f64`. In `f32` a product `G X` converts `X` to `f32`, multiplies in `f32` (faer's GEMM,
+//! twice the SIMD width, half the memory traffic) and returns `f64`; its relative error is a
+//! few `f32` epsilons (about `1e-7`) times `√k` for inner dimension `k`, so residuals against an
+//! `f32` matrix reach about `1e-6` of `s₁`, not `1e-15` ([`Precision::min_tol`]).
+use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, ShapeBuilder};
+use rayon::prelude::*;
+
+use crate::error::{LinalgError, Result};
+
+/// The precision of stored matrix entries and of the products with them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default)]
+pub enum Precision {
+    /// Double precision (the default).
+    #[default]
+    F64,
+    /// Single precision: half the memory of a stored `G`, about twice as fast products, and
+    /// residuals down to about `1e-6 · s₁`.
+    F32,
+}
+
+impl crate::Vocabulary for Precision {
+    const WHAT: &'static str = "precision";
+    const ALL: &'static [Precision] = &[Precision::F64, Precision::F32];
+    fn names(self) -> &'static [&'static str] {
+        match self {
+            Precision::F64 => &["f64", "float64", "double"],
+            Precision::F32 => &["f32", "float32", "single"],
+        }
+    }
+}
+crate::vocabulary_traits!(Precision);
+#[cfg(feature = "serde")]
+crate::vocabulary_serde!(Precision);
+
+impl Precision {
+    /// Bytes per entry.
+    pub fn bytes(self) -> usize {
+        match self {
+            Precision::F64 => 8,
+            Precision::F32 => 4,
+        }
+    }
+
+    /// The default residual tolerance (relative to `s₁`) of a certified solve in this precision:
+    /// `1e-8` in `f64`, `1e-5` in `f32`.
+    pub fn default_tol(self) -> f64 {
+        match self {
+            Precision::F64 => 1e-8,
+            Precision::F32 => 1e-5,
+        }
+    }
+
+    /// The smallest tolerance a certified solve may ask for: below it, rounding in the products
+    /// with the stored matrix can keep residuals above the tolerance however long the solver
+    /// runs (`0` in `f64`, where the solvers' own limits apply; `1e-6` in `f32`).
+    pub fn min_tol(self) -> f64 {
+        match self {
+            Precision::F64 => 0.0,
+            Precision::F32 => 1e-6,
+        }
+    }
+}
+
+/// An element type of stored matrices: `f64` or `f32`.
+pub trait Element: Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 'static {
+    /// The precision this type is.
+    const PRECISION: Precision;
+    /// Rounds an `f64` to this type.
+    fn from_f64(v: f64) -> Self;
+    /// Widens to `f64` (exact).
+    fn to_f64(self) -> f64;
+    /// `out = A B` (or `out += A B` with `accumulate`) in this type, threads as `dense::gemm_into`.
+    fn gemm(out: ArrayViewMut2<'_, Self>, a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>, accumulate: bool);
+    /// `out = A X` (or `out += A X`) with `f64` vectors `X` and result; shapes checked by
+    /// [`gemm_stored`]. `f64`: one GEMM; `f32`: `X` rounded, the product in `f32`, widened.
+    fn gemm_f64(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, Self>, x: ArrayView2<'_, f64>, accumulate: bool);
+}
+
+impl Element for f64 {
+    const PRECISION: Precision = Precision::F64;
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        v
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        self
+    }
+    fn gemm(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, accumulate: bool) {
+        faer_gemm(out, a, b, 1.0, accumulate);
+    }
+    fn gemm_f64(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, x: ArrayView2<'_, f64>, accumulate: bool) {
+        Self::gemm(out, a, x, accumulate);
+    }
+}
+
+impl Element for f32 {
+    const PRECISION: Precision = Precision::F32;
+    /// Rounds to nearest; magnitudes below `f32::MIN_POSITIVE` become `0` (subnormal `f32`
+    /// entries would slow every product that reads them).
+    #[inline]
+    fn from_f64(v: f64) -> Self {
+        if v.abs() < f64::from(f32::MIN_POSITIVE) {
+            0.0
+        } else {
+            v as f32
+        }
+    }
+    #[inline]
+    fn to_f64(self) -> f64 {
+        f64::from(self)
+    }
+    fn gemm(out: ArrayViewMut2<'_, f32>, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, accumulate: bool) {
+        faer_gemm(out, a, b, 1.0, accumulate);
+    }
+    fn gemm_f64(mut out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f32>, x: ArrayView2<'_, f64>, accumulate: bool) {
+        let x32: Array2<f32> = Array2::from_shape_fn((x.nrows(), x.ncols()).f(), |(i, j)| x[[i, j]] as f32);
+        let mut prod = Array2::<f32>::zeros((a.nrows(), x.ncols()).f());
+        Self::gemm(prod.view_mut(), a, x32.view(), false);
+        if accumulate {
+            out.zip_mut_with(&prod, |o, &p| *o += f64::from(p));
+        } else {
+            out.zip_mut_with(&prod, |o, &p| *o = f64::from(p));
+        }
+    }
+}
+
+/// `out = A B` (`out += A B` with `accumulate`) by faer's GEMM in any of its field types, on
+/// zero-copy views of the ndarray arguments (shapes checked by the callers).
+fn faer_gemm<T: faer::traits::ComplexField + Copy>(
+    mut out: ArrayViewMut2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    one: T,
+    accumulate: bool,
+) {
+    let beta = if accumulate {
+        faer::Accum::Add
+    } else {
+        faer::Accum::Replace
+    };
+    let (ar, ac, asd) = (a.nrows(), a.ncols(), a.strides().to_vec());
+    let (br, bc, bsd) = (b.nrows(), b.ncols(), b.strides().to_vec());
+    let (or, oc, osd) = (out.nrows(), out.ncols(), out.strides().to_vec());
+    // SAFETY: pointers, shapes and element strides come from live ndarray views that outlive
+    // the faer views made here; `out` is borrowed mutably for their whole life.
+    let (av, bv, ov) = unsafe {
+        (
+            faer::MatRef::from_raw_parts(a.as_ptr(), ar, ac, asd[0], asd[1]),
+            faer::MatRef::from_raw_parts(b.as_ptr(), br, bc, bsd[0], bsd[1]),
+            faer::MatMut::from_raw_parts_mut(out.as_mut_ptr(), or, oc, osd[0], osd[1]),
+        )
+    };
+    faer::linalg::matmul::matmul(ov, beta, av, bv, one, crate::dense::parallelism());
+}
+
+/// `out = A X` (or `out += A X`) for a matrix `A` stored as `T` and `f64` vectors `X`: in `f64`
+/// a plain GEMM; in `f32` `X` is rounded to `f32`, multiplied in `f32` and widened into `out`.
+pub fn gemm_stored<T: Element>(
+    out: ArrayViewMut2<'_, f64>,
+    a: ArrayView2<'_, T>,
+    x: ArrayView2<'_, f64>,
+    accumulate: bool,
+) -> Result<()> {
+    if a.ncols() != x.nrows() || out.dim() != (a.nrows(), x.ncols()) {
+        return Err(LinalgError::ShapeMismatch {
+            op: "matmul",
+            left: a.dim(),
+            right: x.dim(),
+        });
+    }
+    let mut out = out;
+    if out.is_empty() {
+        return Ok(());
+    }
+    if a.ncols() == 0 {
+        if !accumulate {
+            out.fill(0.0);
+        }
+        return Ok(());
+    }
+    T::gemm_f64(out, a, x, accumulate);
+    Ok(())
+}
+
+/// A dense row-major `n × m` matrix stored in `f64` or `f32` ([`Precision`]): what a stored
+/// kernel matrix holds. Every method reads and writes `f64` values; only the storage and the
+/// products ([`StoredMatrix::mul_into`]) use the stored type.
+#[derive(Debug, Clone, PartialEq)]
+pub enum StoredMatrix {
+    /// Entries in `f64`.
+    F64(Array2<f64>),
+    /// Entries rounded to `f32`.
+    F32(Array2<f32>),
+}
+
+/// Runs `$body` with `$g` bound to the stored array, whichever its type.
+macro_rules! with_stored {
+    ($m:expr, $g:ident => $body:expr) => {
+        match $m {
+            StoredMatrix::F64($g) => $body,
+            StoredMatrix::F32($g) => $body,
+        }
+    };
+}
+
+impl StoredMatrix {
+    /// An `n × m` matrix of zeros in `precision`.
+    pub fn zeros(n: usize, m: usize, precision: Precision) -> StoredMatrix {
+        match precision {
+            Precision::F64 => StoredMatrix::F64(Array2::zeros((n, m))),
+            Precision::F32 => StoredMatrix::F32(Array2::zeros((n, m))),
+        }
+    }
+
+    /// The precision of the stored entries.
+    pub fn precision(&self) -> Precision {
+        match self {
+            StoredMatrix::F64(_) => Precision::F64,
+            StoredMatrix::F32(_) => Precision::F32,
+        }
+    }
+
+    /// `(n, m)`.
+    pub fn dim(&self) -> (usize, usize) {
+        with_stored!(self, g => g.dim())
+    }
+
+    /// `out = G X`, or `out = Gᵀ X` with `transpose` ([`gemm_stored`]).
+    pub fn mul_into(&self, out: ArrayViewMut2<'_, f64>, x: ArrayView2<'_, f64>, transpose: bool) -> Result<()> {
+        with_stored!(self, g => gemm_stored(out, if transpose { g.t() } else { g.view() }, x, false))
+    }
+
+    /// `G[rows, cols]` (with `transpose`, `Gᵀ[rows, cols]`) in `f64`; the indices must be valid.
+    pub fn gather(&self, rows: &[usize], cols: &[usize], transpose: bool) -> Array2<f64> {
+        with_stored!(self, g => gather_t(if transpose { g.t() } else { g.view() }, rows, cols))
+    }
+
+    /// The entries in `f64` (a copy).
+    pub fn to_f64(&self) -> Array2<f64> {
+        match self {
+            StoredMatrix::F64(g) => g.clone(),
+            StoredMatrix::F32(g) => g.mapv(f64::from),
+        }
+    }
+
+    /// The mean of each row (`f64`: ndarray's `mean_axis`; `f32`: summed in `f64`).
+    pub fn row_means(&self) -> Vec<f64> {
+        match self {
+            StoredMatrix::F64(g) => g
+                .mean_axis(Axis(1))
+                .map_or_else(|| vec![0.0; g.nrows()], |r| r.to_vec()),
+            StoredMatrix::F32(g) => g
+                .outer_iter()
+                .map(|r| r.iter().map(|&v| f64::from(v)).sum::<f64>() / r.len().max(1) as f64)
+                .collect(),
+        }
+    }
+
+    /// The mean of each column (`f64`: ndarray's `mean_axis`; `f32`: summed in `f64`).
+    pub fn col_means(&self) -> Vec<f64> {
+        match self {
+            StoredMatrix::F64(g) => g
+                .mean_axis(Axis(0))
+                .map_or_else(|| vec![0.0; g.ncols()], |c| c.to_vec()),
+            StoredMatrix::F32(g) => {
+                let mut acc = Array1::<f64>::zeros(g.ncols());
+                for r in g.outer_iter() {
+                    acc.zip_mut_with(&r, |a, &v| *a += f64::from(v));
+                }
+                let n = g.nrows().max(1) as f64;
+                acc.iter().map(|a| a / n).collect()
+            }
+        }
+    }
+
+    /// Fills the matrix by blocks of `chunk` rows in parallel: `fill(r0, block)` writes the
+    /// `f64` values of rows `r0..r0 + block.nrows()` (in `f32` into a buffer that is then
+    /// rounded into place) and returns a per-block result, collected in row order.
+    pub fn fill_rows<R, E, F>(&mut self, chunk: usize, fill: F) -> std::result::Result<Vec<R>, E>
+    where
+        R: Send,
+        E: Send,
+        F: Fn(usize, ArrayViewMut2<'_, f64>) -> std::result::Result<R, E> + Sync + Send,
+    {
+        let chunk = chunk.max(1);
+        match self {
+            StoredMatrix::F64(g) => g
+                .axis_chunks_iter_mut(Axis(0), chunk)
+                .into_par_iter()
+                .enumerate()
+                .map(|(b, block)| fill(b * chunk, block))
+                .collect(),
+            StoredMatrix::F32(g) => g
+                .axis_chunks_iter_mut(Axis(0), chunk)
+                .into_par_iter()
+                .enumerate()
+                .map(|(b, mut block)| {
+                    let mut buf = Array2::<f64>::zeros(block.dim());
+                    let out = fill(b * chunk, buf.view_mut())?;
+                    block.zip_mut_with(&buf, |o, &v| *o = f32::from_f64(v));
+                    Ok(out)
+                })
+                .collect(),
+        }
+    }
+
+    /// Applies `f(i, row)` to every row in place, rows in parallel, on `f64` values (an `f32`
+    /// row is widened, updated and rounded back).
+    pub fn update_rows<F>(&mut self, f: F)
+    where
+        F: Fn(usize, ArrayViewMut1<'_, f64>) + Sync + Send,
+    {
+        match self {
+            StoredMatrix::F64(g) => g
+                .outer_iter_mut()
+                .into_par_iter()
+                .enumerate()
+                .for_each(|(i, row)| f(i, row)),
+            StoredMatrix::F32(g) => g.outer_iter_mut().into_par_iter().enumerate().for_each(|(i, mut row)| {
+                let mut buf: Array1<f64> = row.mapv(f64::from);
+                f(i, buf.view_mut());
+                row.zip_mut_with(&buf, |o, &v| *o = f32::from_f64(v));
+            }),
+        }
+    }
+
+    /// Bytes held by the entries.
+    pub fn bytes(&self) -> usize {
+        let (n, m) = self.dim();
+        n * m * self.precision().bytes()
+    }
+}
+
+/// `g[rows, cols]` widened to `f64`.
+fn gather_t<T: Element>(g: ArrayView2<'_, T>, rows: &[usize], cols: &[usize]) -> Array2<f64> {
+    let mut out = Array2::zeros((rows.len(), cols.len()));
+    for (mut orow, &i) in out.outer_iter_mut().zip(rows) {
+        let grow = g.row(i);
+        orow.iter_mut().zip(cols).for_each(|(o, &j)| *o = grow[j].to_f64());
+    }
+    out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::random::{gaussian_matrix, rng_from_seed};
+
+    #[test]
+    fn f32_products_agree_with_f64_to_single_precision() {
+        let mut rng = rng_from_seed(1);
+        let a = gaussian_matrix(&mut rng, 300, 200);
+        let x = gaussian_matrix(&mut rng, 200, 7);
+        let exact = a.dot(&x);
+        let mut m32 = StoredMatrix::zeros(300, 200, Precision::F32);
+        m32.fill_rows(64, |r0, mut b| -> std::result::Result<(), ()> {
+            let n = b.nrows();
+            b.assign(&a.slice(ndarray::s![r0..r0 + n, ..]));
+            Ok(())
+        })
+        .unwrap();
+        assert_eq!(m32.precision(), Precision::F32);
+        let mut out = Array2::zeros((300, 7));
+        m32.mul_into(out.view_mut(), x.view(), false).unwrap();
+        // Rounding of A and X (eps_32 each) and of a length-200 sum.
+        let scale = exact.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        let err = (&out - &exact).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(
+            err <= 200f64.sqrt() * 8.0 * f64::from(f32::EPSILON) * scale.max(1.0) * 4.0,
+            "{err:e}"
+        );
+        assert!(err > 0.0, "an f32 product is not exact");
+        // The transpose, a gather and the means read the same rounded entries.
+        let y = gaussian_matrix(&mut rng, 300, 3);
+        let mut outt = Array2::zeros((200, 3));
+        m32.mul_into(outt.view_mut(), y.view(), true).unwrap();
+        let rounded = m32.to_f64();
+        let errt = (&outt - &rounded.t().dot(&y))
+            .iter()
+            .fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(errt <= 1e-4, "{errt:e}");
+        assert_eq!(m32.gather(&[5, 2], &[7], false)[[1, 0]], rounded[[2, 7]]);
+        assert_eq!(m32.gather(&[7], &[5, 2], true)[[0, 1]], rounded[[2, 7]]);
+        let rm = m32.row_means();
+        assert!((rm[3] - rounded.row(3).mean().unwrap()).abs() < 1e-12);
+        let cm = m32.col_means();
+        assert!((cm[4] - rounded.column(4).mean().unwrap()).abs() < 1e-12);
+        assert_eq!(m32.bytes(), 300 * 200 * 4);
+    }
+
+    #[test]
+    fn f64_storage_is_exact_and_tiny_f32_values_flush() {
+        let mut rng = rng_from_seed(2);
+        let a = gaussian_matrix(&mut rng, 40, 30);
+        let x = gaussian_matrix(&mut rng, 30, 4);
+        let m64 = StoredMatrix::F64(a.clone());
+        let mut out = Array2::zeros((40, 4));
+        m64.mul_into(out.view_mut(), x.view(), false).unwrap();
+        let err = (&out - &a.dot(&x)).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+        assert!(err < 1e-12, "{err:e}");
+        assert_eq!(f32::from_f64(1e-300), 0.0);
+        assert_eq!(f32::from_f64(-1e-39), 0.0);
+        assert_eq!(f32::from_f64(0.5), 0.5);
+        let mut m = StoredMatrix::F32(Array2::zeros((2, 2)));
+        m.update_rows(|i, mut r| r.fill(i as f64 + 0.25));
+        assert_eq!(m.to_f64(), ndarray::array![[0.25, 0.25], [1.25, 1.25]]);
+    }
+
+    #[test]
+    fn precision_names_and_limits() {
+        assert_eq!("float32".parse::<Precision>().unwrap(), Precision::F32);
+        assert_eq!(Precision::F64.to_string(), "f64");
+        assert!("half".parse::<Precision>().is_err());
+        assert!(Precision::F32.default_tol() >= Precision::F32.min_tol());
+        assert_eq!(Precision::F32.bytes() * 2, Precision::F64.bytes());
+    }
+}
