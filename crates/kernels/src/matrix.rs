@@ -66,10 +66,16 @@ impl Centering {
     pub fn of_dense(g: ArrayView2<'_, f64>) -> Centering {
         let rows = g.mean_axis(Axis(1)).unwrap_or_else(|| Array1::zeros(g.nrows()));
         let cols = g.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(g.ncols()));
-        let grand_mean = rows.mean().unwrap_or(0.0);
+        Centering::from_means(rows.to_vec(), cols.to_vec())
+    }
+
+    /// The centring of row and column means `r`, `c`: the grand mean is the mean of the row
+    /// means (ndarray's summation; zero without rows).
+    fn from_means(row_means: Vec<f64>, col_means: Vec<f64>) -> Centering {
+        let grand_mean = ndarray::aview1(&row_means).mean().unwrap_or(0.0);
         Centering {
-            row_means: rows.to_vec(),
-            col_means: cols.to_vec(),
+            row_means,
+            col_means,
             grand_mean,
         }
     }
@@ -169,19 +175,7 @@ impl Centering {
     /// `f64` (the grand mean as the mean of the row means), the entries updated in `f64` and
     /// rounded back.
     pub fn center_stored(g: &mut StoredMatrix) -> Result<Centering> {
-        let (n, m) = g.dim();
-        let (row_means, col_means) = if n == 0 || m == 0 {
-            (vec![0.0; n], vec![0.0; m])
-        } else {
-            (g.row_means(), g.col_means())
-        };
-        // As `of_dense`: the mean of the row means, by ndarray's summation.
-        let grand_mean = Array1::from(row_means.clone()).mean().unwrap_or(0.0);
-        let c = Centering {
-            row_means,
-            col_means,
-            grand_mean,
-        };
+        let c = Centering::from_means(g.row_means(), g.col_means());
         c.center_stored_in_place(g)?;
         Ok(c)
     }
@@ -189,11 +183,13 @@ impl Centering {
     /// [`Centering::center_in_place`] on a matrix stored in either precision.
     pub fn center_stored_in_place(&self, g: &mut StoredMatrix) -> Result<()> {
         self.check_matrix(g.dim())?;
-        g.update_rows(|i, mut row| {
-            let shift = self.grand_mean - self.row_means[i];
-            row.iter_mut()
-                .zip(&self.col_means)
-                .for_each(|(v, &cj)| *v += shift - cj);
+        g.update_rows(|i, row| {
+            center_entries(
+                row.insert_axis(Axis(0)),
+                &self.row_means[i..=i],
+                &self.col_means,
+                self.grand_mean,
+            );
         });
         Ok(())
     }
@@ -597,7 +593,7 @@ impl KernelMatrix {
     /// [`KernelError::InvalidStats`] unless `col_means` has one finite entry per column and
     /// `grand_mean` is finite; an already centred matrix is refused the same way.
     pub fn centered_with(mut self, col_means: Vec<f64>, grand_mean: f64) -> Result<Self> {
-        let (n, m) = (self.nrows(), self.ncols());
+        let m = self.ncols();
         let bad = |reason: String| Err(KernelError::InvalidStats { reason });
         if col_means.len() != m {
             return bad(format!("{} column means given for {m} columns", col_means.len()));
@@ -609,9 +605,8 @@ impl KernelMatrix {
             return bad("the matrix is centred already".into());
         }
         if let Repr::Stored { g, centred } = &mut self.repr {
-            let row_means = if m == 0 { vec![0.0; n] } else { g.row_means() };
             let c = Centering {
-                row_means,
+                row_means: g.row_means(),
                 col_means,
                 grand_mean,
             };

@@ -19,7 +19,7 @@ pub fn parallelism() -> Par {
 }
 
 /// A zero-copy faer view of an ndarray view.
-pub fn as_faer(a: ArrayView2<'_, f64>) -> MatRef<'_, f64> {
+pub fn as_faer<T>(a: ArrayView2<'_, T>) -> MatRef<'_, T> {
     let (r, c) = a.dim();
     let s = a.strides();
     // SAFETY: the pointer, shape and element strides come from a live ndarray view that
@@ -28,7 +28,7 @@ pub fn as_faer(a: ArrayView2<'_, f64>) -> MatRef<'_, f64> {
 }
 
 /// A zero-copy mutable faer view of a mutable ndarray view.
-pub fn as_faer_mut(mut a: ArrayViewMut2<'_, f64>) -> MatMut<'_, f64> {
+pub fn as_faer_mut<T>(mut a: ArrayViewMut2<'_, T>) -> MatMut<'_, T> {
     let (r, c) = a.dim();
     let s = a.strides().to_vec();
     // SAFETY: as in `as_faer`; the mutable borrow is moved into the returned view.
@@ -82,6 +82,18 @@ pub fn gemm_into(
     alpha: f64,
     accumulate: bool,
 ) -> Result<()> {
+    gemm_into_t(out, a, b, alpha, accumulate)
+}
+
+/// [`gemm_into`] in any of faer's real types (`f64`, or `f32` for a matrix stored in single
+/// precision, [`crate::StoredMatrix`]).
+pub(crate) fn gemm_into_t<T: faer::traits::ComplexField + Copy + Default>(
+    out: ArrayViewMut2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+    alpha: T,
+    accumulate: bool,
+) -> Result<()> {
     if a.ncols() != b.nrows() {
         return Err(LinalgError::ShapeMismatch {
             op: "matmul",
@@ -102,7 +114,7 @@ pub fn gemm_into(
     let mut out = out;
     if a.ncols() == 0 {
         if !accumulate {
-            out.fill(0.0);
+            out.fill(T::default());
         }
         return Ok(());
     }

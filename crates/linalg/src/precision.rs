@@ -11,6 +11,7 @@
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut1, ArrayViewMut2, Axis, ShapeBuilder};
 use rayon::prelude::*;
 
+use crate::dense;
 use crate::error::{LinalgError, Result};
 
 /// The precision of stored matrix entries and of the products with them.
@@ -75,11 +76,15 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 
     fn from_f64(v: f64) -> Self;
     /// Widens to `f64` (exact).
     fn to_f64(self) -> f64;
-    /// `out = A B` (or `out += A B` with `accumulate`) in this type, threads as `dense::gemm_into`.
-    fn gemm(out: ArrayViewMut2<'_, Self>, a: ArrayView2<'_, Self>, b: ArrayView2<'_, Self>, accumulate: bool);
-    /// `out = A X` (or `out += A X`) with `f64` vectors `X` and result; shapes checked by
-    /// [`gemm_stored`]. `f64`: one GEMM; `f32`: `X` rounded, the product in `f32`, widened.
-    fn gemm_f64(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, Self>, x: ArrayView2<'_, f64>, accumulate: bool);
+    /// `out = A X` (or `out += A X` with `accumulate`) for `A` stored as this type and `f64`
+    /// vectors `X` and result. `f64`: [`dense::gemm_into`]; `f32`: `X` rounded, the product in
+    /// `f32` (the same GEMM), widened into `out`.
+    fn gemm_f64(
+        out: ArrayViewMut2<'_, f64>,
+        a: ArrayView2<'_, Self>,
+        x: ArrayView2<'_, f64>,
+        accumulate: bool,
+    ) -> Result<()>;
 }
 
 impl Element for f64 {
@@ -92,11 +97,13 @@ impl Element for f64 {
     fn to_f64(self) -> f64 {
         self
     }
-    fn gemm(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>, accumulate: bool) {
-        faer_gemm(out, a, b, 1.0, accumulate);
-    }
-    fn gemm_f64(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, x: ArrayView2<'_, f64>, accumulate: bool) {
-        Self::gemm(out, a, x, accumulate);
+    fn gemm_f64(
+        out: ArrayViewMut2<'_, f64>,
+        a: ArrayView2<'_, f64>,
+        x: ArrayView2<'_, f64>,
+        accumulate: bool,
+    ) -> Result<()> {
+        dense::gemm_into(out, a, x, 1.0, accumulate)
     }
 }
 
@@ -116,77 +123,30 @@ impl Element for f32 {
     fn to_f64(self) -> f64 {
         f64::from(self)
     }
-    fn gemm(out: ArrayViewMut2<'_, f32>, a: ArrayView2<'_, f32>, b: ArrayView2<'_, f32>, accumulate: bool) {
-        faer_gemm(out, a, b, 1.0, accumulate);
-    }
-    fn gemm_f64(mut out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f32>, x: ArrayView2<'_, f64>, accumulate: bool) {
+    fn gemm_f64(
+        mut out: ArrayViewMut2<'_, f64>,
+        a: ArrayView2<'_, f32>,
+        x: ArrayView2<'_, f64>,
+        accumulate: bool,
+    ) -> Result<()> {
+        // The product's own shapes are checked by the GEMM; `out` receives it.
+        if out.dim() != (a.nrows(), x.ncols()) {
+            return Err(LinalgError::ShapeMismatch {
+                op: "matmul output",
+                left: out.dim(),
+                right: (a.nrows(), x.ncols()),
+            });
+        }
         let x32: Array2<f32> = Array2::from_shape_fn((x.nrows(), x.ncols()).f(), |(i, j)| x[[i, j]] as f32);
         let mut prod = Array2::<f32>::zeros((a.nrows(), x.ncols()).f());
-        Self::gemm(prod.view_mut(), a, x32.view(), false);
+        dense::gemm_into_t(prod.view_mut(), a, x32.view(), 1.0, false)?;
         if accumulate {
             out.zip_mut_with(&prod, |o, &p| *o += f64::from(p));
         } else {
             out.zip_mut_with(&prod, |o, &p| *o = f64::from(p));
         }
+        Ok(())
     }
-}
-
-/// `out = A B` (`out += A B` with `accumulate`) by faer's GEMM in any of its field types, on
-/// zero-copy views of the ndarray arguments (shapes checked by the callers).
-fn faer_gemm<T: faer::traits::ComplexField + Copy>(
-    mut out: ArrayViewMut2<'_, T>,
-    a: ArrayView2<'_, T>,
-    b: ArrayView2<'_, T>,
-    one: T,
-    accumulate: bool,
-) {
-    let beta = if accumulate {
-        faer::Accum::Add
-    } else {
-        faer::Accum::Replace
-    };
-    let (ar, ac, asd) = (a.nrows(), a.ncols(), a.strides().to_vec());
-    let (br, bc, bsd) = (b.nrows(), b.ncols(), b.strides().to_vec());
-    let (or, oc, osd) = (out.nrows(), out.ncols(), out.strides().to_vec());
-    // SAFETY: pointers, shapes and element strides come from live ndarray views that outlive
-    // the faer views made here; `out` is borrowed mutably for their whole life.
-    let (av, bv, ov) = unsafe {
-        (
-            faer::MatRef::from_raw_parts(a.as_ptr(), ar, ac, asd[0], asd[1]),
-            faer::MatRef::from_raw_parts(b.as_ptr(), br, bc, bsd[0], bsd[1]),
-            faer::MatMut::from_raw_parts_mut(out.as_mut_ptr(), or, oc, osd[0], osd[1]),
-        )
-    };
-    faer::linalg::matmul::matmul(ov, beta, av, bv, one, crate::dense::parallelism());
-}
-
-/// `out = A X` (or `out += A X`) for a matrix `A` stored as `T` and `f64` vectors `X`: in `f64`
-/// a plain GEMM; in `f32` `X` is rounded to `f32`, multiplied in `f32` and widened into `out`.
-pub fn gemm_stored<T: Element>(
-    out: ArrayViewMut2<'_, f64>,
-    a: ArrayView2<'_, T>,
-    x: ArrayView2<'_, f64>,
-    accumulate: bool,
-) -> Result<()> {
-    if a.ncols() != x.nrows() || out.dim() != (a.nrows(), x.ncols()) {
-        return Err(LinalgError::ShapeMismatch {
-            op: "matmul",
-            left: a.dim(),
-            right: x.dim(),
-        });
-    }
-    let mut out = out;
-    if out.is_empty() {
-        return Ok(());
-    }
-    if a.ncols() == 0 {
-        if !accumulate {
-            out.fill(0.0);
-        }
-        return Ok(());
-    }
-    T::gemm_f64(out, a, x, accumulate);
-    Ok(())
 }
 
 /// A dense row-major `n × m` matrix stored in `f64` or `f32` ([`Precision`]): what a stored
@@ -232,9 +192,9 @@ impl StoredMatrix {
         with_stored!(self, g => g.dim())
     }
 
-    /// `out = G X`, or `out = Gᵀ X` with `transpose` ([`gemm_stored`]).
+    /// `out = G X`, or `out = Gᵀ X` with `transpose` ([`Element::gemm_f64`]).
     pub fn mul_into(&self, out: ArrayViewMut2<'_, f64>, x: ArrayView2<'_, f64>, transpose: bool) -> Result<()> {
-        with_stored!(self, g => gemm_stored(out, if transpose { g.t() } else { g.view() }, x, false))
+        with_stored!(self, g => Element::gemm_f64(out, if transpose { g.t() } else { g.view() }, x, false))
     }
 
     /// `G[rows, cols]` (with `transpose`, `Gᵀ[rows, cols]`) in `f64`; the indices must be valid.
