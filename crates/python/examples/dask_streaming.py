@@ -1,11 +1,12 @@
-"""The out-of-core asymmetric Nystrom KSVD on a local Dask cluster, against the single-process fit.
+"""The large-scale pipeline (``ksvd.dask.fit``: KSVD with the a2 compatibility, Nystrom, ridge,
+AUROC) on a local Dask cluster, against the single-process fit.
 
 Generates seeded sparse LIBSVM data (scikit-learn's ``make_classification``, each entry kept with
 probability ``--nnz / --features``, written by ``dump_svmlight_file``) split into ``--files``
 files, or takes ``--data TRAIN... --test TEST...``; starts a
 ``dask.distributed.LocalCluster`` of ``--workers`` worker processes (one thread each); runs
 ``ksvd.dask.fit`` on it and ``ksvd.dask.fit_local`` (one process) on the same files; prints both
-fits, the wall time and peak RSS per worker, the bytes of each pass's state, and as its last line
+fits, the wall time and peak RSS per worker, and as its last line
 
     max |distributed - single| = <value>; partitions per worker = [<count>, ...]
 
@@ -72,7 +73,6 @@ def main() -> None:
     ap.add_argument("--test", nargs="+", help="test LIBSVM files (with --data)")
     ap.add_argument("--rank", type=int, default=10)
     ap.add_argument("--landmarks", type=int, default=200)
-    ap.add_argument("--chunk-rows", type=int, default=10_000)
     ap.add_argument("--seed", type=int, default=0)
     ap.add_argument("--no-single", action="store_true", help="skip the single-process fit (scale runs)")
     args = ap.parse_args()
@@ -89,34 +89,33 @@ def main() -> None:
             train = kd.split_file(whole, args.files, tmp, prefix="train")
             os.unlink(whole)
             test = kd.split_file(t, max(1, min(args.files, 4)), tmp, prefix="test")
-        opts = dict(n_components=args.rank, n_landmarks=args.landmarks, chunk_rows=args.chunk_rows, seed=args.seed)
+        opts = dict(n_components=args.rank, n_landmarks=args.landmarks, seed=args.seed)
         n_features = None if args.data else args.features
 
         with LocalCluster(n_workers=args.workers, processes=True, threads_per_worker=1, dashboard_address=None) as cluster, Client(cluster) as client:
             workers = sorted(client.scheduler_info()["workers"])
             t0 = time.perf_counter()
             with get_task_stream(client) as ts:
-                dist = kd.fit(train, test, client=client, n_features=n_features, **opts)
+                dist = kd.fit(train, test, n_features=n_features, **opts)
                 emb_dist = dist.embeddings.compute(scheduler=client)
             wall = time.perf_counter() - t0
             rss = client.run(_peak_rss_bytes)
             counts = Counter(rec["worker"] for rec in ts.data if "-part-" in str(rec["key"]))
         print(f"distributed: {args.workers} workers, {len(train)} training files, wall {wall:.2f} s, "
               f"load average {os.getloadavg()[0]:.2f}")
-        print(f"  AUROC {dist.auroc:.6f}, gamma {dist.model.gamma:.6g}, singular values {np.round(dist.model.singular_values()[:4], 6)}")
+        print(f"  AUROC {dist.auroc:.6f}, gamma {dist.bandwidth:.6g}, singular values {np.round(dist.estimator.singular_values_[:4], 6)}")
         print("  peak RSS per worker (MB): " + ", ".join(f"{rss[w] / 2**20:.0f}" for w in workers))
-        print("  bytes per pass state: " + ", ".join(f"{k} {v}" for k, v in dist.state_bytes.items()))
         if args.no_single:
             diff = float("nan")
         else:
             t1 = time.perf_counter()
             single = kd.fit_local(train, test, n_features=n_features, **opts)
-            emb_single = single.embeddings.compute(scheduler="synchronous")
+            emb_single = single.embeddings
             print(f"single process: AUROC {single.auroc:.6f}, wall {time.perf_counter() - t1:.2f} s, "
                   f"peak RSS {_peak_rss_bytes() / 2**20:.0f} MB")
             diff = max(
                 float(np.max(np.abs(emb_dist - emb_single))),
-                float(np.max(np.abs(dist.model.singular_values() - single.model.singular_values()))),
+                float(np.max(np.abs(dist.estimator.singular_values_ - single.estimator.singular_values_))),
                 abs(dist.auroc - single.auroc),
             )
         per_worker = ", ".join(str(counts.get(w, 0)) for w in workers)

@@ -4,18 +4,18 @@ For every dataset of the spec whose files are present (the stand-ins committed u
 the paper's AmazonCat-13K, Avazu and Criteo when put under ``data/external/`` where the spec's
 ``[[params.datasets]]`` say), runs :func:`ksvd.dask.fit` on a ``LocalCluster`` of ``--workers``
 processes with the spec's ``[params]`` (``components`` = rank, ``landmarks`` = n = m, RBF with the
-median heuristic or a fixed bandwidth, compatibility a2, ``ridge``, ``chunk_rows``) and the
-spec's seeds, and writes rows in the tidy schema of ``results/large-scale.csv`` to ``--out``
+median heuristic or a fixed bandwidth, compatibility a2, ``ridge``) and the spec's seeds, and writes rows in the tidy schema of ``results/large-scale.csv`` to ``--out``
 (atomically: temp file + ``os.replace``).
 
-The passes are those of the single-machine runner (``cargo xtask reproduce --only large-scale``,
-i.e. ``ksvd-stream``): the landmark rows are the bottom-n key sketch of the training rows'
-global ids, so they are the runner's whatever ``--parts`` and ``--workers``, and the AUROCs agree
-with the runner's up to the rounding of sums regrouped by the partitioning. As in the runner:
+:func:`ksvd.dask.fit` is the estimators (``ksvd.dask.KSVD``) plus a ridge step, with the
+landmarks, projection and bandwidth of the single-machine runner (``cargo xtask reproduce --only
+large-scale``, i.e. ``ksvd-stream``): the landmark rows are the bottom-n key sketch of the
+training rows' global ids, so they are the runner's whatever ``--parts`` and ``--workers``, and
+the AUROCs agree with the runner's up to rounding. As in the runner:
 
 * each training file is split into ``--parts`` consecutive files (the unit of work);
 * a set with more features than rows (``M > N``, the Reuters stand-in) maps the rows (a2 on
-  ``x_i``): pass 2 gathers the sparse ``X[:, J]`` instead of summing ``P``;
+  ``x_i``, ``N`` numbers per row) and takes the columns ``X[:, J]`` as the column samples;
 * a dataset without a test file (w8a; Criteo) gets the runner's seeded train/test split (the
   same held-out rows: ``RowSelection::SplitTest`` through ``_ksvd.split_test_rows``), done on
   the driver while splitting the file into parts (a real cluster would split per partition);
@@ -208,16 +208,14 @@ def bandwidth_args(bw) -> dict:
 def method_note(method: str, res, args, partitions: int, rank: int, ridge: float) -> str:
     """The note of a ``kpca`` / ``ksvd`` AUROC row, with the runner's facts (rank used, landmarks,
     bandwidth, compatibility side) and the Dask setting."""
-    plan, model = res.plan, res.model
-    nn, mm = plan.shape
     parts = [
-        f"Dask: {args.workers} workers, {partitions} partitions; r = {model.rank} (requested {rank})",
-        f"n = {len(model.row_landmarks)} landmark rows (key sketch)",
+        f"Dask: {args.workers} workers, {partitions} partitions; r = {res.rank} (requested {rank})",
+        f"n = {len(res.landmark_rows)} landmark rows (key sketch)",
     ]
     if method == "ksvd":
-        side = "columns mapped (N > M)" if nn > mm else "rows mapped (M > N)" if mm > nn else "square (C = I)"
-        parts += [f"m = {len(plan.col_landmarks)} landmark columns", f"compatibility a2: {side}"]
-    parts += [f"gamma = {model.gamma:.4e}", f"ridge = {ridge}"]
+        side = {"columns": "columns mapped (N > M)", "rows": "rows mapped (M > N)", "square": "square (C = I)"}[res.compat]
+        parts += [f"m = {len(res.landmark_cols)} landmark columns", f"compatibility a2: {side}"]
+    parts += [f"gamma = {res.bandwidth:.4e}", f"ridge = {ridge}"]
     return ", ".join(parts)
 
 
@@ -255,7 +253,6 @@ def main(argv=None) -> int:
     rank = int(params.get("components", 100))
     bw = bandwidth_args(params.get("bandwidth", {"median": 1.0}))
     ridge = float(params.get("ridge", 1e-3))
-    chunk_rows = int(params.get("chunk_rows", 10_000))
     test_fraction = float(params.get("test_fraction", 0.2))
     seeds = [int(s) for s in spec.get("seeds", [0])]
     paper = {(p["dataset"], p["method"], p["metric"]): float(p["value"]) for p in spec.get("paper", [])}
@@ -265,7 +262,7 @@ def main(argv=None) -> int:
     from dask.distributed import Client, LocalCluster
 
     rows = []
-    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster) as client, tempfile.TemporaryDirectory() as tmp:
+    with LocalCluster(n_workers=args.workers, threads_per_worker=1, processes=True, dashboard_address=None) as cluster, Client(cluster), tempfile.TemporaryDirectory() as tmp:
         for name in datasets:
             inp = inputs.get(name)
             for seed in seeds:
@@ -291,8 +288,8 @@ def main(argv=None) -> int:
                     t0 = time.perf_counter()
                     try:
                         res = kd.fit(
-                            train, test, method=meth, n_components=rank, n_landmarks=landmarks, ridge=ridge, chunk_rows=chunk_rows,
-                            seed=seed, n_features=inp["n_features"], positive_label=inp["positive_label"], client=client, **bw,
+                            train, test, method=meth, n_components=rank, n_landmarks=landmarks, ridge=ridge,
+                            seed=seed, n_features=inp["n_features"], positive_label=inp["positive_label"], **bw,
                         )
                         fits[meth] = (res, time.perf_counter() - t0, None)
                     except ValueError as e:
@@ -300,9 +297,9 @@ def main(argv=None) -> int:
                 done = [f[0] for f in fits.values() if f[0] is not None]
                 if done:
                     res = done[0]
-                    note = f"{res.scores.rows} test rows"
-                    rows.append(row(name, "data", "n_samples", seed, value=float(res.scan.rows), paper=pv("data", "n_samples"), note=note, **base))
-                    rows.append(row(name, "data", "n_features", seed, value=float(res.scan.features), paper=pv("data", "n_features"), **base))
+                    note = f"{res.n_test} test rows"
+                    rows.append(row(name, "data", "n_samples", seed, value=float(res.shape[0]), paper=pv("data", "n_samples"), note=note, **base))
+                    rows.append(row(name, "data", "n_features", seed, value=float(res.shape[1]), paper=pv("data", "n_features"), **base))
                 for meth, (res, secs, err) in fits.items():
                     if res is None:
                         rows.append(row(name, meth, "auroc", seed, status="failed", note=err, seconds=secs, paper=pv(meth, "auroc"), **base))

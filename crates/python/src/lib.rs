@@ -803,6 +803,43 @@ fn bandwidth_rule_py<'py>(x: SamplesArg<'py>, k: f64) -> PyResult<f64> {
     Ok(bandwidth_rule(&x.to_samples()?, k))
 }
 
+/// A LIBSVM file (plain or `.bz2`) read by the workspace's reader (`ksvd_datasets::read_libsvm`):
+/// `(((rows, features), indptr, indices, data), labels)`, the rows as a CSR triple (int64
+/// indices) with `n_features` columns (None: the largest index). Errors name the file and line.
+#[pyfunction]
+#[pyo3(signature = (path, n_features = None, zero_based = false))]
+#[allow(clippy::type_complexity)]
+fn read_libsvm<'py>(
+    py: Python<'py>,
+    path: PathBuf,
+    n_features: Option<usize>,
+    zero_based: bool,
+) -> PyResult<(
+    (
+        (usize, usize),
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<i64>>,
+        Bound<'py, PyArray1<f64>>,
+    ),
+    Bound<'py, PyArray1<f64>>,
+)> {
+    let options = ksvd_datasets::LibsvmOptions { n_features, zero_based };
+    let d = py
+        .detach(|| ksvd_datasets::read_libsvm(&path, &options))
+        .map_err(value_error)?;
+    let x = &d.features;
+    let index = |v: &[usize]| v.iter().map(|&i| i as i64).collect::<Vec<i64>>().into_pyarray(py);
+    Ok((
+        (
+            x.shape(),
+            index(x.indptr()),
+            index(x.indices()),
+            x.data().to_vec().into_pyarray(py),
+        ),
+        d.labels.into_pyarray(py),
+    ))
+}
+
 /// The native module `ksvd._ksvd`. Besides the functions and the model class it holds the
 /// canonical names of the core's vocabularies (`KERNELS`, `SOLVERS`, `SAMPLINGS`,
 /// `GRAPH_INPUTS`, `COMPATS`), for the package's docstrings and tests.
@@ -813,6 +850,7 @@ fn _ksvd(m: &Bound<'_, PyModule>) -> PyResult<()> {
     m.add_function(wrap_pyfunction!(fit_graph, m)?)?;
     m.add_function(wrap_pyfunction!(load, m)?)?;
     m.add_function(wrap_pyfunction!(bandwidth_rule_py, m)?)?;
+    m.add_function(wrap_pyfunction!(read_libsvm, m)?)?;
     let py = m.py();
     m.add("KERNELS", PyTuple::new(py, KernelKind::canonical_names())?)?;
     m.add("SOLVERS", PyTuple::new(py, SolverKind::canonical_names())?)?;

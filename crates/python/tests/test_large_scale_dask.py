@@ -41,9 +41,9 @@ def test_quick_spec_rows(tmp_path):
 
 
 def test_reuters_stand_in_maps_the_rows_and_matches_one_process(tmp_path):
-    """M > N (7770 x 8315): KSVD gathers X[:, J] in pass 2; KPCA needs no pass 2. Both equal the
-    single-process fit on the same files (singular values / eigenvalues at sqrt(eps) relative,
-    AUROC to 1e-9) and find the signal."""
+    """M > N (7770 x 8315): KSVD maps the rows (N numbers each) and takes the columns X[:, J] as
+    its column samples; KPCA maps nothing. Both equal the single-process fit on the same files
+    (singular values at sqrt(eps) relative, AUROC to 1e-9) and find the signal."""
     import numpy as np
 
     import ksvd.dask as kd
@@ -55,13 +55,13 @@ def test_reuters_stand_in_maps_the_rows_and_matches_one_process(tmp_path):
     assert inp["n_features"] == 8315, "the largest feature index is the registry's M"
     train = ex.split_parts(inp["train"], 4, str(tmp_path), "train")
     test = ex.split_parts(inp["test"], 2, str(tmp_path), "test")
-    opts = dict(n_components=10, n_landmarks=100, chunk_rows=2000, seed=0, n_features=inp["n_features"])
-    for method, spectrum in (("ksvd", "singular_values"), ("kpca", "eigenvalues")):
+    opts = dict(n_components=10, n_landmarks=100, seed=0, n_features=inp["n_features"])
+    for method in ("ksvd", "kpca"):
         one = kd.fit_local(train, test, method=method, **opts)
-        dist = kd.fit(train, test, method=method, npartitions=3, order_seed=1, scheduler="threads", **opts)
-        assert dist.plan.shape == (7770, 8315)
-        s, s_ref = getattr(dist.model, spectrum)(), getattr(one.model, spectrum)()
+        dist = kd.fit(train, test, method=method, **opts)
+        assert dist.shape == (7770, 8315) and dist.compat == ("rows" if method == "ksvd" else None)
+        s, s_ref = dist.estimator.singular_values_, one.estimator.singular_values_
         assert np.max(np.abs(s - s_ref)) <= np.sqrt(np.finfo(float).eps) * s_ref[0]
         assert abs(dist.auroc - one.auroc) <= 1e-9 and 0.5 < dist.auroc <= 1.0
-        assert dist.model.row_landmarks == one.model.row_landmarks and len(one.model.row_landmarks) == 100
-        assert dist.landmarks.has_columns == (method == "ksvd")
+        np.testing.assert_array_equal(dist.landmark_rows, one.landmark_rows)
+        assert len(one.landmark_rows) == 100

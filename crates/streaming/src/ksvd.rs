@@ -144,14 +144,20 @@ impl CompatSide {
     }
 }
 
+/// The streaming fits' uniform landmark columns: `min(m, features)` distinct columns of
+/// `0..features` drawn from `seed`, increasing.
+pub fn uniform_cols(seed: u64, features: usize, m: usize) -> Vec<usize> {
+    sample_indices(
+        &mut rng_from_seed(seed.wrapping_add(0x9e37_79b9)),
+        features,
+        m.min(features),
+    )
+}
+
 /// The landmark columns `J` of an `N × M` fit (uniform from the seed, or explicit and checked).
 pub(crate) fn choose_cols(params: &ValidStreamingParams, mm: usize) -> Result<Vec<usize>> {
     match &params.cols {
-        ColLandmarks::Uniform => Ok(sample_indices(
-            &mut rng_from_seed(params.seed.wrapping_add(0x9e37_79b9)),
-            mm,
-            params.col_landmarks.min(mm),
-        )),
+        ColLandmarks::Uniform => Ok(uniform_cols(params.seed, mm, params.col_landmarks)),
         ColLandmarks::Explicit(v) => {
             if let Some(&bad) = v.iter().find(|&&j| j >= mm) {
                 return Err(StreamingError::LandmarkOutOfRange {
@@ -197,6 +203,47 @@ pub(crate) fn project_gathered(pr: &SparseProjection, xj: &CsrMatrix, p: &mut Ar
             }
         },
     );
+}
+
+/// One part's share of the mapped landmark columns of the a2 compatibility when the columns
+/// are mapped (`N > M`): `Σ_t C_z[offset + t, :]ᵀ X[t, J]` (`M × m`) over the part's rows `x`
+/// (`c × M`, global row ids `offset..offset + c`), with `C_z` = `projection` (`N × M`). The sum
+/// of the parts' shares is `P = C_zᵀ X[:, J]`, whose column `b` is the mapped column sample
+/// `z'_{J[b]}` (rows of `x` are added in order, through the same arithmetic as the streaming
+/// landmark pass).
+pub fn mapped_columns(
+    projection: &SparseProjection,
+    offset: usize,
+    x: &CsrMatrix,
+    cols: &[usize],
+) -> Result<Array2<f64>> {
+    let mm = x.ncols();
+    if projection.output_dim() != mm || offset + x.nrows() > projection.input_dim() {
+        return Err(StreamingError::invalid(
+            "rows",
+            format!("{} x {mm} at row {offset}", x.nrows()),
+            format!(
+                "the projection maps {} rows to {} features",
+                projection.input_dim(),
+                projection.output_dim()
+            ),
+        ));
+    }
+    if let Some(&bad) = cols.iter().find(|&&j| j >= mm) {
+        return Err(StreamingError::LandmarkOutOfRange {
+            what: "column",
+            index: bad,
+            len: mm,
+        });
+    }
+    let acc = ColumnAccumulator::new(cols, mm);
+    let mut p = Array2::zeros((mm, cols.len()));
+    let mut buf = (Vec::new(), Vec::new());
+    for t in 0..x.nrows() {
+        let (idx, val) = x.row(t);
+        acc.add_row(&mut p, Some(projection), offset + t, idx, val, &mut buf);
+    }
+    Ok(p)
 }
 
 /// Accumulates `P = C_zᵀ X[:, J]` (columns mapped) or `P = X[:, J]` (square) row by row, or

@@ -47,6 +47,22 @@ fn sketch_key(seed: u64, row: usize) -> u64 {
     item_seed(seed, domain::SKETCH, row as u64)
 }
 
+/// The landmark rows the key sketch keeps among `rows` rows (global ids `0..rows`): the `n`
+/// smallest keys `hash(seed, row)` (ties by row id), increasing; all rows when `n >= rows`. What
+/// the streaming passes' merged sketch gives ([`LandmarksPartial::row_landmarks`]), computed
+/// from the row count alone (`O(rows)` hashes): an exact uniform sample without replacement,
+/// independent of how the rows are cut into parts.
+pub fn sketch_landmarks(seed: u64, rows: usize, n: usize) -> Vec<usize> {
+    let mut keyed: Vec<(u64, usize)> = (0..rows).map(|row| (sketch_key(seed, row), row)).collect();
+    if n < rows {
+        keyed.select_nth_unstable(n);
+        keyed.truncate(n);
+    }
+    let mut ids: Vec<usize> = keyed.into_iter().map(|(_, row)| row).collect();
+    ids.sort_unstable();
+    ids
+}
+
 /// One training row's entries in the landmark columns (positions in `J`), by global row id.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub(crate) struct GatheredRow {

@@ -1,7 +1,9 @@
 //! Very sparse random projections (Achlioptas 2003; Li, Hastie & Church 2006), generated row by
 //! row from a seed so that a `D × d` matrix never has to be stored.
-use ndarray::{Array1, Array2};
+use ksvd_linalg::CsrMatrix;
+use ndarray::{Array1, Array2, Axis};
 use rand::Rng;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StreamingError};
@@ -155,6 +157,27 @@ impl SparseProjection {
         out
     }
 
+    /// `X R` for the rows of `x` (`c × D`, CSR): row `t` is `Rᵀ x_t` (`c × d`, dense; rows
+    /// computed in parallel, each exactly as [`SparseProjection::project`]).
+    pub fn project_rows(&self, x: &CsrMatrix) -> Result<Array2<f64>> {
+        if x.ncols() != self.input_dim {
+            return Err(StreamingError::invalid(
+                "rows",
+                format!("{} x {}", x.nrows(), x.ncols()),
+                format!("the projection maps {} features", self.input_dim),
+            ));
+        }
+        let mut out = Array2::zeros((x.nrows(), self.output_dim));
+        out.axis_iter_mut(Axis(0))
+            .into_par_iter()
+            .enumerate()
+            .for_each(|(t, mut row)| {
+                let (idx, val) = x.row(t);
+                row.assign(&self.project(idx, val));
+            });
+        Ok(out)
+    }
+
     /// `‖Rᵀv‖²` for a sparse `v`, using a caller-owned workspace (`scratch` must hold
     /// `output_dim` zeros and is left zeroed).
     pub(crate) fn project_sq_norm(&self, indices: &[usize], values: &[f64], ws: &mut ProjectionWorkspace) -> f64 {
@@ -228,6 +251,55 @@ mod tests {
         }
         let dense = SparseProjection::new(10, 5, Some(1.0), ProjectionScaling::NormPreserving, 3).unwrap();
         assert_eq!(dense.row(4).0, vec![0, 1, 2, 3, 4]);
+    }
+
+    /// A small sparse matrix with a few exact zeros per row.
+    fn sample_rows(n: usize, d: usize) -> Array2<f64> {
+        Array2::from_shape_fn((n, d), |(i, j)| {
+            if (i * 7 + j * 3) % 5 == 0 {
+                0.0
+            } else {
+                ((i * d + j) as f64 * 0.37).sin()
+            }
+        })
+    }
+
+    #[test]
+    fn projected_rows_are_x_times_the_dense_matrix() {
+        let p = SparseProjection::new(40, 9, None, ProjectionScaling::NormPreserving, 5).unwrap();
+        let x = sample_rows(6, 40);
+        let got = p.project_rows(&CsrMatrix::from_dense(x.view()).unwrap()).unwrap();
+        let want = x.dot(&p.to_dense());
+        let scale = want.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        assert!(got
+            .iter()
+            .zip(want.iter())
+            .all(|(a, b)| (a - b).abs() <= 64.0 * f64::EPSILON * scale));
+        assert!(p
+            .project_rows(&CsrMatrix::from_dense(sample_rows(2, 39).view()).unwrap())
+            .is_err());
+    }
+
+    #[test]
+    fn mapped_columns_of_the_parts_sum_to_the_mapped_landmark_columns() {
+        // C_z: N = 30 rows to M = 8 features; J = {6, 1, 3}; parts of 13 and 17 rows.
+        let (n, m) = (30, 8);
+        let p = SparseProjection::new(n, m, None, ProjectionScaling::NormPreserving, 9).unwrap();
+        let x = sample_rows(n, m);
+        let cols = [6usize, 1, 3];
+        let csr = |a: ndarray::ArrayView2<'_, f64>| CsrMatrix::from_dense(a).unwrap();
+        let top = crate::ksvd::mapped_columns(&p, 0, &csr(x.slice(ndarray::s![..13, ..])), &cols).unwrap();
+        let bottom = crate::ksvd::mapped_columns(&p, 13, &csr(x.slice(ndarray::s![13.., ..])), &cols).unwrap();
+        let got = top + bottom;
+        let want = p.to_dense().t().dot(&x.select(Axis(1), &cols));
+        let scale = want.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+        assert!(got
+            .iter()
+            .zip(want.iter())
+            .all(|(a, b)| (a - b).abs() <= 64.0 * f64::EPSILON * scale));
+        // Rows beyond the projection, a column beyond the data: typed errors.
+        assert!(crate::ksvd::mapped_columns(&p, 20, &csr(x.slice(ndarray::s![13.., ..])), &cols).is_err());
+        assert!(crate::ksvd::mapped_columns(&p, 0, &csr(x.view()), &[8]).is_err());
     }
 
     #[test]

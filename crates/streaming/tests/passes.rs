@@ -22,9 +22,10 @@ use ksvd_datasets::envelope;
 use ksvd_linalg::random::rng_from_seed;
 use ksvd_linalg::CsrMatrix;
 use ksvd_streaming::{
-    fit_kpca, fit_ksvd, CompatSide, Embedding, Fitted, FittedKpca, FittedKsvd, LandmarkPlan, LandmarksPartial,
-    LibsvmSource, Method, PartRows, PartialModel, PartialState, ScanPartial, ScorePartial, StreamingError,
-    StreamingParams, TrainPartial, Trained, TrainedKpca, TrainedKsvd, ValidStreamingParams, PARTIAL_FORMAT_VERSION,
+    fit_kpca, fit_ksvd, sketch_landmarks, uniform_cols, CompatSide, Embedding, Fitted, FittedKpca, FittedKsvd,
+    LandmarkPlan, LandmarksPartial, LibsvmSource, Method, PartRows, PartialModel, PartialState, ScanPartial,
+    ScorePartial, StreamingError, StreamingParams, TrainPartial, Trained, TrainedKpca, TrainedKsvd,
+    ValidStreamingParams, PARTIAL_FORMAT_VERSION,
 };
 use rand::seq::SliceRandom;
 use rand::Rng;
@@ -199,6 +200,9 @@ fn in_process_fit_equals_fits_merged_from_files_split_differently() {
     let (one, one_scores) = in_process(&train1, &test1, |s, p| fit_ksvd(s, p, &mut |_| {}));
     assert_eq!(one.model().row_landmarks().len(), 40);
     assert_eq!(one.model().side(), CompatSide::Cols);
+    // The landmarks follow from the seed and the shape alone (what `ksvd.dask.fit` draws).
+    assert_eq!(one.model().row_landmarks(), sketch_landmarks(5, 2500, 40).as_slice());
+    assert_eq!(one.model().col_landmarks(), uniform_cols(5, M, 40).as_slice());
     let auc = one_scores.auroc().unwrap();
     for (k, (parts, cut_seed)) in [(3usize, 11u64), (7, 12), (9, 13)].into_iter().enumerate() {
         let files = split_lines(&whole, dir.path(), &format!("cut{k}"), parts, cut_seed);

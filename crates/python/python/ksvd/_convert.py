@@ -6,6 +6,7 @@ compatibilities) are parsed and values range-checked by the Rust core, whose mes
 user unchanged as ``ValueError``.
 """
 
+import os
 from numbers import Integral, Real
 
 import numpy as np
@@ -167,3 +168,11 @@ def fill_names(doc):
         names = ", ".join(f'"{n}"' for n in getattr(_ksvd, key))
         doc = doc.replace("{" + key + "}", "{" + names + "}")
     return doc
+
+
+def read_libsvm(path, n_features=None, zero_based=False):
+    """A LIBSVM file (plain or ``.bz2``) as ``(CSR matrix, labels)``, read by the workspace's
+    reader (``ksvd_datasets::read_libsvm``: 1-based indices unless ``zero_based``; ``n_features``
+    columns, else the largest index). A malformed line raises ``ValueError`` naming file and line."""
+    (shape, indptr, indices, data), labels = _ksvd.read_libsvm(os.fspath(path), n_features, bool(zero_based))
+    return sp.csr_matrix((data, indices, indptr), shape=shape), labels

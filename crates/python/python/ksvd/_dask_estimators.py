@@ -36,7 +36,7 @@ import scipy.sparse as sp
 from sklearn.utils.validation import check_array, check_is_fitted
 
 from . import _estimators, _ksvd
-from ._convert import check_n_jobs, native_params, to_native
+from ._convert import check_n_jobs, native_params, read_libsvm, to_native
 
 
 # Per-process cache of the partitions' native kernel rows, keyed by (fit token, partition): a
@@ -97,9 +97,7 @@ def _load_file(path, k, n_features, zero_based):
         if str(path).endswith(".npy"):
             block = np.load(path, mmap_mode="r")
         else:
-            from sklearn.datasets import load_svmlight_file
-
-            block, _ = load_svmlight_file(path, n_features=n_features, zero_based=zero_based)
+            block, _ = read_libsvm(path, n_features, zero_based)
     except (OSError, ValueError) as e:
         raise ValueError(f"partition {k} ({path}): cannot read it: {e}") from None
     return _checked(block, k, path, n_features)
@@ -189,7 +187,7 @@ def _add(a, b):
 def merge_tree(parts, name, merge=_add):
     """Merges delayed terms pairwise in list order (``merge``, default ``+``): a fixed binary tree
     of depth log2(k), so the same partitioning gives the same additions in the same order. The
-    one reduction of every distributed pass (also ``ksvd.dask.fit``'s states)."""
+    one reduction of every distributed pass (also ``ksvd.dask.fit``'s a2 map)."""
     from dask import delayed
 
     level = 0
@@ -608,7 +606,7 @@ class _DaskMixin:
             raise ValueError(f"X has {n_features} features, but {type(self).__name__} is expecting {want}")
         r = self._n_features_out
         name = f"ksvd-transform-{uuid.uuid4().hex[:8]}"
-        model = delayed(local._model, name=f"{name}-model")
+        model = self._model_on_workers(local, f"{name}-model")
         n_jobs = check_n_jobs(self.n_jobs)
         dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
         out = [
@@ -620,6 +618,26 @@ class _DaskMixin:
             for p, b in zip(parts, blocks)
         ]
         return da.concatenate(out, axis=0)
+
+    def _model_on_workers(self, local, name):
+        """The local model as the projections' input: scattered once per client to every worker
+        (and kept with this estimator, so that lazy results computed later still find it), else
+        one graph key. The model holds the training rows: in the graph it would travel with every
+        computation."""
+        from dask import delayed
+
+        try:
+            from dask.distributed import default_client
+
+            client = default_client()
+        except (ImportError, ValueError):
+            return delayed(local._model, name=name)
+        cache = self.__dict__.setdefault("_scattered", {})
+        future = cache.get(id(client))
+        if future is None or future.status != "finished":
+            future = client.scatter([local._model], broadcast=True, hash=False)[0]
+            cache[id(client)] = future
+        return future
 
     def _check_names(self, X):
         """The rows' column names against those seen in ``fit``, as scikit-learn checks them: a
@@ -679,6 +697,7 @@ class _DaskMixin:
         # A fitted distributed estimator pickles as its local model (the partitions are the
         # cluster's); unpickled, it projects as the local model does.
         state = dict(self.__dict__)
+        state.pop("_scattered", None)
         if "_dask" in state:
             state["_local"] = self.to_local()
             state.pop("_dask")

@@ -517,9 +517,10 @@ def load(source, kernel=None):
     ``model.json``), by :meth:`KSVD.save` / :meth:`KPCA.save` or by Rust's ``KsvdModel::save``
     gives a :class:`KSVD` or :class:`KPCA` (the model's own estimator), with the parameters the
     model records (the kernel with the bandwidth the fit used) and the defaults for the rest; it
-    projects new data as the fitted one did. A trained model of the out-of-core fit
-    (``ksvd.dask.fit(out_dir=...)``'s ``model.<method>-trained``, or ``save`` of its ``model``;
-    formats ``ksvd-streaming-trained-ksvd`` / ``-kpca``) gives a :class:`StreamingModel`.
+    projects new data as the fitted one did (``ksvd.dask.fit(out_dir=...)``'s ``model.<method>``
+    included). A trained model of the out-of-core fit (``ksvd-stream run --out DIR``'s
+    ``model.<method>-trained``; formats ``ksvd-streaming-trained-ksvd`` / ``-kpca``) gives a
+    :class:`StreamingModel`.
 
     Parameters
     ----------

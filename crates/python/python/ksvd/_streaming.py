@@ -1,5 +1,5 @@
-"""A trained model of the out-of-core fit (``ksvd.dask.fit``, ``ksvd-stream``) as a fitted
-estimator: what :func:`ksvd.load` returns for such a model file."""
+"""A trained model of the out-of-core fit (``ksvd-stream run --out``) as a fitted estimator: what
+:func:`ksvd.load` returns for such a model file."""
 
 import numpy as np
 from sklearn.utils.validation import check_array
@@ -12,8 +12,8 @@ class StreamingModel:
     """A trained streaming model: the Nystrom embedding of KSVD (asymmetric, with the a2
     compatibility) or KPCA (symmetric) of the out-of-core fit, its column normalisation and the
     linear classifier on the embeddings (the Rust types ``ksvd_streaming::TrainedKsvd`` and
-    ``TrainedKpca``). Obtained from :func:`ksvd.load` or :func:`ksvd.dask.fit`'s ``model``;
-    nothing to fit.
+    ``TrainedKpca``). Obtained from :func:`ksvd.load` of a ``ksvd-stream`` model file; nothing
+    to fit (:func:`ksvd.dask.fit` runs the same method with the estimators).
 
     Attributes
     ----------

@@ -2,272 +2,373 @@
 
 :class:`KSVD` and :class:`KPCA` are ``ksvd.KSVD`` / ``ksvd.KPCA`` on data partitioned by rows (dask
 arrays, dataframes, file lists): every solver, the single-machine answers (see
-``ksvd/_dask_estimators.py``). :func:`fit` below is the paper's large-scale pipeline.
+``ksvd/_dask_estimators.py``).
 
-The out-of-core asymmetric Nystrom KSVD (and the KPCA baseline) of :func:`fit`:
+:func:`fit` is the paper's large-scale pipeline (Tao, Tonin et al., ICML 2024, appendix table
+``tab:large:scale``: RBF kernel, the Nystrom method with ``m = 1000`` subsamples, compatibility
+a2, a linear classifier on the embeddings, AUROC) as a user of those estimators plus a ridge step.
+On LIBSVM files (plain or ``.bz2``; a list or a ``dask.bag`` of paths, one partition per file) or
+on ``(X, y)`` pairs of dask arrays (one partition per row chunk), with ``X`` the ``N x M`` data
+matrix whose rows are the row samples and whose columns are the column samples:
 
-Runs the four passes of ``ksvd-stream`` (Tao, Tonin et al., ICML 2024, the large-scale table:
-RBF kernel, compatibility a2 by a very sparse random projection, ridge / LS-SVM classifier on the
-embeddings, AUROC) over a list (or a ``dask.bag``) of LIBSVM files (plain or ``.bz2``) as Dask
-tasks, or over a ``dask.array`` pair ``(X, y)`` (dense features chunked by rows, labels). File
-``f`` (or row chunk ``k``) is one part; a partition is a group of consecutive files. Every pass
-maps each partition to a small mergeable state (Rust, pickled through a versioned, checksummed
-document) and merges them along a fixed binary tree of ``dask.delayed`` tasks; the driver does
-the small solves in between. These are the states and merges ``ksvd-stream`` runs in one
-process, so both give the same landmarks and the same results on the same rows:
+1. **Landmarks**: ``n`` rows by the key sketch (the rows with the ``n`` smallest
+   ``hash(seed, global row id)``) and ``m`` uniform columns ``J`` from the seed, the choices of
+   ``ksvd-stream`` for the same rows: functions of the seed and the shape only, so the same for
+   any partitioning (``_ksvd.stream_landmarks``).
+2. **Compatibility a2** (Algorithm 1 with a very sparse random projection ``R`` whose row ``k``
+   is generated from ``(seed, k)``, ``_ksvd.SparseProjection``): with more rows than features
+   (``N > M``) the columns are mapped, and the column samples are the mapped landmark columns
+   ``z'_j = R^T X[:, j]`` (``P = R^T X[:, J]``, ``M x m``: each partition's share summed along the
+   fixed binary tree of every distributed pass); with more features (``M > N``) every row is
+   mapped, ``x' = R^T x`` (``N`` numbers per row, by each partition), and the column samples are
+   the columns ``X[:, J]`` (gathered); ``N = M`` maps nothing.
+3. **Bandwidth**: a fixed ``gamma``, or the median heuristic over the landmark pairs times
+   ``bandwidth_factor`` (KSVD: landmark rows against the column samples; KPCA: distinct pairs of
+   landmark rows), as ``ksvd-stream`` computes it.
+4. **The estimator**: :class:`KSVD` (``solver="nystrom"``, the landmark rows, every column sample
+   a landmark column) fitted on the rows with the column samples as ``Z``. The KPCA baseline is
+   the symmetric Nystrom method on the landmark rows (uncentred): ``K[I, I]`` is symmetric
+   positive semi-definite, so its SVD is its eigendecomposition and :class:`KSVD` with
+   ``Z = X[I]`` is exactly that method, projecting through the ``n`` landmarks.
+5. **The classifier**: ridge regression on ``+-1`` targets with standardised features and an
+   unpenalised intercept (``ksvd-streaming``'s ``RidgeAccumulator``) on the transform of the
+   training rows (``U S^1/2``, from the fit); the scores of ``transform`` of the test rows (a lazy
+   dask array, one block per test partition) give the AUROC (``ksvd-metrics``' AUROC).
 
-1. scan: row counts of every part, labels and ``||X[:, j]||^2``; driver: the plan (the parts'
-   global row offsets, ``N``, ``M``, the landmark columns ``J``, the projection);
-2. landmarks: the bottom-n key sketch of landmark rows (``key = hash(seed, global row id)``: an
-   exact uniform sample that depends only on the rows in order, not on how they are cut into
-   files, chunks or partitions) and, for KSVD, the landmark columns ``P = C_z^T X[:, J]``
-   (``M x m``), summed (when the rows are mapped, ``M > N``: the rows' entries of ``X[:, J]`` are
-   gathered instead, sparse and merged exactly, and the driver forms ``P = C_x X[:, J]``);
-   driver: the landmark SVD (KSVD) or eigendecomposition of ``K_LL`` (KPCA);
-3. embeddings + ``(r+1)^2`` ridge statistics and column norms, summed; driver: the classifier;
-4. test scores sorted per class, merged; driver: AUROC.
-
-``method="kpca"`` runs the paper's KPCA baseline (the symmetric Nystrom method on the RBF kernel
-between samples) through the same passes; its pass 2 carries the landmark rows only.
-
-Results do not depend on the number of workers, and on the partitioning only through the
-order of floating-point additions: the landmark rows and columns, counts, the gathered
-``X[:, J]`` and the sorted scores are exact; sums agree to ``8 N eps`` relative, embeddings and
-scores (behind an SVD) to ``sqrt(eps)`` relative. With a fixed partitioning the reduction tree is
-fixed, so results are bit-for-bit reproducible (also when a worker dies and Dask recomputes its
-partitions).
+:func:`fit_local` runs the same steps with ``ksvd.KSVD`` / ``ksvd.KPCA`` on the gathered data in
+one process. Results do not depend on the number of workers, and on the partitioning only through
+the order of floating-point additions (the landmarks, the labels and the gathered columns are
+exact; ``P`` is a sum). The landmarks, projection and bandwidth are ``ksvd-stream``'s, and the
+embeddings differ from ``ksvd-stream``'s by a scale per column only (``transform`` against the
+stream's unit-norm columns), which the standardised classifier does not see: both give the same
+AUROC up to rounding. The fitted estimator is an ordinary ``ksvd.dask`` model
+(``to_local``, ``save``; with rows mapped it projects mapped rows: map new rows with
+``DaskFit.projection.map_rows`` first). The driver holds what the estimator's fit holds
+(``O((N + m) r)`` numbers, the column samples, ``N`` labels) and, like every ``ksvd`` model, the
+fitted model keeps the training rows: ``transform`` of the test rows gathers them to the driver
+once (``to_local``). ``ksvd-stream`` (Rust) runs the same method in one process in ``O(M m)``
+memory for data beyond that.
 """
 
 from __future__ import annotations
 
 import os
 import tempfile
-import uuid
 from dataclasses import dataclass, field
-from typing import Callable, Optional, Sequence
+from typing import Optional, Sequence
 
 import numpy as np
+import scipy.sparse as sp
 
-from . import _ksvd
-from ._dask_estimators import KPCA, KSVD, merge_tree
+from . import _estimators, _ksvd
+from ._convert import read_libsvm, to_native
+from ._dask_estimators import KPCA, KSVD, _checked, merge_tree
 
-__all__ = ["KSVD", "KPCA", "DaskFit", "fit", "fit_local", "embeddings", "split_file"]
+__all__ = ["KSVD", "KPCA", "DaskFit", "fit", "fit_local", "split_file"]
+
+METHODS = tuple(_ksvd.METHODS)  # ksvd-streaming's vocabulary: "ksvd", "kpca"
 
 
 @dataclass
 class DaskFit:
     """What :func:`fit` returns.
 
-    ``model``: the trained model (``_ksvd.TrainedKsvd`` or ``_ksvd.TrainedKpca``: the landmark
-    solve, the column normalisation and the classifier; ``model.row_landmarks`` are the global ids
-    of the landmark rows; ``ksvd.StreamingModel(model)`` is it as a fitted estimator, what
-    :func:`ksvd.load` gives for its saved file); ``auroc``: the classifier's AUROC on the test files;
-    ``embeddings``: normalised embeddings of the test rows as a lazy ``dask.array``
-    (``rows x r``, files in order); ``plan``: the plan after the scan (``shape``, landmark
-    columns); ``state_bytes``: size in bytes of each pass's merged state (what one message
-    carries); ``scan``: the merged scan (``rows``, ``features`` of the training files);
-    ``scores``: the merged test scores (``rows``); ``landmarks``: the merged pass-2 state
-    (``row_landmarks``, ``has_columns``).
+    ``estimator``: the fitted :class:`KSVD` (:func:`fit_local`: ``ksvd.KSVD``; for KPCA the
+    symmetric Nystrom fit with ``Z = X[I]``); ``weights``, ``bias``: the classifier ``score = transform(x) @ weights +
+    bias``; ``auroc``: its AUROC on the test rows; ``embeddings``: ``transform`` of the test rows
+    (a lazy dask array with one block per test partition; :func:`fit_local`: a NumPy array);
+    ``shape``: ``(N, M)`` of the training data; ``compat``: ``"columns"`` (``N > M``),
+    ``"rows"`` (``M > N``) or ``"square"`` for KSVD, None for KPCA; ``projection``: the a2 map
+    (``_ksvd.SparseProjection``) or None; ``landmark_rows``: the ``n`` landmark rows (global
+    training row ids); ``landmark_cols``: KSVD's ``m`` landmark columns of the data (None for
+    KPCA); ``bandwidth``: the ``gamma`` used; ``positive_label``: the label scored as positive;
+    ``n_test``: the test rows.
     """
 
-    model: object
+    estimator: object
+    weights: np.ndarray
+    bias: float
     auroc: float
     embeddings: object
-    plan: object
-    state_bytes: dict = field(default_factory=dict)
-    scan: object = None
-    scores: object = None
-    landmarks: object = None
+    shape: tuple
+    compat: Optional[str]
+    projection: object
+    landmark_rows: np.ndarray
+    landmark_cols: Optional[np.ndarray]
+    bandwidth: float
+    positive_label: float
+    n_test: int
+    # The persisted partitions (futures on a cluster): kept while this result lives, so that
+    # ``embeddings`` can still be computed from the test rows.
+    _partitions: tuple = field(default=(), repr=False, compare=False)
+
+    @property
+    def rank(self) -> int:
+        """The embedding dimension ``r`` of the fitted model."""
+        return int(self.estimator.singular_values_.shape[0])
 
 
-def _paths(files):
-    """A list of paths, or a ``dask.bag`` of paths (then also its partition count)."""
-    if hasattr(files, "to_delayed") and hasattr(files, "npartitions"):
-        return [os.fspath(p) for p in files.compute(scheduler="synchronous")], files.npartitions
-    return [os.fspath(p) for p in files], None
+# ---------------------------------------------------------------------------------------------
+# The rows of one side (training or test): partitions with their row counts and labels
 
 
-def _groups(n_files: int, npartitions: Optional[int]) -> list:
-    k = n_files if npartitions is None else max(1, min(int(npartitions), n_files))
-    return [list(map(int, g)) for g in np.array_split(np.arange(n_files), k) if len(g)]
+class _Rows:
+    """One side's rows: delayed blocks (checked, ``M`` columns, one per non-empty file or row
+    chunk), their row counts, their sources (for messages) and the labels (on the driver)."""
+
+    def __init__(self, blocks, rows, sources, labels, n_features):
+        self.blocks, self.rows, self.sources, self.labels, self.n_features = blocks, rows, sources, labels, n_features
+        self.offsets = np.concatenate([[0], np.cumsum(rows)]).astype(np.int64)
+
+    @property
+    def n(self) -> int:
+        return int(self.offsets[-1])
+
+    def mapped(self, fn, width):
+        """The rows with ``fn`` applied to every block (dense, ``width`` columns)."""
+        from dask import delayed
+
+        return _Rows([delayed(fn)(b) for b in self.blocks], self.rows, self.sources, self.labels, width)
+
+    def array(self, dense):
+        """The rows as one dask array (row chunks = partitions)."""
+        import dask.array as da
+
+        meta = np.empty((0, self.n_features)) if dense else sp.csr_matrix((0, self.n_features))
+        return da.concatenate(
+            [da.from_delayed(b, shape=(r, self.n_features), dtype=np.float64, meta=meta) for b, r in zip(self.blocks, self.rows)],
+            axis=0,
+        )
+
+    def take(self, rows, compute):
+        """The rows with global ids ``rows`` (increasing), gathered to the driver."""
+        from dask import delayed
+
+        owner = np.searchsorted(self.offsets, rows, side="right") - 1
+        picked = [delayed(_take_rows)(self.blocks[k], rows[owner == k] - self.offsets[k]) for k in np.unique(owner)]
+        return _stack(compute(picked))
 
 
-def _merge_all(states):
-    acc = states[0]
-    for s in states[1:]:
-        acc = acc.merge(s)
-    return acc
+def _take_rows(block, local):
+    return block[local]
 
 
-def _merge2(a, b):
-    return a.merge(b)
+def _take_cols(block, cols):
+    return block[:, cols]
 
 
-def _scan_part(params, files, n_features, zero_based, hook):
-    if hook is not None:
-        hook()
-    return _merge_all([_ksvd.ScanPartial.scan_file(params, f, p, n_features, zero_based) for f, p in files])
+def _stack(blocks):
+    return sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
 
 
-def _landmarks_part(plan, files, zero_based, hook):
-    if hook is not None:
-        hook()
-    return _merge_all([plan.landmarks_file(f, p, zero_based) for f, p in files])
+def _dense(a):
+    return np.ascontiguousarray(a.toarray() if sp.issparse(a) else a, dtype=np.float64)
 
 
-def _train_part(fitted, files, zero_based, positive_label, hook):
-    if hook is not None:
-        hook()
-    return _merge_all([fitted.train_file(f, p, zero_based, positive_label) for f, p in files])
+def _read(path, k, n_features, zero_based):
+    """A LIBSVM file's rows and labels; errors name the partition."""
+    try:
+        x, y = read_libsvm(path, n_features, zero_based)
+    except (OSError, ValueError) as e:
+        raise ValueError(f"partition {k} ({path}): cannot read it: {e}") from None
+    return x, y
 
 
-def _score_part(trained, files, zero_based, hook):
-    if hook is not None:
-        hook()
-    return _merge_all([trained.score_file(f, p, zero_based, False)[0] for f, p in files])
+def _shape_and_labels(xy):
+    return xy[0].shape, xy[1]
 
 
-def _block(part, x, y):
-    return part, np.ascontiguousarray(x, dtype=np.float64), np.ascontiguousarray(y, dtype=np.float64)
+def _widened(xy, k, path, m):
+    """A file's rows with ``m`` columns (LIBSVM files are as wide as their largest index), checked."""
+    x = xy[0]
+    if x.shape[1] > m:
+        raise ValueError(f"partition {k} ({path}): {x.shape[1]} features where the data has {m}")
+    x = sp.csr_matrix((x.data, x.indices, x.indptr), shape=(x.shape[0], m))
+    return _checked(x, k, path, m)
 
 
-def _scan_block(params, part, x, y, hook):
-    if hook is not None:
-        hook()
-    return _ksvd.ScanPartial.scan_block(params, _block(part, x, y))
+def _files_rows(paths, what, n_features, zero_based, compute, persist):
+    """The rows of a list of LIBSVM files (one partition each)."""
+    from dask import delayed
+
+    if not paths:
+        raise ValueError(f"need at least one {what} file")
+    xy = persist([delayed(_read)(p, k, n_features, zero_based) for k, p in enumerate(paths)])
+    meta = compute([delayed(_shape_and_labels)(t) for t in xy])
+    m = n_features if n_features is not None else max(int(s[1]) for s, _ in meta)
+    keep = [k for k, (s, _) in enumerate(meta) if s[0] > 0]
+    blocks = persist([delayed(_widened)(xy[k], k, paths[k], m) for k in keep])
+    labels = np.concatenate([meta[k][1] for k in keep]) if keep else np.empty(0)
+    return _Rows(blocks, [int(meta[k][0][0]) for k in keep], [paths[k] for k in keep], labels, m)
 
 
-def _landmarks_block(plan, part, x, y, hook):
-    if hook is not None:
-        hook()
-    return plan.landmarks_block(_block(part, x, y))
+def _array_rows(data, what, compute, persist):
+    """The rows of an ``(X, y)`` pair of dask arrays (one partition per row chunk of ``X``)."""
+    from dask import delayed
 
-
-def _train_block(fitted, part, x, y, positive_label, hook):
-    if hook is not None:
-        hook()
-    return fitted.train_block(_block(part, x, y), positive_label)
-
-
-def _score_block(trained, part, x, y, hook):
-    if hook is not None:
-        hook()
-    return trained.score_block(_block(part, x, y), False)[0]
-
-
-def _embed_block(trained, part, x, y):
-    return trained.score_block(_block(part, x, y), True)[1]
+    x, y = data
+    if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
+        raise ValueError(f"{what}: need a 2-D feature array and a 1-D label array of as many rows; got shapes {x.shape} and {y.shape}")
+    if any(np.isnan(c) for c in x.chunks[0]):
+        x = x.compute_chunk_sizes()
+    x = x.rechunk({1: -1})
+    m = int(x.shape[1])
+    blocks, rows, sources, offset = [], [], [], 0
+    for k, (b, r) in enumerate(zip(x.to_delayed().ravel(), x.chunks[0])):
+        source = f"{what} rows {offset}..{offset + int(r)}"
+        offset += int(r)
+        if r:
+            blocks.append(delayed(_checked)(b, k, source, m))
+            rows.append(int(r))
+            sources.append(source)
+    labels = np.asarray(compute([y])[0], dtype=np.float64)
+    return _Rows(persist(blocks), rows, sources, labels, m)
 
 
 def _is_arrays(data) -> bool:
     return isinstance(data, tuple) and len(data) == 2 and all(hasattr(a, "to_delayed") and hasattr(a, "chunks") for a in data)
 
 
-def _blocks(data, what):
-    """The row blocks of a ``(X, y)`` pair of dask arrays as pass units ``(part, x, y)`` (part ``k``
-    is the ``k``-th row chunk): ``X`` is rechunked to whole rows (one chunk along the features),
-    ``y`` to ``X``'s row chunks."""
-    x, y = data
-    if x.ndim != 2 or y.ndim != 1 or x.shape[0] != y.shape[0]:
-        raise ValueError(f"{what}: need a 2-D feature array and a 1-D label array of as many rows; got shapes {x.shape} and {y.shape}")
-    if any(np.isnan(c) for c in x.chunks[0]):
-        raise ValueError(f"{what}: the row chunk sizes of X are unknown; call X.compute_chunk_sizes() first")
-    x = x.rechunk({1: -1})
-    y = y.rechunk((x.chunks[0],))
-    xs, ys = x.to_delayed().ravel(), y.to_delayed().ravel()
-    return [(k, xs[k], ys[k]) for k in range(len(xs))], x.chunks[0]
+def _paths(files):
+    """A list of paths from a list or a ``dask.bag`` of paths."""
+    if hasattr(files, "to_delayed") and hasattr(files, "npartitions"):
+        files = files.compute(scheduler="synchronous")
+    return [os.fspath(p) for p in files]
 
 
-def _tree(parts, name):
-    """The states merged along the fixed binary tree of every distributed pass."""
-    return merge_tree(parts, name, _merge2)
+# ---------------------------------------------------------------------------------------------
+# The pipeline
 
 
-def _pass(fn, units, args, name, order, client):
-    """One pass: ``fn(state, *units[k], *rest)`` per partition ``k``, then the merge tree. The first argument
-    (the driver's broadcast state) is scattered to every worker once (with a client), or one key
-    of the graph, so that the scheduler places partitions by load, not by where the state is."""
-    from dask import delayed
+def _map_columns(projection, offset, block, cols):
+    return projection.map_columns(int(offset), to_native(block), cols)
 
-    if client is not None:
-        bcast = client.scatter(args[0], broadcast=True, hash=False)
+
+def _map_rows(projection):
+    def fn(block):
+        return projection.map_rows(to_native(block))
+
+    return fn
+
+
+def _targets(labels, positive_label):
+    """The positive label (given, else the larger of exactly two) and the ``+-1`` targets."""
+    if positive_label is None:
+        classes = np.unique(labels)
+        if len(classes) != 2:
+            raise ValueError(
+                f"the training labels are not binary ({len(classes)} classes: {classes[:10].tolist()}); set positive_label"
+            )
+        positive_label = float(classes[1])
+    return float(positive_label), np.where(labels == positive_label, 1.0, -1.0)
+
+
+def _run(train, test, *, local, method, n_components, n_landmarks, n_col_landmarks, bandwidth, bandwidth_factor,
+         ridge, positive_label, n_features, zero_based, seed, out_dir):
+    import dask
+
+    if method not in METHODS:
+        raise ValueError(f"unknown method {method!r} (expected one of {', '.join(METHODS)})")
+    scheduler = "synchronous" if local else None
+
+    def compute(xs):
+        return list(dask.compute(*xs, scheduler=scheduler))
+
+    def persist(xs):
+        if local:  # evaluated once, kept as values
+            from dask import delayed
+
+            return [delayed(v, traverse=False) for v in compute(xs)]
+        return list(dask.persist(*xs))
+
+    arrays = _is_arrays(train)
+    if arrays != _is_arrays(test):
+        raise ValueError("train and test must both be file lists / bags, or both (X, y) pairs of dask arrays")
+    if arrays:
+        if n_features is not None and n_features != train[0].shape[1]:
+            raise ValueError(f"n_features = {n_features} but X has {train[0].shape[1]} columns")
+        tr = _array_rows(train, "train", compute, persist)
+        if test[0].shape[1] != tr.n_features:
+            raise ValueError(f"train X has {tr.n_features} columns, test X {test[0].shape[1]}")
+        te = _array_rows(test, "test", compute, persist)
     else:
-        bcast = delayed(args[0], name=f"{name}-input")
-    parts = [delayed(fn)(bcast, *units[k], *args[1:], dask_key_name=f"{name}-part-{k}") for k in order]
-    return _tree(parts, name)
+        tr = _files_rows(_paths(train), "training", n_features, zero_based, compute, persist)
+        te = _files_rows(_paths(test), "test", tr.n_features, zero_based, compute, persist)
+    if tr.n == 0 or te.n == 0:
+        raise ValueError("need at least one training row and one test row")
+    nn, mm = tr.n, tr.n_features
+    positive_label, targets = _targets(tr.labels, positive_label)
 
-
-def _write_atomic(path: str, data: bytes) -> None:
-    d = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.basename(path))
-    try:
-        with os.fdopen(fd, "wb") as f:
-            f.write(data)
-        os.replace(tmp, path)
-    except BaseException:
-        if os.path.exists(tmp):
-            os.unlink(tmp)
-        raise
-
-
-def _embed_file(trained, path, zero_based):
-    return trained.embed_file(path, zero_based)
-
-
-def split_file(path: str, parts: int, out_dir: str, *, prefix: str = "part") -> list:
-    """Splits the lines of a LIBSVM file into ``parts`` consecutive files of (nearly) equal row
-    counts in ``out_dir`` (``<prefix>-<k>.svm``, each written atomically); the concatenation of
-    the parts in order is the input. Returns their paths."""
-    with open(path, "rb") as f:
-        total = sum(1 for _ in f)
-    sizes = [len(g) for g in np.array_split(np.arange(total), parts)]
-    out = []
-    with open(path, "rb") as f:
-        for k, n in enumerate(sizes):
-            dest = os.path.join(out_dir, f"{prefix}-{k}.svm")
-            _write_atomic(dest, b"".join(f.readline() for _ in range(n)))
-            out.append(dest)
-    return out
-
-
-def embeddings(trained, paths: Sequence[str], *, zero_based: bool = False):
-    """Normalised embeddings of the rows of ``paths`` as a lazy ``dask.array`` (one block per
-    file, ``rows x r``; row counts are unknown until computed)."""
-    import dask.array as da
+    m = n_landmarks if n_col_landmarks is None else n_col_landmarks
+    rows, cols = _ksvd.stream_landmarks(int(seed), (nn, mm), int(n_landmarks), int(m))
+    rows, cols = rows.astype(np.int64), cols.astype(np.int64)
+    compat = projection = z = None
     from dask import delayed
 
-    r = trained.rank
-    name = f"ksvd-embed-{uuid.uuid4().hex[:8]}"
-    bcast = delayed(trained, name=f"{name}-input")
-    blocks = [
-        da.from_delayed(
-            delayed(_embed_file)(bcast, str(p), zero_based, dask_key_name=f"{name}-part-{k}"),
-            shape=(np.nan, r),
-            dtype=np.float64,
-        )
-        for k, p in enumerate(paths)
-    ]
-    return da.concatenate(blocks, axis=0)
-
-
-def _array_embeddings(trained, units, chunks):
-    """Normalised embeddings of the test row blocks as a lazy ``dask.array`` with their row chunks."""
-    import dask.array as da
-    from dask import delayed
-
-    r = trained.rank
-    name = f"ksvd-embed-{uuid.uuid4().hex[:8]}"
-    bcast = delayed(trained, name=f"{name}-input")
-    blocks = [
-        da.from_delayed(delayed(_embed_block)(bcast, *u, dask_key_name=f"{name}-part-{k}"), shape=(int(c), r), dtype=np.float64)
-        for k, (u, c) in enumerate(zip(units, chunks))
-    ]
-    return da.concatenate(blocks, axis=0)
+    if method == "ksvd":
+        compat = "columns" if nn > mm else "rows" if mm > nn else "square"
+        if compat == "columns":
+            projection = _ksvd.SparseProjection(nn, mm, int(seed))
+            shares = [delayed(_map_columns)(projection, off, b, cols) for off, b in zip(tr.offsets, tr.blocks)]
+            z = np.ascontiguousarray(compute([merge_tree(shares, f"ksvd-a2-{seed}")])[0].T)
+        else:
+            z = _dense(_stack(compute([delayed(_take_cols)(b, cols) for b in tr.blocks])).T)
+            if compat == "rows":
+                projection = _ksvd.SparseProjection(mm, nn, int(seed))
+                fn = _map_rows(projection)
+                tr, te = tr.mapped(fn, nn), te.mapped(fn, nn)
+                tr.blocks, te.blocks = persist(tr.blocks), persist(te.blocks)
+    x_landmarks = tr.take(rows, compute)
+    if method == "kpca":
+        # Symmetric Nystrom on the landmark rows: the block K[I, I] is symmetric positive
+        # semi-definite, so its SVD is its eigendecomposition, and KSVD with Z = X[I] (every
+        # column a landmark) is Nystrom KPCA (uncentred) that projects through the n landmarks.
+        z, cols = x_landmarks, None
+    if bandwidth is None:
+        native = to_native(x_landmarks)
+        if method == "ksvd":
+            bandwidth = _ksvd.landmark_bandwidth(native, to_native(z), float(bandwidth_factor))
+        else:
+            bandwidth = _ksvd.landmark_bandwidth(native, native, float(bandwidth_factor), distinct=True)
+    r = int(min(n_components, len(rows), z.shape[0]))
+    est = (_estimators.KSVD if local else KSVD)(
+        n_components=r, kernel="rbf", bandwidth=float(bandwidth), solver="nystrom", center=False,
+        landmark_rows=rows, landmark_cols=np.arange(z.shape[0]), random_state=int(seed),
+    )
+    dense = compat == "rows"
+    x_train = _stack(compute(tr.blocks)) if local else tr.array(dense)
+    x_test = _stack(compute(te.blocks)) if local else te.array(dense)
+    est.fit(x_train, Z=z)
+    features = est._training_transform()  # transform of the training rows, U S^1/2, from the fit
+    weights, bias = _ksvd.ridge_classifier(np.ascontiguousarray(features, dtype=np.float64), targets, float(ridge))
+    embeddings = est.transform(x_test)
+    scores = embeddings @ weights + bias
+    if not local:
+        scores = compute([scores])[0]
+    auroc = _ksvd.auroc(np.ascontiguousarray(scores, dtype=np.float64), te.labels == positive_label)
+    if out_dir is not None:
+        est.save(os.path.join(out_dir, f"model.{method}"))
+    return DaskFit(
+        estimator=est,
+        weights=weights,
+        bias=float(bias),
+        auroc=float(auroc),
+        embeddings=embeddings,
+        shape=(nn, mm),
+        compat=compat,
+        projection=projection,
+        landmark_rows=rows,
+        landmark_cols=cols,
+        bandwidth=float(bandwidth),
+        positive_label=positive_label,
+        n_test=te.n,
+        _partitions=(tr.blocks, te.blocks),
+    )
 
 
 def fit(
-    train: Sequence[str],
-    test: Sequence[str],
+    train,
+    test,
     *,
     method: str = "ksvd",
     n_components: int = 10,
@@ -279,118 +380,56 @@ def fit(
     positive_label: Optional[float] = None,
     n_features: Optional[int] = None,
     zero_based: bool = False,
-    chunk_rows: int = 10_000,
     seed: int = 0,
-    npartitions: Optional[int] = None,
-    order_seed: Optional[int] = None,
-    client=None,
-    scheduler=None,
     out_dir: Optional[str] = None,
-    partition_hook: Optional[Callable[[], None]] = None,
     **deprecated,
 ) -> DaskFit:
-    """Fits KSVD (asymmetric Nystrom, ``n_components`` r, ``n_landmarks`` n rows and
-    ``n_col_landmarks`` m columns, default n; either side of the data mapped by the a2
-    compatibility) or, with ``method="kpca"``, KPCA (symmetric Nystrom on the ``n_landmarks``
-    rows; ``n_col_landmarks`` is unused) on the ``train`` LIBSVM files, trains the ridge classifier (``ridge`` λ on
-    standardised features, ``±1`` targets; ``positive_label`` or the larger of two labels) and
-    scores the ``test`` files, all as Dask tasks.
+    """The paper's large-scale pipeline on a Dask cluster (the current client, else Dask's
+    default scheduler): KSVD (``method="ksvd"``: asymmetric Nystrom with ``n_landmarks`` rows and
+    ``n_col_landmarks`` columns, default as many, compatibility a2) or the KPCA baseline
+    (``method="kpca"``: symmetric Nystrom on ``n_landmarks`` rows) with the RBF kernel, rank
+    ``n_components`` (at most the landmarks), then the ridge classifier (``ridge`` on
+    standardised features, ``+-1`` targets; ``positive_label`` or the larger of two labels)
+    trained on the ``train`` rows and scored on the ``test`` rows. See the module's text for the
+    steps.
 
-    ``train`` and ``test`` may also be ``(X, y)`` pairs of dask arrays (``X`` dense, ``N x M``,
-    chunked by rows; ``y`` the labels): every row chunk is a partition and its rows have their
-    global row ids, so the landmark rows and the results do not depend on the chunking (beyond
-    rounding) and equal those of the same rows as one LIBSVM file; ``embeddings`` then has
-    ``X``'s row chunks. Likewise for files: the landmark rows depend only on the training rows in
-    order, so ``ksvd-stream run`` on one file and this function on that file cut into parts give
-    the same landmarks and (to rounding) the same results.
+    ``train``, ``test``: lists (or ``dask.bag``) of LIBSVM files (plain or ``.bz2``;
+    ``zero_based`` indices or 1-based as LIBSVM writes them; ``n_features`` fixes the width, else
+    the widest training file's), or ``(X, y)`` pairs of dask arrays (``X`` chunked by rows, dense
+    or ``scipy.sparse`` chunks). ``bandwidth``: a fixed ``gamma`` of
+    ``exp(-||a - b||^2 / gamma^2)``, or None for the median heuristic on the landmark pairs times
+    ``bandwidth_factor``. ``seed``: the landmarks and the projection.
+    ``out_dir``: the fitted estimator's model is saved there as ``model.<method>`` (atomically,
+    after every step has succeeded).
 
-    ``bandwidth``: a fixed γ of ``exp(-||a - b||^2 / γ^2)``, or ``None`` for the median heuristic on
-    the landmark pairs times ``bandwidth_factor``. ``train`` and ``test`` are lists of paths or
-    bags (``dask.bag``) of paths. ``npartitions``: groups of consecutive files per task (default: the
-    bag's partition count, else one file per task). ``order_seed``: shuffles the order in which the
-    partitions are merged (the result changes only by rounding). ``client``: a
-    ``dask.distributed.Client`` (default: the current one, else ``scheduler``). ``out_dir``: when
-    given, the trained model's bytes are written there atomically as ``model.<method>-trained``
-    after every pass has succeeded (nothing is written on failure). ``partition_hook``: a
-    picklable callable run at the start of every partition task (for tests).
-
-    The parameter names are those of every front door (``docs/conventions.md``); the earlier
-    names ``rank``, ``landmarks`` and ``col_landmarks`` are deprecated aliases of
-    ``n_components``, ``n_landmarks`` and ``n_col_landmarks``.
+    A bad partition (unreadable file, NaN, wrong width) raises ``ValueError`` naming it; nothing
+    is written. The earlier keyword names ``rank``, ``landmarks`` and ``col_landmarks`` are
+    deprecated aliases of ``n_components``, ``n_landmarks`` and ``n_col_landmarks``.
     """
-    import dask
-
     n_components, n_landmarks, n_col_landmarks = _renamed(
         deprecated, n_components=n_components, n_landmarks=n_landmarks, n_col_landmarks=n_col_landmarks
     )
-    if method not in _ksvd.METHODS:
-        raise ValueError(f"unknown streaming method {method!r} (expected one of {', '.join(_ksvd.METHODS)})")
-    arrays = _is_arrays(train)
-    if arrays != _is_arrays(test):
-        raise ValueError("train and test must both be file lists / bags, or both (X, y) pairs of dask arrays")
-    if arrays:
-        if n_features is not None and n_features != train[0].shape[1]:
-            raise ValueError(f"n_features = {n_features} but X has {train[0].shape[1]} columns")
-        (units, _), (tunits, tchunks) = _blocks(train, "train"), _blocks(test, "test")
-        if train[0].shape[1] != test[0].shape[1]:
-            raise ValueError(f"train X has {train[0].shape[1]} columns, test X {test[0].shape[1]}")
-        if not units or not tunits:
-            raise ValueError("need at least one training row chunk and one test row chunk")
-        fns = (_scan_block, _landmarks_block, _train_block, _score_block)
-        scan_rest = (partition_hook,)
-        zb = ()
-    else:
-        (train, bag_parts), (test, _) = _paths(train), _paths(test)
-        if npartitions is None:
-            npartitions = bag_parts
-        if not train or not test:
-            raise ValueError("need at least one training file and one test file")
-        groups, tgroups = _groups(len(train), npartitions), _groups(len(test), npartitions)
-        units = [([(f, train[f]) for f in g],) for g in groups]
-        tunits = [([(f, test[f]) for f in g],) for g in tgroups]
-        fns = (_scan_part, _landmarks_part, _train_part, _score_part)
-        scan_rest = (n_features, zero_based, partition_hook)
-        zb = (zero_based,)
+    return _run(train, test, local=False, method=method, n_components=n_components, n_landmarks=n_landmarks,
+                n_col_landmarks=n_col_landmarks, bandwidth=bandwidth, bandwidth_factor=bandwidth_factor, ridge=ridge,
+                positive_label=positive_label, n_features=n_features, zero_based=zero_based, seed=seed, out_dir=out_dir)
 
-    def compute(x):
-        if client is not None:
-            return client.compute(x).result()
-        return dask.compute(x, scheduler=scheduler)[0]
 
-    params = _ksvd.StreamParams(
-        n_components,
-        n_landmarks,
-        n_landmarks if n_col_landmarks is None else n_col_landmarks,
-        bandwidth,
-        bandwidth_factor,
-        chunk_rows,
-        seed,
+def fit_local(train, test, **kwargs) -> DaskFit:
+    """The single-process reference of :func:`fit`: the same steps with ``ksvd.KSVD`` on the
+    gathered data (Dask's synchronous scheduler reads the inputs)."""
+    params = dict(method="ksvd", n_components=10, n_landmarks=1000, n_col_landmarks=None, bandwidth=None,
+                  bandwidth_factor=1.0, ridge=1e-3, positive_label=None, n_features=None, zero_based=False, seed=0,
+                  out_dir=None)
+    unknown = set(kwargs) - set(params) - set(_RENAMED)
+    if unknown:
+        raise TypeError(f"fit_local() got unexpected keyword arguments {sorted(unknown)}")
+    deprecated = {k: kwargs.pop(k) for k in list(kwargs) if k in _RENAMED}
+    params.update(kwargs)
+    params["n_components"], params["n_landmarks"], params["n_col_landmarks"] = _renamed(
+        deprecated, n_components=params["n_components"], n_landmarks=params["n_landmarks"],
+        n_col_landmarks=params["n_col_landmarks"]
     )
-    def order(k):
-        idx = list(range(k))
-        if order_seed is not None:
-            np.random.default_rng(order_seed).shuffle(idx)
-        return idx
-
-    o, to = order(len(units)), order(len(tunits))
-    sizes = {}
-    tag = uuid.uuid4().hex[:8]  # unique task keys per call
-    scan_fn, landmarks_fn, train_fn, score_fn = fns
-    scan = compute(_pass(scan_fn, units, (params, *scan_rest), f"ksvd-scan-{tag}", o, client))
-    plan = _ksvd.LandmarkPlan(scan, params, method)
-    lm = compute(_pass(landmarks_fn, units, (plan, *zb, partition_hook), f"ksvd-landmarks-{tag}", o, client))
-    fitted = plan.solve_kpca(lm) if method == "kpca" else plan.solve(lm)
-    states = [("scan", scan), ("plan", plan), ("landmarks", lm)]
-    tr = compute(_pass(train_fn, units, (fitted, *zb, positive_label, partition_hook), f"ksvd-train-{tag}", o, client))
-    trained = fitted.finish(tr, ridge, positive_label)
-    scores = compute(_pass(score_fn, tunits, (trained, *zb, partition_hook), f"ksvd-score-{tag}", to, client))
-    auc = scores.auroc()
-    for name, state in states + [("fitted", fitted), ("train", tr), ("trained", trained), ("score", scores)]:
-        sizes[name] = len(state.to_bytes())
-    if out_dir is not None:
-        trained.save(os.path.join(out_dir, f"model.{method}-trained"))
-    emb = _array_embeddings(trained, tunits, tchunks) if arrays else embeddings(trained, test, zero_based=zero_based)
-    return DaskFit(trained, auc, emb, plan, sizes, scan, scores, lm)
+    return _run(train, test, local=True, **params)
 
 
 # The earlier keyword names of :func:`fit` and the conventions' names they stand for.
@@ -411,8 +450,30 @@ def _renamed(deprecated, **current):
     return tuple(current.values())
 
 
-def fit_local(train: Sequence[str], test: Sequence[str], **kwargs) -> DaskFit:
-    """The single-process reference of :func:`fit`: the same passes with every file in one
-    partition, on Dask's synchronous scheduler (no workers, no serialisation)."""
-    kwargs = {**kwargs, "npartitions": 1, "client": None, "scheduler": "synchronous", "order_seed": None}
-    return fit(train, test, **kwargs)
+def split_file(path: str, parts: int, out_dir: str, *, prefix: str = "part") -> list:
+    """Splits the lines of a LIBSVM file into ``parts`` consecutive files of (nearly) equal row
+    counts in ``out_dir`` (``<prefix>-<k>.svm``, each written atomically); the concatenation of
+    the parts in order is the input. Returns their paths."""
+    with open(path, "rb") as f:
+        total = sum(1 for _ in f)
+    sizes = [len(g) for g in np.array_split(np.arange(total), parts)]
+    out = []
+    with open(path, "rb") as f:
+        for k, n in enumerate(sizes):
+            dest = os.path.join(out_dir, f"{prefix}-{k}.svm")
+            _write_atomic(dest, b"".join(f.readline() for _ in range(n)))
+            out.append(dest)
+    return out
+
+
+def _write_atomic(path: str, data: bytes) -> None:
+    d = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(dir=d, prefix=".tmp-", suffix=os.path.basename(path))
+    try:
+        with os.fdopen(fd, "wb") as f:
+            f.write(data)
+        os.replace(tmp, path)
+    except BaseException:
+        if os.path.exists(tmp):
+            os.unlink(tmp)
+        raise
