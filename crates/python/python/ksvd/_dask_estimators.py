@@ -580,7 +580,11 @@ class _DaskMixin:
         logn = stats.get("log_normalizers")
         z = None if self._estimator == "kpca" else to_native(x if d.z is None else d.z)
         model = d.fit.to_model(to_native(x), z, log_normalizers=logn, centering=centering)
-        local = _estimators.load(model.to_bytes(), kernel=self.kernel if callable(self.kernel) else None)
+        if callable(self.kernel):
+            # The document records the function's name; loading attaches the function again.
+            local = _estimators.load(model.to_bytes(), kernel=self.kernel)
+        else:
+            local = _estimators._from_model(model)
         local.set_params(n_jobs=self.n_jobs, memory_budget=self.memory_budget)
         local._set_model(local._model, self._dtype)
         if hasattr(self, "feature_names_in_"):

@@ -551,6 +551,12 @@ def load(source, kernel=None):
         model = _ksvd.load(path, kernel)
     if not isinstance(model, _ksvd.KsvdModel):
         return StreamingModel(model)
+    return _from_model(model)
+
+
+def _from_model(model):
+    """The fitted estimator of a native ``KsvdModel``: its own class with the parameters it
+    records."""
     est = _ESTIMATORS[model.estimator](**model.params())
     est._set_model(model, np.float64)
     est.n_features_in_ = model.input_dims[0]
