@@ -172,18 +172,11 @@ macro_rules! with_stored {
 
 impl StoredMatrix {
     /// An `n × m` matrix of zeros in `precision`.
-    /// Large matrices are backed by transparent huge pages where Linux offers them
-    /// ([`advise_huge_pages`]).
     pub fn zeros(n: usize, m: usize, precision: Precision) -> StoredMatrix {
-        let mut g = match precision {
+        match precision {
             Precision::F64 => StoredMatrix::F64(Array2::zeros((n, m))),
             Precision::F32 => StoredMatrix::F32(Array2::zeros((n, m))),
-        };
-        match &mut g {
-            StoredMatrix::F64(a) => a.as_slice_memory_order_mut().map(advise_huge_pages),
-            StoredMatrix::F32(a) => a.as_slice_memory_order_mut().map(advise_huge_pages),
-        };
-        g
+        }
     }
 
     /// The precision of the stored entries.
@@ -315,53 +308,10 @@ fn gather_t<T: Element>(g: ArrayView2<'_, T>, rows: &[usize], cols: &[usize]) ->
     out
 }
 
-/// Asks Linux to back a large, not yet touched buffer with transparent huge pages (2 MiB): a
-/// stored `G` of 800 MB otherwise takes about 200 000 page faults when it is first written (a
-/// quarter of a second on two cores) and more TLB misses in every product over it. Advice only:
-/// when the kernel refuses it or THP is off, nothing changes. Buffers under 32 MiB are left alone.
-#[cfg(target_os = "linux")]
-fn advise_huge_pages<T>(buf: &mut [T]) {
-    const MIN_BYTES: usize = 32 << 20;
-    const PAGE: usize = 4096;
-    let bytes = std::mem::size_of_val(buf);
-    if bytes < MIN_BYTES {
-        return;
-    }
-    let start = buf.as_mut_ptr() as usize;
-    let aligned = start.next_multiple_of(PAGE);
-    let len = (start + bytes - aligned) / PAGE * PAGE;
-    // SAFETY: `[aligned, aligned + len)` lies inside `buf`, which is borrowed mutably here, and
-    // `MADV_HUGEPAGE` changes neither its contents nor its mapping: only how the kernel backs the
-    // pages it faults in later. The result is ignored on purpose (advice).
-    unsafe {
-        libc::madvise(aligned as *mut libc::c_void, len, libc::MADV_HUGEPAGE);
-    }
-}
-
-#[cfg(not(target_os = "linux"))]
-fn advise_huge_pages<T>(_buf: &mut [T]) {}
-
 #[cfg(test)]
 mod tests {
     use super::*;
     use crate::random::{gaussian_matrix, rng_from_seed};
-
-    #[test]
-    fn a_large_matrix_advised_huge_pages_stores_and_multiplies_as_any_other() {
-        // 2100 x 2100 f64 (35 MB): past the huge-page threshold. Written after the advice, it
-        // holds what was written and its products are exact on integer data.
-        let n = 2100;
-        let mut g = StoredMatrix::zeros(n, n, Precision::F64);
-        let StoredMatrix::F64(a) = &mut g else { unreachable!() };
-        assert!(a.iter().all(|&v| v == 0.0));
-        a.indexed_iter_mut()
-            .for_each(|((i, j), v)| *v = ((i * 7 + j * 3) % 5) as f64);
-        let x = Array2::from_shape_fn((n, 2), |(i, k)| ((i + k) % 3) as f64);
-        let mut out = Array2::zeros((n, 2));
-        g.mul_into(out.view_mut(), x.view(), false).unwrap();
-        let StoredMatrix::F64(a) = &g else { unreachable!() };
-        assert_eq!(out, a.dot(&x));
-    }
 
     #[test]
     fn f32_products_agree_with_f64_to_single_precision() {
