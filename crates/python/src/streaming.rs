@@ -292,18 +292,11 @@ fn landmark_bandwidth<'py>(
     let x = x.to_csr()?;
     let z = z.to_csr()?;
     py.detach(|| -> Result<f64, String> {
-        let mut p = x.matmul_sparse(&z.transpose()).map_err(|e| e.to_string())?.to_dense();
+        let p = x.matmul_sparse(&z.transpose()).map_err(|e| e.to_string())?.to_dense();
         let (nx, nz) = (x.row_sq_norms(), z.row_sq_norms());
-        ksvd_kernels::bandwidth::sq_distances_from_inner_products(p.view_mut(), &nx, &nz).map_err(|e| e.to_string())?;
-        let pairs: Vec<f64> = if distinct {
-            p.outer_iter()
-                .enumerate()
-                .flat_map(|(i, row)| row.iter().skip(i + 1).copied().collect::<Vec<_>>())
-                .collect()
-        } else {
-            p.iter().copied().collect()
-        };
-        Bandwidth::Median(factor).gamma(|| Ok(pairs)).map_err(|e| e.to_string())
+        Bandwidth::Median(factor)
+            .gamma_from_inner_products(p.view(), &nx, &nz, distinct)
+            .map_err(|e| e.to_string())
     })
     .map_err(value_error)
 }

@@ -11,7 +11,6 @@ use crate::embedding::{blocked_embed, ColumnNormalization, Embedding};
 use crate::error::{Result, StreamingError};
 use crate::params::ValidStreamingParams;
 use crate::scan::ScanSummary;
-use ksvd_kernels::bandwidth::sq_distances_from_inner_products;
 use ksvd_nystrom::{eigen_coefficients, landmark_eigen, numerical_rank};
 
 /// KPCA by the symmetric Nyström method on landmark rows of the training data.
@@ -77,16 +76,9 @@ pub(crate) fn solve_kpca(
     let landmarks_t = landmark_x.transpose();
     let mut k = Array2::<f64>::zeros((n, n));
     let landmark_sq = products(&landmarks_t, landmark_x, 0..n, k.view_mut());
-    let gamma = params.bandwidth.gamma(|| {
-        let mut d2 = k.clone();
-        sq_distances_from_inner_products(d2.view_mut(), &landmark_sq, &landmark_sq)?;
-        Ok::<_, StreamingError>(
-            (0..n)
-                .flat_map(|i| (i + 1..n).map(move |l| (i, l)))
-                .map(|(i, l)| d2[[i, l]])
-                .collect::<Vec<f64>>(),
-        )
-    })?;
+    let gamma = params
+        .bandwidth
+        .gamma_from_inner_products(k.view(), &landmark_sq, &landmark_sq, true)?;
     Kernel::Rbf { gamma }.values_from_inner_products(k.view_mut(), &landmark_sq, &landmark_sq)?;
     let landmark_sq = Array1::from(landmark_sq);
     let (w, q) = landmark_eigen(k.view())?;

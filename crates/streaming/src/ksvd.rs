@@ -4,7 +4,6 @@
 //! [`crate::LandmarksPartial`]; [`crate::fit_ksvd`] runs them in one process.
 use std::cmp::Ordering;
 
-use ksvd_kernels::bandwidth::sq_distances_from_inner_products;
 use ksvd_kernels::Kernel;
 use ksvd_linalg::random::{rng_from_seed, sample_indices};
 use ksvd_linalg::CsrMatrix;
@@ -349,11 +348,9 @@ pub(crate) fn solve_landmarks(inputs: LandmarkInputs<'_>, params: &ValidStreamin
     let mut block = Array2::<f64>::zeros((n, m));
     let a_sq = geo.products(landmark_x, 0..n, block.view_mut(), &mut ProjectionWorkspace::default());
     let b_sq_slice = b_sq.as_slice().unwrap_or(&[]);
-    let gamma = params.bandwidth.gamma(|| {
-        let mut d = block.clone();
-        sq_distances_from_inner_products(d.view_mut(), &a_sq, b_sq_slice)?;
-        Ok::<_, StreamingError>(d.into_iter().collect::<Vec<f64>>())
-    })?;
+    let gamma = params
+        .bandwidth
+        .gamma_from_inner_products(block.view(), &a_sq, b_sq_slice, false)?;
     Kernel::Rbf { gamma }.values_from_inner_products(block.view_mut(), &a_sq, b_sq_slice)?;
     let row_scale = landmark_scales(nn, &row_landmarks, None)?;
     let col_scale = landmark_scales(mm, &cols, None)?;

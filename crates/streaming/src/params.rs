@@ -1,5 +1,7 @@
 //! Hyper-parameters of the streaming Nyström fits, validated once, and the one bandwidth rule.
+use ksvd_kernels::bandwidth::sq_distances_from_inner_products;
 use ksvd_linalg::Vocabulary;
+use ndarray::ArrayView2;
 use serde::{Deserialize, Serialize};
 
 use crate::error::{Result, StreamingError};
@@ -83,6 +85,34 @@ impl Bandwidth {
                 "must be positive and finite",
             ))
         }
+    }
+}
+
+impl Bandwidth {
+    /// [`Bandwidth::gamma`] for landmark pairs given by their inner products `p` (`a_sq`, `b_sq`:
+    /// the squared norms of its rows' and columns' samples): all pairs of `p`, or with
+    /// `distinct` the pairs `i < l` of a square `p` (a set of samples with itself, KPCA).
+    /// Distances by `ksvd_kernels`' one identity; the streaming fits and `ksvd.dask.fit` share it.
+    pub fn gamma_from_inner_products(
+        &self,
+        p: ArrayView2<'_, f64>,
+        a_sq: &[f64],
+        b_sq: &[f64],
+        distinct: bool,
+    ) -> Result<f64> {
+        self.gamma(|| {
+            let mut d = p.to_owned();
+            sq_distances_from_inner_products(d.view_mut(), a_sq, b_sq)?;
+            let n = d.nrows();
+            Ok::<_, StreamingError>(if distinct {
+                (0..n)
+                    .flat_map(|i| (i + 1..n).map(move |l| (i, l)))
+                    .map(|(i, l)| d[[i, l]])
+                    .collect::<Vec<f64>>()
+            } else {
+                d.into_iter().collect::<Vec<f64>>()
+            })
+        })
     }
 }
 

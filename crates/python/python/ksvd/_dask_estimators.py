@@ -92,14 +92,20 @@ def _checked(block, k, source, n_features):
     return block
 
 
-def _load_file(path, k, n_features, zero_based):
+def read_part(path, k, n_features, zero_based):
+    """Partition ``k``'s file as ``(rows, labels)``: ``.npy`` (no labels: None), else LIBSVM
+    (``ksvd_datasets``' reader). A file that cannot be read is a ``ValueError`` naming the
+    partition (also ``ksvd.dask.fit``'s reader)."""
     try:
         if str(path).endswith(".npy"):
-            block = np.load(path, mmap_mode="r")
-        else:
-            block, _ = read_libsvm(path, n_features, zero_based)
+            return np.load(path, mmap_mode="r"), None
+        return read_libsvm(path, n_features, zero_based)
     except (OSError, ValueError) as e:
         raise ValueError(f"partition {k} ({path}): cannot read it: {e}") from None
+
+
+def _load_file(path, k, n_features, zero_based):
+    block, _ = read_part(path, k, n_features, zero_based)
     return _checked(block, k, path, n_features)
 
 

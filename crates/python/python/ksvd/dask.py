@@ -61,8 +61,8 @@ import numpy as np
 import scipy.sparse as sp
 
 from . import _estimators, _ksvd
-from ._convert import read_libsvm, to_native
-from ._dask_estimators import KPCA, KSVD, _checked, merge_tree
+from ._convert import to_native
+from ._dask_estimators import KPCA, KSVD, _checked, _stack, _take, merge_tree, read_part
 
 __all__ = ["KSVD", "KPCA", "DaskFit", "fit", "fit_local", "split_file"]
 
@@ -145,36 +145,21 @@ class _Rows:
         from dask import delayed
 
         owner = np.searchsorted(self.offsets, rows, side="right") - 1
-        picked = [delayed(_take_rows)(self.blocks[k], rows[owner == k] - self.offsets[k]) for k in np.unique(owner)]
+        picked = [delayed(_take)(self.blocks[k], rows[owner == k] - self.offsets[k]) for k in np.unique(owner)]
         return _stack(compute(picked))
-
-
-def _take_rows(block, local):
-    return block[local]
 
 
 def _take_cols(block, cols):
     return block[:, cols]
 
 
-def _stack(blocks):
-    return sp.vstack(blocks, format="csr") if any(sp.issparse(b) for b in blocks) else np.vstack(blocks)
-
-
 def _dense(a):
     return np.ascontiguousarray(a.toarray() if sp.issparse(a) else a, dtype=np.float64)
 
 
-def _read(path, k, n_features, zero_based):
-    """A LIBSVM file's rows and labels; errors name the partition."""
-    try:
-        x, y = read_libsvm(path, n_features, zero_based)
-    except (OSError, ValueError) as e:
-        raise ValueError(f"partition {k} ({path}): cannot read it: {e}") from None
-    return x, y
-
-
-def _shape_and_labels(xy):
+def _shape_and_labels(xy, k, path):
+    if xy[1] is None:
+        raise ValueError(f"partition {k} ({path}): a .npy file has no labels; the pipeline reads LIBSVM files")
     return xy[0].shape, xy[1]
 
 
@@ -193,8 +178,8 @@ def _files_rows(paths, what, n_features, zero_based, compute, persist):
 
     if not paths:
         raise ValueError(f"need at least one {what} file")
-    xy = persist([delayed(_read)(p, k, n_features, zero_based) for k, p in enumerate(paths)])
-    meta = compute([delayed(_shape_and_labels)(t) for t in xy])
+    xy = persist([delayed(read_part)(p, k, n_features, zero_based) for k, p in enumerate(paths)])
+    meta = compute([delayed(_shape_and_labels)(t, k, p) for k, (t, p) in enumerate(zip(xy, paths))])
     m = n_features if n_features is not None else max(int(s[1]) for s, _ in meta)
     keep = [k for k, (s, _) in enumerate(meta) if s[0] > 0]
     blocks = persist([delayed(_widened)(xy[k], k, paths[k], m) for k in keep])
