@@ -40,6 +40,53 @@ pub(crate) struct EngineConfig {
     pub max_restarts: usize,
     pub tol: f64,
     pub seed: u64,
+    /// Stop early, unconverged, when the measured rate of convergence forecasts the tolerance
+    /// beyond this many products (see [`Stall`]); `None`: run up to `max_restarts`.
+    pub stall: Option<Stall>,
+}
+
+/// A restarted run's stopping rule for slow convergence: after every restart the rate at
+/// which the residual estimate fell over the last [`STALL_WINDOW`] restarts forecasts the
+/// products still needed; the run stops unconverged once that forecast exceeds twice the
+/// products left of `max_products` (a rate of 1 or worse never gets there). Slowly converging
+/// restarted runs (flat, clustered spectra) fall steadily, so the rate is a fair forecast; the
+/// factor 2 allows for the noise of the estimates, which move by a factor 2 between restarts.
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub(crate) struct Stall {
+    /// Products (with `G` and `Gᵀ`) the caller is prepared to spend on this run.
+    pub max_products: usize,
+}
+
+/// Restarts over which [`Stall`] measures the rate of convergence.
+pub(crate) const STALL_WINDOW: usize = 20;
+
+/// Whether the estimates after each restart, `(products so far, estimate)`, forecast `tol`
+/// beyond twice the products left of `max_products` (see [`Stall`]). Each end of the window is
+/// the geometric mean of three consecutive estimates, which move by a factor 2 between restarts.
+pub(crate) fn out_of_reach(history: &[(usize, f64)], tol: f64, max_products: usize) -> bool {
+    let done = history.len();
+    if done < STALL_WINDOW + 3 {
+        return false;
+    }
+    let smoothed = |end: usize| -> (f64, f64) {
+        let w = &history[end - 3..end];
+        let p = w.iter().map(|&(p, _)| p as f64).sum::<f64>() / 3.0;
+        let e = w.iter().map(|&(_, e)| e.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / 3.0;
+        (p, e)
+    };
+    let (p1, e1) = smoothed(done);
+    let (p0, e0) = smoothed(done - STALL_WINDOW);
+    if e1 <= tol.ln() {
+        return false;
+    }
+    let per_product = (e1 - e0) / (p1 - p0);
+    // A rate of 1 or more (or NaN) never gets there.
+    if per_product.is_nan() || per_product >= 0.0 {
+        return true;
+    }
+    let needed = (tol.ln() - e1) / per_product;
+    let now = history[done - 1].0;
+    needed > 2.0 * max_products.saturating_sub(now) as f64
 }
 
 /// Statistics of a finished Krylov run.
@@ -58,6 +105,9 @@ pub struct LanczosStats {
     pub basis: usize,
     /// Whether every wanted triplet met the tolerance.
     pub converged: bool,
+    /// Whether the run stopped early because its rate of convergence forecast the tolerance
+    /// beyond the products allowed (a stall).
+    pub stalled: bool,
     /// Whether the operator was small enough that a dense SVD was computed instead.
     pub dense: bool,
     /// Loss of orthonormality of the returned vectors, `max(‖UᵀU − I‖_max, ‖VᵀV − I‖_max)`
@@ -198,6 +248,7 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
                 block: b,
                 basis: kmax,
                 converged: residual <= cfg.tol,
+                stalled: false,
                 dense: true,
                 orthogonality: orth,
             },
@@ -220,6 +271,8 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
     let scale_tiny = f64::EPSILON * (n.max(m) as f64).sqrt();
     // The last two convergence checks (products so far, estimate), for the forecast below.
     let mut checks: [Option<(usize, f64)>; 2] = [None, None];
+    // The estimate at the end of every cycle, for the stall forecast.
+    let mut history: Vec<(usize, f64)> = Vec::new();
     loop {
         // Extend the basis by blocks until it is full or the wanted triplets have converged.
         let mut ritz: Option<(Array2<f64>, Array1<f64>, Array2<f64>, f64)> = None;
@@ -297,7 +350,12 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
             });
         };
         let converged_estimate = est <= cfg.tol;
-        if converged_estimate || restarts >= cfg.max_restarts {
+        history.push((matvecs, est));
+        let stalled = !converged_estimate
+            && cfg
+                .stall
+                .is_some_and(|st| out_of_reach(&history, cfg.tol, st.max_products));
+        if converged_estimate || stalled || restarts >= cfg.max_restarts {
             let u = dense::matmul(ubasis.slice(s![.., ..j]), p.slice(s![.., ..rank]))?;
             let v = dense::matmul(vbasis.slice(s![.., ..j]), qv.slice(s![.., ..rank]))?;
             let mut out = SvdResult::new(u, sv.slice(s![..rank]).to_owned(), v);
@@ -309,7 +367,7 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
             let converged = residual <= cfg.tol && orth <= ORTHOGONALITY_TOL;
             // Rounding can leave the explicit residual slightly above the estimate: restart once
             // more from the Ritz vectors if any restarts remain.
-            if converged || restarts >= cfg.max_restarts {
+            if converged || stalled || restarts >= cfg.max_restarts {
                 return Ok((
                     out,
                     LanczosStats {
@@ -319,6 +377,7 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
                         block: b,
                         basis: wmax,
                         converged,
+                        stalled: stalled && !converged,
                         dense: false,
                         orthogonality: orth,
                     },
@@ -387,7 +446,113 @@ pub(crate) fn frob(a: &Array2<f64>) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::forecast_check;
+    use super::{forecast_check, out_of_reach, Stall, STALL_WINDOW};
+    use crate::SolverError;
+
+    /// Estimates after each of `restarts` restarts of `per` products, falling by `rate` per
+    /// restart from 0.1, times `noise(i)`.
+    fn history(restarts: usize, per: usize, rate: f64, noise: impl Fn(usize) -> f64) -> Vec<(usize, f64)> {
+        (1..=restarts)
+            .map(|i| (i * per, 0.1 * rate.powi(i as i32) * noise(i)))
+            .collect()
+    }
+
+    #[test]
+    fn stall_forecast_follows_the_measured_rate() {
+        // A factor 10 per 10 restarts of 100 products: 1e-8 from 1e-4 (restart 30) takes 40
+        // more restarts, 4000 products.
+        let steady = history(30, 100, 0.1f64.powf(0.1), |_| 1.0);
+        assert!(!out_of_reach(&steady, 1e-8, 3000 + 8000));
+        assert!(out_of_reach(&steady, 1e-8, 3000 + 1000));
+        // Too few restarts to measure a rate: never out of reach.
+        assert!(!out_of_reach(&steady[..STALL_WINDOW + 2], 1e-8, 0));
+        // Already below the tolerance.
+        assert!(!out_of_reach(&steady, 1e-3, 0));
+        // No decrease (a stall) or an increase: out of reach whatever the allowance.
+        let flat = history(30, 100, 1.0, |_| 1.0);
+        assert!(out_of_reach(&flat, 1e-8, usize::MAX));
+        let rising = history(30, 100, 1.01, |_| 1.0);
+        assert!(out_of_reach(&rising, 1e-8, usize::MAX));
+    }
+
+    /// A diagonal matrix with singular values `s` (square).
+    fn diagonal(s: &[f64]) -> ndarray::Array2<f64> {
+        ndarray::Array2::from_diag(&ndarray::Array1::from(s.to_vec()))
+    }
+
+    fn params(tol: f64, max_restarts: usize) -> crate::LanczosParams {
+        crate::LanczosParams {
+            tol,
+            work_dim: Some(32),
+            max_restarts,
+            seed: 3,
+            block_size: Some(4),
+        }
+    }
+
+    #[test]
+    fn a_slowly_converging_run_stops_once_the_forecast_exceeds_its_allowance() {
+        use crate::lanczos::lanczos_with_stall;
+        // A flat spectrum (relative gaps 1e-3): rank 10 to 1e-12 takes hundreds of restarts.
+        let s: Vec<f64> = (0..300).map(|i| 1.0 / (1.0 + 1e-3 * i as f64)).collect();
+        let g = diagonal(&s);
+        let per_restart = 32 - 10;
+        let stall = Stall {
+            max_products: 30 * per_restart,
+        };
+        let err = lanczos_with_stall(&g.view(), 10, &params(1e-12, 500), Some(stall), &mut |_| {}).unwrap_err();
+        let SolverError::NotConverged { iterations, .. } = err else {
+            panic!("expected NotConverged, got {err:?}");
+        };
+        assert!(
+            (STALL_WINDOW + 2..30).contains(&iterations),
+            "stopped after {iterations} restarts"
+        );
+        // Without the rule the same run keeps going to its restart limit.
+        let err = lanczos_with_stall(&g.view(), 10, &params(1e-12, 40), None, &mut |_| {}).unwrap_err();
+        assert!(
+            matches!(err, SolverError::NotConverged { iterations: 40, .. }),
+            "{err:?}"
+        );
+    }
+
+    #[test]
+    fn the_stall_rule_leaves_a_converging_run_alone() {
+        use crate::lanczos::lanczos_with_stall;
+        // Relative gaps 3e-3: rank 10 to 1e-10 in about 30 restarts, past the rule's window,
+        // within an allowance of 40 restarts' products.
+        let s: Vec<f64> = (0..300).map(|i| 1.0 / (1.0 + 3e-3 * i as f64)).collect();
+        let g = diagonal(&s);
+        let stall = Stall {
+            max_products: 40 * (32 - 10),
+        };
+        let (with, st) = lanczos_with_stall(&g.view(), 10, &params(1e-10, 500), Some(stall), &mut |_| {}).unwrap();
+        let (without, _) = lanczos_with_stall(&g.view(), 10, &params(1e-10, 500), None, &mut |_| {}).unwrap();
+        assert!(st.converged && !st.stalled);
+        assert!(
+            st.restarts > STALL_WINDOW + 3,
+            "{} restarts: the rule never applied",
+            st.restarts
+        );
+        assert_eq!(with.s, without.s);
+        assert_eq!(with.u, without.u);
+        for (x, y) in with.s.iter().zip(&s) {
+            assert!((x - y).abs() <= 1e-10 * s[0], "{x} vs {y}");
+        }
+    }
+
+    #[test]
+    fn stall_forecast_smooths_estimates_that_jump_by_a_factor_two() {
+        // The same steady rate with the estimate alternately doubled and halved (as restarted
+        // runs on flat spectra show): the forecast stays within the allowance.
+        let noisy = history(30, 100, 0.1f64.powf(0.1), |i| if i % 2 == 0 { 2.0 } else { 0.5 });
+        assert!(!out_of_reach(&noisy, 1e-8, 3000 + 8000));
+        // With 1-in-3 doubled: still in reach, and a flat noisy run still stalls.
+        let noisy = history(30, 100, 0.1f64.powf(0.1), |i| if i % 3 == 0 { 2.0 } else { 1.0 });
+        assert!(!out_of_reach(&noisy, 1e-8, 3000 + 8000));
+        let flat = history(30, 100, 1.0, |i| if i % 2 == 0 { 2.0 } else { 0.5 });
+        assert!(out_of_reach(&flat, 1e-8, usize::MAX));
+    }
 
     #[test]
     fn forecast_follows_the_measured_rate() {

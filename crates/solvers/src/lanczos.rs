@@ -4,7 +4,7 @@
 //! re-orthogonalisation, thick restarts, explicit residuals at the end.
 use crate::error::{Result, SolverError};
 pub use crate::krylov::LanczosStats;
-use crate::krylov::{run, EngineConfig, ORTHOGONALITY_TOL};
+use crate::krylov::{run, EngineConfig, Stall, ORTHOGONALITY_TOL};
 use crate::svd::{check_rank, SvdResult};
 use ksvd_linalg::{LinearOperator, ProgressFn};
 
@@ -72,6 +72,18 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
     params: &LanczosParams,
     progress: &mut ProgressFn<'_>,
 ) -> Result<(SvdResult, LanczosStats)> {
+    lanczos_with_stall(op, rank, params, None, progress)
+}
+
+/// [`lanczos_svd_with_progress`] that stops early, with [`SolverError::NotConverged`], where
+/// `stall` forecasts the tolerance out of reach.
+pub(crate) fn lanczos_with_stall<O: LinearOperator + ?Sized>(
+    op: &O,
+    rank: usize,
+    params: &LanczosParams,
+    stall: Option<Stall>,
+    progress: &mut ProgressFn<'_>,
+) -> Result<(SvdResult, LanczosStats)> {
     check_rank(op.nrows(), op.ncols(), rank)?;
     check_tol(params.tol)?;
     if params.block_size == Some(0) {
@@ -89,6 +101,7 @@ pub fn lanczos_svd_with_progress<O: LinearOperator + ?Sized>(
         max_restarts: params.max_restarts,
         tol: params.tol,
         seed: params.seed,
+        stall,
     };
     let (res, stats) = run(op, &cfg, progress)?;
     if !stats.converged && stats.residual <= params.tol {
@@ -155,6 +168,7 @@ pub fn block_krylov_svd<O: LinearOperator + ?Sized>(
         max_restarts: 0,
         tol: params.tol,
         seed: params.seed,
+        stall: None,
     };
     run(op, &cfg, &mut |_| {})
 }
