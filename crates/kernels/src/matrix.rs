@@ -5,8 +5,8 @@ use crate::error::{KernelError, Result};
 use crate::kernel::Kernel;
 use crate::samples::{inner_block, inner_block_into, Samples};
 use ksvd_linalg::{
-    check_indices, dense, vecmath, CsrMatrix, LinearOperator, MatrixBlocks, MemoryBudget, Precision, SparsePlusLowRank,
-    StoredMatrix,
+    check_indices, dense, CsrMatrix, Element, LinearOperator, MatrixBlocks, MemoryBudget, Precision, SparsePlusLowRank,
+    StagedFill, StoredMatrix,
 };
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
@@ -318,6 +318,17 @@ fn position_map(idx: &[usize], len: usize) -> PositionMap {
     PositionMap { first, extra }
 }
 
+/// The exponent of an RBF, SNE or Laplacian kernel value from the inner product `v`:
+/// `−d/γ^p − shift`, `d` the squared distance `‖x‖² + ‖z‖² − 2 v` clamped at 0 (`squared`) or
+/// its root.
+#[inline]
+fn log_kernel(v: f64, nxi: f64, nzj: f64, shift: f64, inv_g: f64, squared: bool) -> f64 {
+    let d = nxi + nzj - 2.0 * v;
+    let d2 = if d > 0.0 { d } else { 0.0 };
+    let t = if squared { -d2 * inv_g } else { -d2.sqrt() * inv_g };
+    t - shift
+}
+
 #[inline]
 fn flush(v: f64) -> f64 {
     if v.abs() < FLUSH {
@@ -334,11 +345,89 @@ fn flush_relative(v: &mut [f64]) {
     v.iter_mut().filter(|x| x.abs() < cut).for_each(|x| *x = 0.0);
 }
 
-/// `exp` of every entry of a row (contiguous rows use the vectorised slice routine).
-fn exp_row(mut row: ndarray::ArrayViewMut1<'_, f64>) {
+/// `exp` of every entry of a row in its own type (contiguous rows use the vectorised slice
+/// routine), then [`flush`].
+fn exp_flush_row<T: Element>(mut row: ndarray::ArrayViewMut1<'_, T>) {
     match row.as_slice_mut() {
-        Some(s) => vecmath::exp_in_place(s),
-        None => row.mapv_inplace(vecmath::exp),
+        Some(s) => T::exp_in_place(s),
+        None => row.mapv_inplace(T::exp),
+    }
+    row.mapv_inplace(|v| T::from_f64(flush(v.to_f64())));
+}
+
+/// The stored `G` of a [`KernelMatrix`], evaluated in stages ([`StagedFill`]): inner products
+/// (a block at a time) and exponents in `f64`, then, row by row, `exp` and the SNE row
+/// normalisation in the stored type (eight or sixteen `f32` lanes where the storage is `f32`).
+/// The SNE row sums are accumulated in `f64` either way.
+struct Evaluation<'a> {
+    matrix: &'a KernelMatrix,
+    all_cols: Vec<usize>,
+}
+
+/// What a row's `f64` stage leaves for its stored-type stage.
+enum Stage {
+    /// Final values.
+    Done,
+    /// Exponents, whose `exp` is still to be taken.
+    Exponents,
+    /// SNE: `t_j − t_max`, and `t_max`.
+    Sne(f64),
+}
+
+impl StagedFill for Evaluation<'_> {
+    type Prep = Stage;
+    /// SNE: the row's `log S_i`.
+    type Out = Option<f64>;
+    type Error = KernelError;
+
+    fn block(&self, r0: usize, p: ArrayViewMut2<'_, f64>) -> Result<()> {
+        let g = self.matrix;
+        let rows: Vec<usize> = (r0..r0 + p.nrows()).collect();
+        match &g.kernel {
+            AnyKernel::Custom(_) => g.custom_block_into(p, &rows, &self.all_cols),
+            AnyKernel::Builtin(_) => {
+                inner_block_into(p, &g.x, &rows, &g.z, g.zt.as_ref(), &self.all_cols);
+                Ok(())
+            }
+        }
+    }
+
+    fn row_f64(&self, i: usize, row: &mut [f64]) -> Stage {
+        let g = self.matrix;
+        match g.kernel {
+            AnyKernel::Custom(_) => Stage::Done,
+            AnyKernel::Builtin(Kernel::Sne { gamma }) => {
+                Stage::Sne(sne_exponents(row, g.nx[i], &g.nz, 1.0 / (gamma * gamma)))
+            }
+            AnyKernel::Builtin(_) => {
+                let Some((inv_g, squared)) =
+                    g.exponent_form(ndarray::ArrayViewMut1::from(&mut *row).insert_axis(Axis(0)))
+                else {
+                    return Stage::Done;
+                };
+                let (nxi, shift) = (g.nx[i], g.log_norm.as_deref().map_or(0.0, |l| l[i]));
+                row.iter_mut()
+                    .zip(&g.nz)
+                    .for_each(|(v, &nzj)| *v = log_kernel(*v, nxi, nzj, shift, inv_g, squared));
+                Stage::Exponents
+            }
+        }
+    }
+
+    fn row_stored<T: Element>(&self, _: usize, row: &mut [T], stage: Stage) -> Option<f64> {
+        match stage {
+            Stage::Done => None,
+            Stage::Exponents => {
+                exp_flush_row(ndarray::ArrayViewMut1::from(row));
+                None
+            }
+            Stage::Sne(top) => {
+                let sum = exp_sum(row);
+                let inv = 1.0 / sum;
+                row.iter_mut().for_each(|v| *v = T::from_f64(flush(v.to_f64() * inv)));
+                Some(top + sum.ln())
+            }
+        }
     }
 }
 
@@ -347,6 +436,12 @@ fn exp_row(mut row: ndarray::ArrayViewMut1<'_, f64>) {
 /// `log S_i = t_max + ln Σ`. Plain slice loops with four accumulators, so that the distance, the
 /// maximum and the sum vectorise (this pass touches every entry of `G`).
 fn sne_row(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> (f64, f64) {
+    let top = sne_exponents(row, nxi, nz, inv_g2);
+    (top, exp_sum(row))
+}
+
+/// The first stage of [`sne_row`]: `row[j] ← t_j − t_max`; returns `t_max`.
+fn sne_exponents(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> f64 {
     let n = row.len().min(nz.len());
     let (row, nz) = (&mut row[..n], &nz[..n]);
     let mut mx = [f64::NEG_INFINITY; 4];
@@ -367,16 +462,22 @@ fn sne_row(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> (f64, f64) {
     }
     let top = mx.iter().fold(f64::NEG_INFINITY, |a, &b| if b > a { b } else { a });
     row.iter_mut().for_each(|v| *v -= top);
-    vecmath::exp_in_place(row);
+    top
+}
+
+/// The second stage of [`sne_row`], in the stored type: `row[j] ← exp(row[j])`; returns their
+/// sum, accumulated in `f64` with four accumulators.
+fn exp_sum<T: Element>(row: &mut [T]) -> f64 {
+    T::exp_in_place(row);
     let mut acc = [0.0f64; 4];
     let mut chunks = row.chunks_exact(4);
     for c in &mut chunks {
         for k in 0..4 {
-            acc[k] += c[k];
+            acc[k] += c[k].to_f64();
         }
     }
-    let tail: f64 = chunks.remainder().iter().sum();
-    (top, (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail)
+    let tail: f64 = chunks.remainder().iter().map(|v| v.to_f64()).sum();
+    (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
 /// [`sne_row`] on an ndarray row (rows of the blocks built here are contiguous; others are
@@ -701,47 +802,27 @@ impl KernelMatrix {
         matches!(self.repr, Repr::Blocked)
     }
 
-    /// Evaluates every entry (row chunks in parallel): GEMM inner products, vectorised `exp`,
-    /// and for SNE the exact row normalisation in the same pass (`log S_i` is returned).
+    /// Evaluates every entry (row chunks in parallel): GEMM inner products and exponents in
+    /// `f64`, then the vectorised `exp` (and for SNE the exact row normalisation) in the stored
+    /// precision ([`Evaluation`]); for SNE, `log S_i` is returned.
     fn evaluate_all(&self, precision: Precision) -> Result<(StoredMatrix, Option<Vec<f64>>)> {
         let (n, m) = (self.x.len(), self.z.len());
         let mut g = StoredMatrix::zeros(n, m, precision);
-        let all_cols: Vec<usize> = (0..m).collect();
         let threads = rayon::current_num_threads();
         let chunk = match self.kernel {
             AnyKernel::Builtin(_) => self.chunk_rows(m).max(16).min(n.div_ceil(4 * threads).max(1)),
             AnyKernel::Custom(_) => self.chunk_rows(m).min(n.div_ceil(threads).max(1)),
         };
         let sne = matches!(self.kernel, AnyKernel::Builtin(Kernel::Sne { .. }));
-        // Each block of rows is evaluated in f64 (rounded once when the storage is f32) and
-        // returns its rows' SNE log-normalisers.
-        let blocks = g.fill_rows(chunk, |r0, mut p| -> Result<Vec<f64>> {
-            let rows: Vec<usize> = (r0..r0 + p.nrows()).collect();
-            if let AnyKernel::Custom(_) = self.kernel {
-                self.custom_block_into(p, &rows, &all_cols)?;
-                return Ok(Vec::new());
-            }
-            inner_block_into(p.view_mut(), &self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
-            match &self.kernel {
-                AnyKernel::Builtin(Kernel::Sne { gamma }) => {
-                    let inv_g2 = 1.0 / (gamma * gamma);
-                    let mut ln = Vec::with_capacity(rows.len());
-                    for (mut prow, &i) in p.outer_iter_mut().zip(&rows) {
-                        let (mx, sum) = sne_row_view(prow.view_mut(), self.nx[i], &self.nz, inv_g2);
-                        let inv = 1.0 / sum;
-                        prow.mapv_inplace(|v| flush(v * inv));
-                        ln.push(mx + sum.ln());
-                    }
-                    Ok(ln)
-                }
-                _ => {
-                    self.transform(p.view_mut(), &rows, &all_cols, false);
-                    Ok(Vec::new())
-                }
-            }
-        })?;
+        let rows = g.fill_rows_staged(
+            chunk,
+            &Evaluation {
+                matrix: self,
+                all_cols: (0..m).collect(),
+            },
+        )?;
         if sne {
-            let log_norm: Vec<f64> = blocks.into_iter().flatten().collect();
+            let log_norm: Vec<f64> = rows.into_iter().map(|l| l.unwrap_or(f64::NAN)).collect();
             if let Some(row) = log_norm.iter().position(|v| !v.is_finite()) {
                 return Err(KernelError::DegenerateNormalizer { row });
             }
@@ -981,17 +1062,20 @@ impl KernelMatrix {
     /// Turns inner products into kernel values in place (`transposed`: `p` is cols × rows):
     /// the exponent of every entry first, then one vectorised `exp` per row.
     fn transform(&self, mut p: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize], transposed: bool) {
-        let AnyKernel::Builtin(kernel) = self.kernel else {
-            return;
-        };
-        let (inv_g, squared) = match kernel {
-            Kernel::Linear => return,
-            Kernel::Polynomial { degree, offset } => {
-                p.mapv_inplace(|v| flush((v + offset).powi(degree as i32)));
-                return;
+        if self.exponents(p.view_mut(), rows, cols, transposed) {
+            for prow in p.outer_iter_mut() {
+                exp_flush_row(prow);
             }
-            Kernel::Rbf { gamma } | Kernel::Sne { gamma } => (1.0 / (gamma * gamma), true),
-            Kernel::Laplacian { gamma } => (1.0 / gamma, false),
+        }
+    }
+
+    /// The first stage of [`KernelMatrix::transform`]: inner products become the exponents of
+    /// the RBF, SNE (with the stored normalisers) and Laplacian kernels, returning `true` (their
+    /// `exp` is still to be taken, [`exp_flush_row`]); linear and polynomial kernel values are
+    /// final (`false`), user kernels untouched.
+    fn exponents(&self, mut p: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize], transposed: bool) -> bool {
+        let Some((inv_g, squared)) = self.exponent_form(p.view_mut()) else {
+            return false;
         };
         // Gathered once per block so that the per-entry loop is a plain, vectorisable zip:
         // `t = −d/γ^p − log S_i` with `d` the clamped squared distance (or its root).
@@ -999,12 +1083,7 @@ impl KernelMatrix {
         let nx: Vec<f64> = rows.iter().map(|&i| self.nx[i]).collect();
         let nz: Vec<f64> = cols.iter().map(|&j| self.nz[j]).collect();
         let shifts: Vec<f64> = rows.iter().map(|&i| ln.map_or(0.0, |l| l[i])).collect();
-        let log_k = |v: f64, nxi: f64, nzj: f64, shift: f64| {
-            let d = nxi + nzj - 2.0 * v;
-            let d2 = if d > 0.0 { d } else { 0.0 };
-            let t = if squared { -d2 * inv_g } else { -d2.sqrt() * inv_g };
-            t - shift
-        };
+        let log_k = |v: f64, nxi: f64, nzj: f64, shift: f64| log_kernel(v, nxi, nzj, shift, inv_g, squared);
         for (a, mut prow) in p.outer_iter_mut().enumerate() {
             if transposed {
                 let nzj = nz[a];
@@ -1021,8 +1100,25 @@ impl KernelMatrix {
                         .for_each(|(v, &nzj)| *v = log_k(*v, nxi, nzj, sh)),
                 }
             }
-            exp_row(prow.view_mut());
-            prow.mapv_inplace(flush);
+        }
+        true
+    }
+
+    /// `(1/γ^p, p = 2)` of a kernel whose values are `exp` of an exponent (RBF, SNE, Laplacian);
+    /// `None` for the others, after turning the inner products in `p` into their final values
+    /// (polynomial; linear and user kernels unchanged).
+    fn exponent_form(&self, mut p: ArrayViewMut2<'_, f64>) -> Option<(f64, bool)> {
+        let AnyKernel::Builtin(kernel) = self.kernel else {
+            return None;
+        };
+        match kernel {
+            Kernel::Linear => None,
+            Kernel::Polynomial { degree, offset } => {
+                p.mapv_inplace(|v| flush((v + offset).powi(degree as i32)));
+                None
+            }
+            Kernel::Rbf { gamma } | Kernel::Sne { gamma } => Some((1.0 / (gamma * gamma), true)),
+            Kernel::Laplacian { gamma } => Some((1.0 / gamma, false)),
         }
     }
 
@@ -1477,6 +1573,64 @@ mod tests {
     }
 
     /// The vectorised SNE row against the textbook formula, for lengths around the 4-lane
+    /// A stored `f32` matrix is evaluated in `f32` after its exponents (`exp`, the SNE row sums
+    /// in `f64` and the normalisation): every entry within a few `f32` epsilons of the `f64`
+    /// one, relative to its row's largest (the exponent, rounded once to `f32`, carries an error
+    /// of `|t| ε_32`), and the SNE normalisers within `1e-6`.
+    #[test]
+    fn f32_storage_is_evaluated_in_f32_to_single_precision() -> Result<()> {
+        let mut rng = ksvd_linalg::random::rng_from_seed(12);
+        let x = ksvd_linalg::random::gaussian_matrix(&mut rng, 130, 5);
+        let z = ksvd_linalg::random::gaussian_matrix(&mut rng, 90, 5);
+        let budget = MemoryBudget::bytes(1 << 24).map_err(KernelError::from)?;
+        for kernel in [
+            Kernel::Sne { gamma: 1.3 },
+            Kernel::Rbf { gamma: 0.9 },
+            Kernel::Laplacian { gamma: 2.0 },
+            Kernel::Polynomial { degree: 2, offset: 1.0 },
+        ] {
+            let build = |p: Precision| {
+                KernelMatrix::with_budget_in(
+                    Samples::dense(x.clone())?,
+                    Samples::dense(z.clone())?,
+                    kernel.clone(),
+                    budget,
+                    p,
+                )
+            };
+            let (g64, g32) = (build(Precision::F64)?, build(Precision::F32)?);
+            assert_eq!(g32.stored_precision(), Some(Precision::F32));
+            let (a, b) = (g64.to_dense()?, g32.to_dense()?);
+            let eps32 = f64::from(f32::EPSILON);
+            let mut not_rounded = 0;
+            for (ra, rb) in a.outer_iter().zip(b.outer_iter()) {
+                let top = ra.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                for (&va, &vb) in ra.iter().zip(&rb) {
+                    assert_eq!(vb, f64::from(vb as f32), "{kernel}: stored values are f32");
+                    assert!((va - vb).abs() <= 64.0 * eps32 * top, "{kernel}: {vb} vs {va}");
+                    not_rounded += usize::from(vb != f64::from(va as f32));
+                }
+            }
+            // Exponentials are taken in f32 (some entries differ from the rounded f64 ones);
+            // polynomial values have no f32 stage and are the f64 ones rounded once.
+            if matches!(kernel, Kernel::Polynomial { .. }) {
+                assert_eq!(not_rounded, 0, "{kernel}");
+            } else {
+                assert!(not_rounded > 0, "{kernel}: f64 values rounded, not an f32 evaluation");
+            }
+            match (g64.log_normalizers(), g32.log_normalizers()) {
+                (Some(l64), Some(l32)) => {
+                    for (p, q) in l64.iter().zip(l32) {
+                        assert!((p - q).abs() <= 1e-6 * p.abs().max(1.0), "{kernel}: log S {q} vs {p}");
+                    }
+                }
+                (None, None) => {}
+                _ => panic!("{kernel}: normalisers in one precision only"),
+            }
+        }
+        Ok(())
+    }
+
     /// chunking and for distances so large that unshifted exponentials would underflow.
     #[test]
     fn sne_row_matches_the_scalar_formula() {

@@ -76,6 +76,11 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 
     fn from_f64(v: f64) -> Self;
     /// Widens to `f64` (exact).
     fn to_f64(self) -> f64;
+    /// `v[i] = exp(v[i])` in this type ([`crate::vecmath::exp_in_place`] or
+    /// [`crate::vecmath::exp_in_place_f32`]).
+    fn exp_in_place(v: &mut [Self]);
+    /// `exp(self)`, scalar ([`crate::vecmath::exp`] or [`crate::vecmath::exp_f32`]).
+    fn exp(self) -> Self;
     /// `out = A X` (or `out += A X` with `accumulate`) for `A` stored as this type and `f64`
     /// vectors `X` and result. `f64`: [`dense::gemm_into`]; `f32`: `X` rounded, the product in
     /// `f32` (the same GEMM), widened into `out`.
@@ -96,6 +101,12 @@ impl Element for f64 {
     #[inline]
     fn to_f64(self) -> f64 {
         self
+    }
+    fn exp_in_place(v: &mut [f64]) {
+        crate::vecmath::exp_in_place(v);
+    }
+    fn exp(self) -> f64 {
+        crate::vecmath::exp(self)
     }
     fn gemm_f64(
         out: ArrayViewMut2<'_, f64>,
@@ -123,6 +134,12 @@ impl Element for f32 {
     fn to_f64(self) -> f64 {
         f64::from(self)
     }
+    fn exp_in_place(v: &mut [f32]) {
+        crate::vecmath::exp_in_place_f32(v);
+    }
+    fn exp(self) -> f32 {
+        crate::vecmath::exp_f32(self)
+    }
     fn gemm_f64(
         mut out: ArrayViewMut2<'_, f64>,
         a: ArrayView2<'_, f32>,
@@ -137,8 +154,17 @@ impl Element for f32 {
                 right: (a.nrows(), x.ncols()),
             });
         }
-        let x32: Array2<f32> = Array2::from_shape_fn((x.nrows(), x.ncols()).f(), |(i, j)| x[[i, j]] as f32);
-        let mut prod = Array2::<f32>::zeros((a.nrows(), x.ncols()).f());
+        // `X` and the product in the layouts of `x` and `out`, as the f64 product gets them: faer
+        // then takes the same route (for a row-major `A` and `out`, the transposed problem,
+        // reading `A` in place); column-major copies made it pack `A` on every product, a fifth
+        // of an f32 RSVD's time.
+        let x32: Array2<f32> = x.mapv(|v| v as f32);
+        let dim = (a.nrows(), x.ncols());
+        let mut prod = if out.is_standard_layout() {
+            Array2::<f32>::zeros(dim)
+        } else {
+            Array2::<f32>::zeros(dim.f())
+        };
         dense::gemm_into_t(prod.view_mut(), a, x32.view(), 1.0, false)?;
         if accumulate {
             out.zip_mut_with(&prod, |o, &p| *o += f64::from(p));
@@ -240,35 +266,64 @@ impl StoredMatrix {
         }
     }
 
-    /// Fills the matrix by blocks of `chunk` rows in parallel: `fill(r0, block)` writes the
-    /// `f64` values of rows `r0..r0 + block.nrows()` (in `f32` into a buffer that is then
-    /// rounded into place) and returns a per-block result, collected in row order.
-    pub fn fill_rows<R, E, F>(&mut self, chunk: usize, fill: F) -> std::result::Result<Vec<R>, E>
-    where
-        R: Send,
-        E: Send,
-        F: Fn(usize, ArrayViewMut2<'_, f64>) -> std::result::Result<R, E> + Sync + Send,
-    {
+    /// Fills the matrix by blocks of `chunk` rows in parallel ([`StagedFill`]): per block,
+    /// [`StagedFill::block`] writes `f64` values (into the stored block itself in `f64`, into a
+    /// per-worker buffer in `f32`); then row by row, while the row is in cache,
+    /// [`StagedFill::row_f64`] continues in `f64`, the row is rounded once to the stored type,
+    /// and [`StagedFill::row_stored`] completes it in that type. Returns every row's output in
+    /// row order.
+    pub fn fill_rows_staged<S: StagedFill>(
+        &mut self,
+        chunk: usize,
+        fill: &S,
+    ) -> std::result::Result<Vec<S::Out>, S::Error> {
         let chunk = chunk.max(1);
-        match self {
+        let blocks: std::result::Result<Vec<Vec<S::Out>>, S::Error> = match self {
             StoredMatrix::F64(g) => g
                 .axis_chunks_iter_mut(Axis(0), chunk)
                 .into_par_iter()
                 .enumerate()
-                .map(|(b, block)| fill(b * chunk, block))
+                .map(|(b, mut block)| {
+                    let r0 = b * chunk;
+                    fill.block(r0, block.view_mut())?;
+                    let mut out = Vec::with_capacity(block.nrows());
+                    for (k, mut row) in block.outer_iter_mut().enumerate() {
+                        with_slice(row.view_mut(), |s| {
+                            let prep = fill.row_f64(r0 + k, s);
+                            out.push(fill.row_stored(r0 + k, s, prep));
+                        });
+                    }
+                    Ok(out)
+                })
                 .collect(),
+            // One f64 buffer per worker, reused across its blocks (a fresh one per block would be
+            // mapped, faulted in and unmapped every time).
             StoredMatrix::F32(g) => g
                 .axis_chunks_iter_mut(Axis(0), chunk)
                 .into_par_iter()
                 .enumerate()
-                .map(|(b, mut block)| {
-                    let mut buf = Array2::<f64>::zeros(block.dim());
-                    let out = fill(b * chunk, buf.view_mut())?;
-                    block.zip_mut_with(&buf, |o, &v| *o = f32::from_f64(v));
-                    Ok(out)
-                })
+                .map_init(
+                    || Array2::<f64>::zeros((0, 0)),
+                    |buf, (b, mut block)| {
+                        let r0 = b * chunk;
+                        if buf.dim() == block.dim() {
+                            buf.fill(0.0);
+                        } else {
+                            *buf = Array2::zeros(block.dim());
+                        }
+                        fill.block(r0, buf.view_mut())?;
+                        let mut out = Vec::with_capacity(block.nrows());
+                        for (k, (mut row64, mut row)) in buf.outer_iter_mut().zip(block.outer_iter_mut()).enumerate() {
+                            let prep = with_slice(row64.view_mut(), |s| fill.row_f64(r0 + k, s));
+                            row.zip_mut_with(&row64, |o, &v| *o = f32::from_f64(v));
+                            with_slice(row, |s| out.push(fill.row_stored(r0 + k, s, prep)));
+                        }
+                        Ok(out)
+                    },
+                )
                 .collect(),
-        }
+        };
+        Ok(blocks?.into_iter().flatten().collect())
     }
 
     /// Applies `f(i, row)` to every row in place, rows in parallel, on `f64` values (an `f32`
@@ -298,6 +353,36 @@ impl StoredMatrix {
     }
 }
 
+/// A staged fill of a [`StoredMatrix`] ([`StoredMatrix::fill_rows_staged`]): what needs `f64`
+/// (a kernel's inner products and exponents, say) runs in [`StagedFill::block`] and
+/// [`StagedFill::row_f64`], what the stored type can do at its own width (the `exp` of those
+/// exponents, a row normalisation) in [`StagedFill::row_stored`].
+pub trait StagedFill: Sync {
+    /// What a row's `f64` stage hands its stored-type stage.
+    type Prep: Send;
+    /// A row's result.
+    type Out: Send;
+    /// A block's error.
+    type Error: Send;
+    /// Writes the `f64` values of rows `r0..r0 + block.nrows()`.
+    fn block(&self, r0: usize, block: ArrayViewMut2<'_, f64>) -> std::result::Result<(), Self::Error>;
+    /// Continues row `i` in `f64`.
+    fn row_f64(&self, i: usize, row: &mut [f64]) -> Self::Prep;
+    /// Completes row `i`, stored as `T` (its `f64` values rounded once).
+    fn row_stored<T: Element>(&self, i: usize, row: &mut [T], prep: Self::Prep) -> Self::Out;
+}
+
+/// Runs `f` on the row as a slice (a copy when it is not contiguous, written back).
+fn with_slice<T: Copy, R>(mut row: ArrayViewMut1<'_, T>, f: impl FnOnce(&mut [T]) -> R) -> R {
+    if let Some(s) = row.as_slice_mut() {
+        return f(s);
+    }
+    let mut v = row.to_vec();
+    let out = f(&mut v);
+    row.iter_mut().zip(v).for_each(|(o, x)| *o = x);
+    out
+}
+
 /// `g[rows, cols]` widened to `f64`.
 fn gather_t<T: Element>(g: ArrayView2<'_, T>, rows: &[usize], cols: &[usize]) -> Array2<f64> {
     let mut out = Array2::zeros((rows.len(), cols.len()));
@@ -313,6 +398,65 @@ mod tests {
     use super::*;
     use crate::random::{gaussian_matrix, rng_from_seed};
 
+    /// Fills a stored matrix with a copy of `a`, in `prepare`; `finish` exponentiates the rows
+    /// from the second field on in the stored type and returns their indices.
+    struct Copy<'a>(&'a Array2<f64>, usize);
+    const EXP_ROW: usize = 100;
+
+    impl StagedFill for Copy<'_> {
+        type Prep = ();
+        type Out = Option<usize>;
+        type Error = ();
+        fn block(&self, r0: usize, mut block: ArrayViewMut2<'_, f64>) -> std::result::Result<(), ()> {
+            let n = block.nrows();
+            block.assign(&self.0.slice(ndarray::s![r0..r0 + n, ..]));
+            Ok(())
+        }
+        fn row_f64(&self, _: usize, _: &mut [f64]) {}
+        fn row_stored<T: Element>(&self, i: usize, row: &mut [T], _: ()) -> Option<usize> {
+            (i >= self.1).then(|| {
+                T::exp_in_place(row);
+                i
+            })
+        }
+    }
+
+    #[test]
+    fn staged_fills_round_once_and_finish_in_the_stored_type() {
+        let mut rng = rng_from_seed(4);
+        let a = gaussian_matrix(&mut rng, 150, 40);
+        for p in [Precision::F64, Precision::F32] {
+            let mut m = StoredMatrix::zeros(150, 40, p);
+            let done: Vec<usize> = m
+                .fill_rows_staged(16, &Copy(&a, EXP_ROW))
+                .unwrap()
+                .into_iter()
+                .flatten()
+                .collect();
+            assert_eq!(done, (EXP_ROW..150).collect::<Vec<_>>(), "blocks in row order");
+            let got = m.to_f64();
+            for ((i, j), &v) in got.indexed_iter() {
+                let x = a[[i, j]];
+                let want = match (p, i >= EXP_ROW) {
+                    (Precision::F64, false) => x,
+                    (Precision::F64, true) => {
+                        let mut e = [x];
+                        crate::vecmath::exp_in_place(&mut e);
+                        e[0]
+                    }
+                    (Precision::F32, false) => f64::from(x as f32),
+                    // Rounded once, then exp in f32.
+                    (Precision::F32, true) => {
+                        let mut e = [x as f32];
+                        crate::vecmath::exp_in_place_f32(&mut e);
+                        f64::from(e[0])
+                    }
+                };
+                assert_eq!(v, want, "{p:?} ({i}, {j})");
+            }
+        }
+    }
+
     #[test]
     fn f32_products_agree_with_f64_to_single_precision() {
         let mut rng = rng_from_seed(1);
@@ -320,12 +464,7 @@ mod tests {
         let x = gaussian_matrix(&mut rng, 200, 7);
         let exact = a.dot(&x);
         let mut m32 = StoredMatrix::zeros(300, 200, Precision::F32);
-        m32.fill_rows(64, |r0, mut b| -> std::result::Result<(), ()> {
-            let n = b.nrows();
-            b.assign(&a.slice(ndarray::s![r0..r0 + n, ..]));
-            Ok(())
-        })
-        .unwrap();
+        m32.fill_rows_staged(64, &Copy(&a, usize::MAX)).unwrap();
         assert_eq!(m32.precision(), Precision::F32);
         let mut out = Array2::zeros((300, 7));
         m32.mul_into(out.view_mut(), x.view(), false).unwrap();
