@@ -421,12 +421,7 @@ impl StagedFill for Evaluation<'_> {
                 exp_flush_row(ndarray::ArrayViewMut1::from(row));
                 None
             }
-            Stage::Sne(top) => {
-                let sum = exp_sum(row);
-                let inv = 1.0 / sum;
-                row.iter_mut().for_each(|v| *v = T::from_f64(flush(v.to_f64() * inv)));
-                Some(top + sum.ln())
-            }
+            Stage::Sne(top) => Some(top + sne_normalise(row).ln()),
         }
     }
 }
@@ -440,6 +435,34 @@ fn sne_row(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> (f64, f64) {
     (top, exp_sum(row))
 }
 
+/// Runs `$body` (row loops over `f64` lanes) compiled for AVX2 where the CPU has it (checked
+/// at run time; the crate is built for baseline x86-64, whose SSE2 has two lanes). Only the
+/// vector width changes: the same operations in the same order (no fused multiply-adds), so
+/// the results are bit for bit those of the baseline build.
+macro_rules! with_avx2 {
+    ($(#[$meta:meta])* fn $name:ident $(<$t:ident: $bound:path>)?($($arg:ident: $ty:ty),*) -> $ret:ty $body:block) => {
+        $(#[$meta])*
+        fn $name $(<$t: $bound>)?($($arg: $ty),*) -> $ret {
+            #[inline(always)]
+            fn body $(<$t: $bound>)?($($arg: $ty),*) -> $ret $body
+            #[cfg(target_arch = "x86_64")]
+            #[target_feature(enable = "avx2")]
+            unsafe fn avx2 $(<$t: $bound>)?($($arg: $ty),*) -> $ret {
+                body $(::<$t>)?($($arg),*)
+            }
+            #[cfg(target_arch = "x86_64")]
+            {
+                if std::arch::is_x86_feature_detected!("avx2") {
+                    // SAFETY: the CPU supports the feature the function is compiled for (checked above).
+                    return unsafe { avx2 $(::<$t>)?($($arg),*) };
+                }
+            }
+            body $(::<$t>)?($($arg),*)
+        }
+    };
+}
+
+with_avx2! {
 /// The first stage of [`sne_row`]: `row[j] ← t_j − t_max`; returns `t_max`.
 fn sne_exponents(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> f64 {
     let n = row.len().min(nz.len());
@@ -464,9 +487,22 @@ fn sne_exponents(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> f64 {
     row.iter_mut().for_each(|v| *v -= top);
     top
 }
+}
+
+with_avx2! {
+/// The stored-type stage of an SNE row: `exp` ([`exp_sum`]), then every entry divided by the
+/// row sum (flushed); returns the sum.
+fn sne_normalise<T: Element>(row: &mut [T]) -> f64 {
+    let sum = exp_sum(row);
+    let inv = 1.0 / sum;
+    row.iter_mut().for_each(|v| *v = T::from_f64(flush(v.to_f64() * inv)));
+    sum
+}
+}
 
 /// The second stage of [`sne_row`], in the stored type: `row[j] ← exp(row[j])`; returns their
 /// sum, accumulated in `f64` with four accumulators.
+#[inline(always)]
 fn exp_sum<T: Element>(row: &mut [T]) -> f64 {
     T::exp_in_place(row);
     let mut acc = [0.0f64; 4];
