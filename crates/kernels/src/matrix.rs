@@ -1608,7 +1608,6 @@ mod tests {
         Ok(())
     }
 
-    /// The vectorised SNE row against the textbook formula, for lengths around the 4-lane
     /// A stored `f32` matrix is evaluated in `f32` after its exponents (`exp`, the SNE row sums
     /// in `f64` and the normalisation): every entry within a few `f32` epsilons of the `f64`
     /// one, relative to its row's largest (the exponent, rounded once to `f32`, carries an error
@@ -1667,6 +1666,7 @@ mod tests {
         Ok(())
     }
 
+    /// The vectorised SNE row against the textbook formula, for lengths around the 4-lane
     /// chunking and for distances so large that unshifted exponentials would underflow.
     #[test]
     fn sne_row_matches_the_scalar_formula() {

@@ -398,12 +398,12 @@ mod tests {
     use super::*;
     use crate::random::{gaussian_matrix, rng_from_seed};
 
-    /// Fills a stored matrix with a copy of `a`, in `prepare`; `finish` exponentiates the rows
+    /// Fills a stored matrix with a copy of `a` (in `block`); `row_stored` exponentiates the rows
     /// from the second field on in the stored type and returns their indices.
-    struct Copy<'a>(&'a Array2<f64>, usize);
+    struct CopyOf<'a>(&'a Array2<f64>, usize);
     const EXP_ROW: usize = 100;
 
-    impl StagedFill for Copy<'_> {
+    impl StagedFill for CopyOf<'_> {
         type Prep = ();
         type Out = Option<usize>;
         type Error = ();
@@ -428,7 +428,7 @@ mod tests {
         for p in [Precision::F64, Precision::F32] {
             let mut m = StoredMatrix::zeros(150, 40, p);
             let done: Vec<usize> = m
-                .fill_rows_staged(16, &Copy(&a, EXP_ROW))
+                .fill_rows_staged(16, &CopyOf(&a, EXP_ROW))
                 .unwrap()
                 .into_iter()
                 .flatten()
@@ -464,7 +464,7 @@ mod tests {
         let x = gaussian_matrix(&mut rng, 200, 7);
         let exact = a.dot(&x);
         let mut m32 = StoredMatrix::zeros(300, 200, Precision::F32);
-        m32.fill_rows_staged(64, &Copy(&a, usize::MAX)).unwrap();
+        m32.fill_rows_staged(64, &CopyOf(&a, usize::MAX)).unwrap();
         assert_eq!(m32.precision(), Precision::F32);
         let mut out = Array2::zeros((300, 7));
         m32.mul_into(out.view_mut(), x.view(), false).unwrap();

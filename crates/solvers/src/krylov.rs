@@ -45,33 +45,40 @@ pub(crate) struct EngineConfig {
     pub stall: Option<Stall>,
 }
 
-/// A restarted run's stopping rule for slow convergence: after every restart the rate at
-/// which the residual estimate fell over the last [`STALL_WINDOW`] restarts forecasts the
-/// products still needed; the run stops unconverged once that forecast exceeds twice the
-/// products left of `max_products` (a rate of 1 or worse never gets there). Slowly converging
-/// restarted runs (flat, clustered spectra) fall steadily, so the rate is a fair forecast; the
-/// factor 2 allows for the noise of the estimates, which move by a factor 2 between restarts.
+/// A restarted run's stopping rule for slow convergence: after every restart the run stops
+/// unconverged once [`out_of_reach`] forecasts its tolerance beyond `max_products`.
 #[derive(Debug, Clone, Copy, PartialEq)]
 pub(crate) struct Stall {
     /// Products (with `G` and `Gᵀ`) the caller is prepared to spend on this run.
     pub max_products: usize,
 }
 
-/// Restarts over which [`Stall`] measures the rate of convergence.
+/// Steps (restarts, iterations) over which [`out_of_reach`] measures the rate of convergence.
 pub(crate) const STALL_WINDOW: usize = 20;
 
-/// Whether the estimates after each restart, `(products so far, estimate)`, forecast `tol`
-/// beyond twice the products left of `max_products` (see [`Stall`]). Each end of the window is
-/// the geometric mean of three consecutive estimates, which move by a factor 2 between restarts.
-pub(crate) fn out_of_reach(history: &[(usize, f64)], tol: f64, max_products: usize) -> bool {
+/// Estimates averaged at each end of the window by [`Stall`]: restarted Krylov estimates move by
+/// a factor 2 between restarts.
+const STALL_SMOOTHING: usize = 3;
+
+/// Whether the residuals after each step of an iteration, `(cost so far, residual)`, forecast
+/// `tol` beyond twice the cost left of `max_cost`: at the geometric rate per unit of cost over
+/// the last [`STALL_WINDOW`] steps, each end of the window the geometric mean of `smoothing`
+/// consecutive residuals (a rate of 1 or worse never gets there). The one rule of the restarted
+/// Krylov runs ([`Stall`]; cost in products, `smoothing` [`STALL_SMOOTHING`]) and of the
+/// shift-invert iteration (cost in iterations, `smoothing` 1). Slowly converging iterations
+/// (flat, clustered spectra) fall steadily, so the rate is a fair forecast; the factor 2 allows
+/// for its noise.
+pub(crate) fn out_of_reach(history: &[(usize, f64)], tol: f64, max_cost: usize, smoothing: usize) -> bool {
     let done = history.len();
-    if done < STALL_WINDOW + 3 {
+    let smoothing = smoothing.max(1);
+    if done < STALL_WINDOW + smoothing {
         return false;
     }
     let smoothed = |end: usize| -> (f64, f64) {
-        let w = &history[end - 3..end];
-        let p = w.iter().map(|&(p, _)| p as f64).sum::<f64>() / 3.0;
-        let e = w.iter().map(|&(_, e)| e.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / 3.0;
+        let w = &history[end - smoothing..end];
+        let k = smoothing as f64;
+        let p = w.iter().map(|&(p, _)| p as f64).sum::<f64>() / k;
+        let e = w.iter().map(|&(_, e)| e.max(f64::MIN_POSITIVE).ln()).sum::<f64>() / k;
         (p, e)
     };
     let (p1, e1) = smoothed(done);
@@ -86,7 +93,7 @@ pub(crate) fn out_of_reach(history: &[(usize, f64)], tol: f64, max_products: usi
     }
     let needed = (tol.ln() - e1) / per_product;
     let now = history[done - 1].0;
-    needed > 2.0 * max_products.saturating_sub(now) as f64
+    needed > 2.0 * max_cost.saturating_sub(now) as f64
 }
 
 /// Statistics of a finished Krylov run.
@@ -354,7 +361,7 @@ pub(crate) fn run<O: LinearOperator + ?Sized>(
         let stalled = !converged_estimate
             && cfg
                 .stall
-                .is_some_and(|st| out_of_reach(&history, cfg.tol, st.max_products));
+                .is_some_and(|st| out_of_reach(&history, cfg.tol, st.max_products, STALL_SMOOTHING));
         if converged_estimate || stalled || restarts >= cfg.max_restarts {
             let u = dense::matmul(ubasis.slice(s![.., ..j]), p.slice(s![.., ..rank]))?;
             let v = dense::matmul(vbasis.slice(s![.., ..j]), qv.slice(s![.., ..rank]))?;
@@ -446,7 +453,7 @@ pub(crate) fn frob(a: &Array2<f64>) -> f64 {
 
 #[cfg(test)]
 mod tests {
-    use super::{forecast_check, out_of_reach, Stall, STALL_WINDOW};
+    use super::{forecast_check, out_of_reach, Stall, STALL_SMOOTHING, STALL_WINDOW};
     use crate::SolverError;
 
     /// Estimates after each of `restarts` restarts of `per` products, falling by `rate` per
@@ -462,17 +469,17 @@ mod tests {
         // A factor 10 per 10 restarts of 100 products: 1e-8 from 1e-4 (restart 30) takes 40
         // more restarts, 4000 products.
         let steady = history(30, 100, 0.1f64.powf(0.1), |_| 1.0);
-        assert!(!out_of_reach(&steady, 1e-8, 3000 + 8000));
-        assert!(out_of_reach(&steady, 1e-8, 3000 + 1000));
+        assert!(!out_of_reach(&steady, 1e-8, 3000 + 8000, STALL_SMOOTHING));
+        assert!(out_of_reach(&steady, 1e-8, 3000 + 1000, STALL_SMOOTHING));
         // Too few restarts to measure a rate: never out of reach.
-        assert!(!out_of_reach(&steady[..STALL_WINDOW + 2], 1e-8, 0));
+        assert!(!out_of_reach(&steady[..STALL_WINDOW + 2], 1e-8, 0, STALL_SMOOTHING));
         // Already below the tolerance.
-        assert!(!out_of_reach(&steady, 1e-3, 0));
+        assert!(!out_of_reach(&steady, 1e-3, 0, STALL_SMOOTHING));
         // No decrease (a stall) or an increase: out of reach whatever the allowance.
         let flat = history(30, 100, 1.0, |_| 1.0);
-        assert!(out_of_reach(&flat, 1e-8, usize::MAX));
+        assert!(out_of_reach(&flat, 1e-8, usize::MAX, STALL_SMOOTHING));
         let rising = history(30, 100, 1.01, |_| 1.0);
-        assert!(out_of_reach(&rising, 1e-8, usize::MAX));
+        assert!(out_of_reach(&rising, 1e-8, usize::MAX, STALL_SMOOTHING));
     }
 
     /// A diagonal matrix with singular values `s` (square).
@@ -546,12 +553,12 @@ mod tests {
         // The same steady rate with the estimate alternately doubled and halved (as restarted
         // runs on flat spectra show): the forecast stays within the allowance.
         let noisy = history(30, 100, 0.1f64.powf(0.1), |i| if i % 2 == 0 { 2.0 } else { 0.5 });
-        assert!(!out_of_reach(&noisy, 1e-8, 3000 + 8000));
+        assert!(!out_of_reach(&noisy, 1e-8, 3000 + 8000, STALL_SMOOTHING));
         // With 1-in-3 doubled: still in reach, and a flat noisy run still stalls.
         let noisy = history(30, 100, 0.1f64.powf(0.1), |i| if i % 3 == 0 { 2.0 } else { 1.0 });
-        assert!(!out_of_reach(&noisy, 1e-8, 3000 + 8000));
+        assert!(!out_of_reach(&noisy, 1e-8, 3000 + 8000, STALL_SMOOTHING));
         let flat = history(30, 100, 1.0, |i| if i % 2 == 0 { 2.0 } else { 0.5 });
-        assert!(out_of_reach(&flat, 1e-8, usize::MAX));
+        assert!(out_of_reach(&flat, 1e-8, usize::MAX, STALL_SMOOTHING));
     }
 
     #[test]

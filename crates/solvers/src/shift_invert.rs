@@ -38,7 +38,7 @@
 //! the upper end; one below the lower end is [`SolverError::CountMismatch`] (a value was
 //! missed), one in between [`SolverError::CountUncertain`].
 use crate::error::{Result, SolverError};
-use crate::krylov::frob;
+use crate::krylov::{frob, out_of_reach};
 use crate::lanczos::{check_tol, lanczos_svd, LanczosParams};
 use crate::rsvd::{randomized_svd, RsvdParams};
 use crate::svd::{check_rank, SvdResult};
@@ -400,32 +400,6 @@ impl Count {
     }
 }
 
-/// Iterations over which the convergence rate of the iteration is measured.
-const RATE_WINDOW: usize = 20;
-
-/// Whether the residuals so far (`history`, one per iteration) show that `target` is out of
-/// reach: at the geometric rate of the last [`RATE_WINDOW`] iterations it would take more than
-/// twice the iterations left of `max_iters`. The iteration then stops early rather than spend
-/// them (slowly converging residuals of clustered values decrease steadily, so the rate is a
-/// fair forecast; the factor 2 allows for its noise).
-fn out_of_reach(history: &[f64], target: f64, max_iters: usize) -> bool {
-    let done = history.len();
-    if done <= RATE_WINDOW {
-        return false;
-    }
-    let (last, before) = (history[done - 1], history[done - 1 - RATE_WINDOW]);
-    if last <= target {
-        return false;
-    }
-    let rate = (last / before).powf(1.0 / RATE_WINDOW as f64);
-    // A rate of 1 or more (or NaN) never gets there.
-    if rate.is_nan() || rate >= 1.0 {
-        return true;
-    }
-    let needed = (target / last).ln() / rate.ln();
-    needed > 2.0 * max_iters.saturating_sub(done) as f64
-}
-
 /// `P⁻¹ W` with the factor of `P`.
 fn solve_block(factor: &ShiftFactor, w: &Array2<f64>) -> Result<Array2<f64>> {
     let mut z = w.clone();
@@ -685,7 +659,7 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
                 })
                 .fold(0.0f64, f64::max);
             last = worst / s1;
-            history.push(last);
+            history.push((iterations, last));
             ritz.assign(&y.slice(s![.., ..rank]));
             // The next block: the Ritz vectors after the top ones.
             q = y.slice(s![.., c..c + b]).to_owned();
@@ -693,7 +667,10 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
                 converged = true;
                 break;
             }
-            if out_of_reach(&history, 0.5 * params.tol, params.max_iters) {
+            // Stop early where the rate of the last iterations cannot reach the target within
+            // the iterations left (slowly converging residuals of clustered values decrease
+            // steadily, so the rate is a fair forecast).
+            if out_of_reach(&history, 0.5 * params.tol, params.max_iters, 1) {
                 break;
             }
         }
@@ -768,17 +745,19 @@ pub fn shift_invert_svd<O: LinearOperator + ?Sized>(
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::krylov::STALL_WINDOW;
 
     #[test]
     fn the_iteration_stops_early_only_when_its_rate_cannot_reach_the_target() {
         // Residuals falling 2% per iteration from 1e-6: 5e-9 takes about 262 iterations.
-        let steady: Vec<f64> = (0..40).map(|i| 1e-6 * 0.98f64.powi(i)).collect();
-        assert!(!out_of_reach(&steady, 5e-9, 1000));
-        assert!(out_of_reach(&steady, 5e-9, 100));
+        let steady: Vec<(usize, f64)> = (0..40).map(|i| (i as usize + 1, 1e-6 * 0.98f64.powi(i))).collect();
+        let plateau: Vec<(usize, f64)> = (1..=30).map(|i| (i, 1e-6)).collect();
+        assert!(!out_of_reach(&steady, 5e-9, 1000, 1));
+        assert!(out_of_reach(&steady, 5e-9, 100, 1));
         // Too short a history to judge; a plateau never gets there; the target already met.
-        assert!(!out_of_reach(&steady[..RATE_WINDOW], 5e-9, 30));
-        assert!(out_of_reach(&[1e-6; 30], 5e-9, 1000));
-        assert!(!out_of_reach(&steady, 1e-5, 41));
+        assert!(!out_of_reach(&steady[..STALL_WINDOW], 5e-9, 30, 1));
+        assert!(out_of_reach(&plateau, 5e-9, 1000, 1));
+        assert!(!out_of_reach(&steady, 1e-5, 41, 1));
     }
 
     /// `S` (block diagonal, `n × n`), `W` for `L Rᵀ` (rank `k`) and the dense `G = S + L Rᵀ`.
