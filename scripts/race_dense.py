@@ -12,6 +12,7 @@ with gamma = 3 (rows of G sum to 1, exact normalisers), rank r = 20.
 | asymmetric Nystrom, m landmarks | `--solver nystrom --landmarks m` | numpy, eqs. 10-11, exact normalisers |
 | default | `--solver auto --tol 1e-8` | SciPy `svds` |
 | the same in float32 | `--dtype f32 --tol 1e-5` (G stored and multiplied in float32) | numpy float32 G, SciPy `svds` (tol 1e-5) / scikit-learn on it |
+| Nystrom in float32 | `--solver nystrom --dtype f32` (cross blocks evaluated and multiplied in float32) | the numpy Nystrom on float32 X and Z |
 
 Ours is timed as a user runs it: a subprocess on the same X and Z written as .npy (process start,
 reading, kernel, solve, residuals, writing u, s, v included). Peers are timed from the arrays in
@@ -53,7 +54,8 @@ def parse_args():
     p.add_argument("--seed", type=int, default=0)
     p.add_argument("--ksvd", default=None, help="path of the ksvd binary (default target/release/ksvd)")
     p.add_argument("--only", default=None,
-                   help="comma-separated subset of: lanczos,rsvd,nystrom,adaptive,auto,lanczos32,rsvd32,auto32")
+                   help="comma-separated subset of: lanczos,rsvd,nystrom,adaptive,auto,lanczos32,rsvd32,auto32,"
+                        "nystrom32")
     p.add_argument("--json", default=None, help="also write the raw measurements to this file")
     return p.parse_args()
 
@@ -152,7 +154,7 @@ def main():
     if not os.path.exists(binary):
         sys.exit(f"{binary} not found: run `cargo build --release -p ksvd-cli` first (or pass --ksvd)")
     only = set(ARGS.only.split(",")) if ARGS.only else {
-        "lanczos", "rsvd", "nystrom", "adaptive", "auto", "lanczos32", "rsvd32", "auto32"}
+        "lanczos", "rsvd", "nystrom", "adaptive", "auto", "lanczos32", "rsvd32", "auto32", "nystrom32"}
     feats = load_casp()
     x, z = split(feats, ARGS.n, ARGS.seed)
     r = ARGS.rank
@@ -204,6 +206,12 @@ def main():
                 t0 = time.perf_counter()
                 _, s3, _ = nystrom_numpy(x, z, ARGS.gamma, r, ARGS.landmarks, ARGS.seed)
                 record(f"peer: numpy Nystrom m={ARGS.landmarks}", time.perf_counter() - t0, s3)
+            if "nystrom32" in only:
+                t0 = time.perf_counter()
+                _, s7, _ = nystrom_numpy(x.astype(np.float32), z.astype(np.float32), np.float32(ARGS.gamma), r,
+                                         ARGS.landmarks, ARGS.seed)
+                record(f"peer: numpy Nystrom float32 m={ARGS.landmarks}", time.perf_counter() - t0,
+                       s7.astype(np.float64))
             if "lanczos" in only:
                 record("ours: lanczos tol 1e-8", *run_ours(binary, ["--solver", "lanczos", "--tol", "1e-8"], xpath, zpath))
             if "auto" in only:
@@ -228,6 +236,10 @@ def main():
                 record("ours: rsvd f32 p=10 q=2",
                        *run_ours(binary, ["--solver", "rsvd", "--oversampling", "10", "--power-iters", "2",
                                           "--dtype", "f32"], xpath, zpath))
+            if "nystrom32" in only:
+                record(f"ours: nystrom f32 m={ARGS.landmarks}",
+                       *run_ours(binary, ["--solver", "nystrom", "--landmarks", str(ARGS.landmarks), "--dtype", "f32"],
+                                 xpath, zpath))
             print(f"repeat {rep + 1}/{ARGS.repeats} done", file=sys.stderr)
 
     ref = meas["peer: svds (ARPACK) tol 1e-8"]["s"]
@@ -249,6 +261,8 @@ def main():
         ("lanczos32", "ours: lanczos f32 tol 1e-5", "peer: svds (ARPACK) float32 tol 1e-5", "ours: lanczos tol 1e-8"),
         ("auto32", "ours: auto f32 tol 1e-5", "peer: svds (ARPACK) float32 tol 1e-5", "ours: auto tol 1e-8"),
         ("rsvd32", "ours: rsvd f32 p=10 q=2", "peer: randomized_svd float32 p=10 q=2", "ours: rsvd p=10 q=2"),
+        ("nystrom32", f"ours: nystrom f32 m={ARGS.landmarks}", f"peer: numpy Nystrom float32 m={ARGS.landmarks}",
+         f"ours: nystrom m={ARGS.landmarks}"),
     ]
     builds = f"numpy builds G in {med('numpy builds G'):.2f} s"
     if "numpy builds float32 G" in meas:

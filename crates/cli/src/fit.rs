@@ -101,9 +101,11 @@ pub struct FitArgs {
     /// whose limit is 1e-6].
     #[arg(long)]
     tol: Option<f64>,
-    /// Precision of the stored G and of the products with it: f32 halves G's memory and about
-    /// halves the time of its products (entries evaluated in f64 and rounded once; residuals
-    /// are those of the rounded G). Matrix-free, graph and Nyström fits run in f64 either way.
+    /// Precision of G's entries and of the products with them: f32 halves a stored G's memory
+    /// and about halves the time of its products; matrix-free and Nyström fits and the
+    /// projections of new samples evaluate their kernel blocks in f32 (inner products and
+    /// exponents in f64, exp and products in f32; residuals are those of the rounded G). Graph
+    /// fits (rank one plus sparse) run in f64 either way.
     #[arg(long, value_parser = values::core::<Precision>(), default_value = "f64")]
     dtype: Precision,
     /// Memory budget for storing G (products become GEMMs) and for the dense solver, e.g. 512M,

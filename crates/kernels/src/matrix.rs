@@ -274,6 +274,9 @@ pub struct KernelMatrix {
     log_norm: Option<Vec<f64>>,
     repr: Repr,
     centering: Option<Centering>,
+    /// The precision entries are evaluated and multiplied in where they are dense: the stored
+    /// entries, and the blocks a matrix-free product evaluates ([`KernelMatrix::precision`]).
+    precision: Precision,
 }
 
 fn rows_per_block(entries: usize, ncols: usize) -> usize {
@@ -327,6 +330,16 @@ fn log_kernel(v: f64, nxi: f64, nzj: f64, shift: f64, inv_g: f64, squared: bool)
     let d2 = if d > 0.0 { d } else { 0.0 };
     let t = if squared { -d2 * inv_g } else { -d2.sqrt() * inv_g };
     t - shift
+}
+
+/// Runs `f` on a row as a slice (a copy when it is not contiguous, written back).
+fn with_row_slice(mut row: ndarray::ArrayViewMut1<'_, f64>, f: impl FnOnce(&mut [f64])) {
+    if let Some(s) = row.as_slice_mut() {
+        return f(s);
+    }
+    let mut v = row.to_vec();
+    f(&mut v);
+    row.iter_mut().zip(v).for_each(|(o, x)| *o = x);
 }
 
 #[inline]
@@ -406,9 +419,7 @@ impl StagedFill for Evaluation<'_> {
                     return Stage::Done;
                 };
                 let (nxi, shift) = (g.nx[i], g.log_norm.as_deref().map_or(0.0, |l| l[i]));
-                row.iter_mut()
-                    .zip(&g.nz)
-                    .for_each(|(v, &nzj)| *v = log_kernel(*v, nxi, nzj, shift, inv_g, squared));
+                exponent_row(row, nxi, &g.nz, shift, inv_g, squared);
                 Stage::Exponents
             }
         }
@@ -429,7 +440,9 @@ impl StagedFill for Evaluation<'_> {
 /// One SNE row from its inner products: `row[j] ← exp(t_j − t_max)` with
 /// `t_j = −max(‖x_i‖² + ‖z_j‖² − 2 row[j], 0)/γ²`; returns `(t_max, Σ_j row[j])`, so that
 /// `log S_i = t_max + ln Σ`. Plain slice loops with four accumulators, so that the distance, the
-/// maximum and the sum vectorise (this pass touches every entry of `G`).
+/// maximum and the sum vectorise (this pass touches every entry of `G`). The two stages
+/// ([`sne_exponents`], [`exp_sum`]) run separately in the evaluations; tests check them together.
+#[cfg(test)]
 fn sne_row(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> (f64, f64) {
     let top = sne_exponents(row, nxi, nz, inv_g2);
     (top, exp_sum(row))
@@ -463,8 +476,50 @@ macro_rules! with_avx2 {
 }
 
 with_avx2! {
+/// [`log_kernel`] over row `i` of `G`: `row[j]` (an inner product) becomes the exponent of
+/// `k(x_i, z_j)`, with `nz[j] = ‖z_j‖²`.
+fn exponent_row(row: &mut [f64], nxi: f64, nz: &[f64], shift: f64, inv_g: f64, squared: bool) -> () {
+    let n = row.len().min(nz.len());
+    let (row, nz) = (&mut row[..n], &nz[..n]);
+    // One loop per form, so that each vectorises without a branch.
+    if squared {
+        row.iter_mut().zip(nz).for_each(|(v, &nzj)| *v = log_kernel(*v, nxi, nzj, shift, inv_g, true));
+    } else {
+        row.iter_mut().zip(nz).for_each(|(v, &nzj)| *v = log_kernel(*v, nxi, nzj, shift, inv_g, false));
+    }
+}
+}
+
+with_avx2! {
+/// [`log_kernel`] over column `j` of `G` (a row of a transposed block): `col[i]` becomes the
+/// exponent of `k(x_i, z_j)`, with `nx[i] = ‖x_i‖²` and `shifts[i]` the row's `log S_i`.
+fn exponent_col(col: &mut [f64], nx: &[f64], nzj: f64, shifts: &[f64], inv_g: f64, squared: bool) -> () {
+    let n = col.len().min(nx.len()).min(shifts.len());
+    let (col, nx, shifts) = (&mut col[..n], &nx[..n], &shifts[..n]);
+    if squared {
+        for ((v, &nxi), &sh) in col.iter_mut().zip(nx).zip(shifts) {
+            *v = log_kernel(*v, nxi, nzj, sh, inv_g, true);
+        }
+    } else {
+        for ((v, &nxi), &sh) in col.iter_mut().zip(nx).zip(shifts) {
+            *v = log_kernel(*v, nxi, nzj, sh, inv_g, false);
+        }
+    }
+}
+}
+
+with_avx2! {
 /// The first stage of [`sne_row`]: `row[j] ← t_j − t_max`; returns `t_max`.
 fn sne_exponents(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> f64 {
+    let top = sne_exponents_unshifted(row, nxi, nz, inv_g2);
+    row.iter_mut().for_each(|v| *v -= top);
+    top
+}
+}
+
+/// [`sne_exponents`] before the shift: `row[j] ← t_j`; returns `t_max`.
+#[inline(always)]
+fn sne_exponents_unshifted(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> f64 {
     let n = row.len().min(nz.len());
     let (row, nz) = (&mut row[..n], &nz[..n]);
     let mut mx = [f64::NEG_INFINITY; 4];
@@ -483,9 +538,19 @@ fn sne_exponents(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64) -> f64 {
         *r = -(if d > 0.0 { d } else { 0.0 }) * inv_g2;
         mx[0] = if *r > mx[0] { *r } else { mx[0] };
     }
-    let top = mx.iter().fold(f64::NEG_INFINITY, |a, &b| if b > a { b } else { a });
-    row.iter_mut().for_each(|v| *v -= top);
-    top
+    mx.iter().fold(f64::NEG_INFINITY, |a, &b| if b > a { b } else { a })
+}
+
+with_avx2! {
+/// The `f32` normaliser of an SNE row ([`sne_log_norm`]): `out[j] ← t_j − t_max` rounded once
+/// (the shift and the rounding in one pass), their `exp` and the sum in `f64`; returns
+/// `log S_i`.
+fn sne_log_norm_f32(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64, out: &mut [f32]) -> f64 {
+    let top = sne_exponents_unshifted(row, nxi, nz, inv_g2);
+    let n = row.len().min(out.len());
+    let out = &mut out[..n];
+    out.iter_mut().zip(&row[..n]).for_each(|(o, &v)| *o = <f32 as Element>::from_f64(v - top));
+    top + exp_sum(out).ln()
 }
 }
 
@@ -516,18 +581,34 @@ fn exp_sum<T: Element>(row: &mut [T]) -> f64 {
     (acc[0] + acc[1]) + (acc[2] + acc[3]) + tail
 }
 
-/// [`sne_row`] on an ndarray row (rows of the blocks built here are contiguous; others are
-/// copied).
-fn sne_row_view(mut row: ndarray::ArrayViewMut1<'_, f64>, nxi: f64, nz: &[f64], inv_g2: f64) -> (f64, f64) {
-    match row.as_slice_mut() {
-        Some(s) => sne_row(s, nxi, nz, inv_g2),
-        None => {
-            let mut v = row.to_vec();
-            let out = sne_row(&mut v, nxi, nz, inv_g2);
-            row.iter_mut().zip(v).for_each(|(o, x)| *o = x);
-            out
+/// `log S_i` of one row from its inner products, as a matrix in `T` evaluates it: the
+/// exponents in `f64` ([`sne_exponents`]), their `exp` in `T` (through `buf` for `f32`; for
+/// `f64` exactly [`sne_row`]) and the sum in `f64`. The row is overwritten (a row that is not
+/// contiguous is copied first).
+fn sne_log_norm<T: Element>(
+    mut row: ndarray::ArrayViewMut1<'_, f64>,
+    nxi: f64,
+    nz: &[f64],
+    inv_g2: f64,
+    buf: &mut Vec<T>,
+) -> f64 {
+    #[allow(clippy::ptr_arg)] // `buf` is resized once seen as `Vec<f32>`
+    fn on_slice<T: Element>(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64, buf: &mut Vec<T>) -> f64 {
+        match (buf as &mut dyn std::any::Any).downcast_mut::<Vec<f32>>() {
+            Some(out) => {
+                out.resize(row.len(), 0.0);
+                sne_log_norm_f32(row, nxi, nz, inv_g2, out)
+            }
+            None => {
+                let top = sne_exponents(row, nxi, nz, inv_g2);
+                top + exp_sum(row).ln()
+            }
         }
     }
+    if let Some(s) = row.as_slice_mut() {
+        return on_slice(s, nxi, nz, inv_g2, buf);
+    }
+    on_slice(&mut row.to_vec(), nxi, nz, inv_g2, buf)
 }
 
 /// `log Σ exp(v)` over a slice, stable.
@@ -570,6 +651,13 @@ impl KernelMatrix {
     /// the exact rank-one-plus-sparse form).
     pub fn matrix_free(x: Samples, z: Samples, kernel: impl Into<AnyKernel>) -> Result<Self> {
         Self::build(x, z, kernel.into(), None, true, Precision::F64)
+    }
+
+    /// As [`KernelMatrix::matrix_free`], evaluating and multiplying the blocks of its products
+    /// in `precision` ([`KernelMatrix::precision`]; the rank-one-plus-sparse form of sparse
+    /// inputs stays `f64`).
+    pub fn matrix_free_in(x: Samples, z: Samples, kernel: impl Into<AnyKernel>, precision: Precision) -> Result<Self> {
+        Self::build(x, z, kernel.into(), None, true, precision)
     }
 
     /// A matrix-free `G` with the normalisers and centring of `stats` (from
@@ -618,6 +706,20 @@ impl KernelMatrix {
         }
         g.centering = stats.centering;
         Ok(g)
+    }
+
+    /// The same matrix in `precision` ([`KernelMatrix::precision`]): stored entries rounded to
+    /// `f32` or widened to `f64`, matrix-free products evaluated in it from now on; the
+    /// normalisers and centring are kept as they are, and the rank-one-plus-sparse form of
+    /// sparse inputs stays `f64`.
+    pub fn into_precision(mut self, precision: Precision) -> Self {
+        if let Repr::Stored { g, .. } = &mut self.repr {
+            if g.precision() != precision {
+                *g = g.to_precision(precision);
+            }
+        }
+        self.precision = precision;
+        self
     }
 
     /// The SNE normalisers and centring means (see [`KernelStats`]).
@@ -670,6 +772,7 @@ impl KernelMatrix {
             log_norm: None,
             repr: Repr::Blocked,
             centering: None,
+            precision,
         };
         if let Some(p) = g.sparse_inner_products() {
             g.repr = g.rank_one_plus_sparse(p)?;
@@ -684,7 +787,10 @@ impl KernelMatrix {
             g.log_norm = log_norm;
         } else if let (Repr::Blocked, AnyKernel::Builtin(Kernel::Sne { gamma }), true) = (&g.repr, &g.kernel, normalize)
         {
-            g.log_norm = Some(g.blocked_log_normalizers(*gamma)?);
+            g.log_norm = Some(match precision {
+                Precision::F64 => g.blocked_log_normalizers::<f64>(*gamma)?,
+                Precision::F32 => g.blocked_log_normalizers::<f32>(*gamma)?,
+            });
         }
         Ok(g)
     }
@@ -780,6 +886,7 @@ impl KernelMatrix {
                 r => r.clone(),
             },
             centering: self.centering.clone(),
+            precision: self.precision,
         }
     }
 
@@ -825,8 +932,21 @@ impl KernelMatrix {
     pub fn is_stored(&self) -> bool {
         matches!(self.repr, Repr::Stored { .. })
     }
-    /// The precision of the stored entries (`None` when `G` is not stored: every other
-    /// representation evaluates in `f64`).
+    /// The precision of the products with `G` and of its out-of-sample blocks
+    /// ([`KernelMatrix::cross_rows_mul`]): of its stored entries, or of the blocks a matrix-free
+    /// product evaluates (inner products and exponents in `f64`, `exp` and the product in this
+    /// precision; the SNE normalisers' sums and every result in `f64`). The rank-one-plus-sparse
+    /// form of sparse inputs is `f64` whatever this says; single entries and blocks
+    /// ([`MatrixBlocks::block`]) are `f64` values (of the rounded entries where `G` is stored).
+    pub fn precision(&self) -> Precision {
+        match &self.repr {
+            Repr::RankOnePlusSparse { .. } => Precision::F64,
+            _ => self.precision,
+        }
+    }
+
+    /// The precision of the stored entries (`None` when `G` is not stored; see
+    /// [`KernelMatrix::precision`] for the others).
     pub fn stored_precision(&self) -> Option<Precision> {
         match &self.repr {
             Repr::Stored { g, .. } => Some(g.precision()),
@@ -960,25 +1080,35 @@ impl KernelMatrix {
         Ok(Repr::RankOnePlusSparse { a, e, c, ct })
     }
 
-    fn blocked_log_normalizers(&self, gamma: f64) -> Result<Vec<f64>> {
+    /// `log S_i` of every row by one blocked pass: the exponents in `f64`, their `exp` in `T`
+    /// (as the entries of a matrix in `T` are evaluated), the sums in `f64`.
+    fn blocked_log_normalizers<T: Element>(&self, gamma: f64) -> Result<Vec<f64>> {
         let (n, m) = (self.x.len(), self.z.len());
         let all_cols: Vec<usize> = (0..m).collect();
         let chunk = self.chunk_rows(m);
         let starts: Vec<usize> = (0..n).step_by(chunk).collect();
         let parts: Vec<Vec<f64>> = starts
             .into_par_iter()
-            .map(|s0| {
-                let rows: Vec<usize> = (s0..(s0 + chunk).min(n)).collect();
-                let mut p = inner_block(&self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
-                let inv_g2 = 1.0 / (gamma * gamma);
-                p.outer_iter_mut()
-                    .zip(&rows)
-                    .map(|(prow, &i)| {
-                        let (mx, sum) = sne_row_view(prow, self.nx[i], &self.nz, inv_g2);
-                        mx + sum.ln()
-                    })
-                    .collect()
-            })
+            // Per worker: the row buffer of `f32` exponents and the block, reused (a fresh block
+            // per chunk would be zeroed and faulted in every time).
+            .map_init(
+                || (Vec::<T>::new(), Array2::<f64>::zeros((0, 0))),
+                |(buf, block), s0| {
+                    let rows: Vec<usize> = (s0..(s0 + chunk).min(n)).collect();
+                    if block.nrows() < rows.len() {
+                        *block = Array2::zeros((chunk.min(n), m));
+                    } else if !matches!(self.x, Samples::Dense(_)) {
+                        block.fill(0.0); // sparse inner products accumulate into zeros
+                    }
+                    let mut p = block.slice_mut(ndarray::s![..rows.len(), ..]);
+                    inner_block_into(p.view_mut(), &self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
+                    let inv_g2 = 1.0 / (gamma * gamma);
+                    p.outer_iter_mut()
+                        .zip(&rows)
+                        .map(|(prow, &i)| sne_log_norm(prow, self.nx[i], &self.nz, inv_g2, buf))
+                        .collect()
+                },
+            )
             .collect();
         let ln: Vec<f64> = parts.into_iter().flatten().collect();
         if let Some(row) = ln.iter().position(|v| !v.is_finite()) {
@@ -1040,17 +1170,55 @@ impl KernelMatrix {
                 out
             }
             Repr::Stored { g, .. } => g.gather(rows, cols, false),
-            Repr::Blocked if matches!(self.kernel, AnyKernel::Custom(_)) => {
-                let mut p = Array2::zeros((rows.len(), cols.len()));
-                self.custom_block_into(p.view_mut(), rows, cols)?;
-                p
-            }
-            Repr::Blocked => {
-                let mut p = inner_block(&self.x, rows, &self.z, self.zt.as_ref(), cols);
-                self.transform(p.view_mut(), rows, cols, false);
-                p
-            }
+            Repr::Blocked => self.evaluate_in::<f64>(rows, cols, false)?,
         })
+    }
+
+    /// `G[rows, cols]` (with `transposed`, `G[rows, cols]ᵀ`) of the kernel, evaluated on this
+    /// thread in `T`: a user's values, or the inner products and exponents in `f64`, then the
+    /// `exp` of every row in `T` (for `f64` exactly the arithmetic of the stored evaluation's
+    /// block stage). No centring.
+    fn evaluate_in<T: Element>(&self, rows: &[usize], cols: &[usize], transposed: bool) -> Result<Array2<T>> {
+        if matches!(self.kernel, AnyKernel::Custom(_)) {
+            let mut p = Array2::zeros((rows.len(), cols.len()));
+            self.custom_block_into(p.view_mut(), rows, cols)?;
+            let p = if transposed { p.reversed_axes() } else { p };
+            return Ok(T::from_f64_array(p));
+        }
+        let mut p = if transposed {
+            inner_block(&self.z, cols, &self.x, self.xt.as_ref(), rows)
+        } else {
+            inner_block(&self.x, rows, &self.z, self.zt.as_ref(), cols)
+        };
+        let exponents = self.exponents(p.view_mut(), rows, cols, transposed);
+        let mut q = T::from_f64_array(p);
+        if exponents {
+            for row in q.outer_iter_mut() {
+                exp_flush_row(row);
+            }
+        }
+        Ok(q)
+    }
+
+    /// `out = G[rows, cols] x` (with `transposed`, `out = G[rows, cols]ᵀ x`) of a matrix-free
+    /// `G` before any centring, on this thread: the block evaluated and multiplied in
+    /// [`KernelMatrix::precision`].
+    fn blocked_mul_seq(
+        &self,
+        rows: &[usize],
+        cols: &[usize],
+        x: ArrayView2<'_, f64>,
+        out: ArrayViewMut2<'_, f64>,
+        transposed: bool,
+    ) -> ksvd_linalg::Result<()> {
+        match self.precision {
+            Precision::F64 => {
+                <f64 as Element>::gemm_f64_seq(out, self.evaluate_in::<f64>(rows, cols, transposed)?.view(), x)
+            }
+            Precision::F32 => {
+                <f32 as Element>::gemm_f64_seq(out, self.evaluate_in::<f32>(rows, cols, transposed)?.view(), x)
+            }
+        }
     }
 
     /// Centring correction of `G[rows, cols] W` (or of the transposed product when `transposed`).
@@ -1085,27 +1253,12 @@ impl KernelMatrix {
     fn raw_block_t(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>> {
         Ok(match &self.repr {
             Repr::RankOnePlusSparse { .. } => self.raw_block(rows, cols)?.reversed_axes(),
-            Repr::Blocked if matches!(self.kernel, AnyKernel::Custom(_)) => self.raw_block(rows, cols)?.reversed_axes(),
             Repr::Stored { g, .. } => g.gather(cols, rows, true),
-            Repr::Blocked => {
-                let mut p = inner_block(&self.z, cols, &self.x, self.xt.as_ref(), rows);
-                self.transform(p.view_mut(), rows, cols, true);
-                p
-            }
+            Repr::Blocked => self.evaluate_in::<f64>(rows, cols, true)?,
         })
     }
 
-    /// Turns inner products into kernel values in place (`transposed`: `p` is cols × rows):
-    /// the exponent of every entry first, then one vectorised `exp` per row.
-    fn transform(&self, mut p: ArrayViewMut2<'_, f64>, rows: &[usize], cols: &[usize], transposed: bool) {
-        if self.exponents(p.view_mut(), rows, cols, transposed) {
-            for prow in p.outer_iter_mut() {
-                exp_flush_row(prow);
-            }
-        }
-    }
-
-    /// The first stage of [`KernelMatrix::transform`]: inner products become the exponents of
+    /// The first stage of [`KernelMatrix::evaluate_in`]: inner products become the exponents of
     /// the RBF, SNE (with the stored normalisers) and Laplacian kernels, returning `true` (their
     /// `exp` is still to be taken, [`exp_flush_row`]); linear and polynomial kernel values are
     /// final (`false`), user kernels untouched.
@@ -1119,23 +1272,14 @@ impl KernelMatrix {
         let nx: Vec<f64> = rows.iter().map(|&i| self.nx[i]).collect();
         let nz: Vec<f64> = cols.iter().map(|&j| self.nz[j]).collect();
         let shifts: Vec<f64> = rows.iter().map(|&i| ln.map_or(0.0, |l| l[i])).collect();
-        let log_k = |v: f64, nxi: f64, nzj: f64, shift: f64| log_kernel(v, nxi, nzj, shift, inv_g, squared);
-        for (a, mut prow) in p.outer_iter_mut().enumerate() {
-            if transposed {
-                let nzj = nz[a];
-                prow.iter_mut()
-                    .zip(nx.iter().zip(&shifts))
-                    .for_each(|(v, (&nxi, &sh))| *v = log_k(*v, nxi, nzj, sh));
-            } else {
-                let (nxi, sh) = (nx[a], shifts[a]);
-                match prow.as_slice_mut() {
-                    Some(s) => s.iter_mut().zip(&nz).for_each(|(v, &nzj)| *v = log_k(*v, nxi, nzj, sh)),
-                    None => prow
-                        .iter_mut()
-                        .zip(&nz)
-                        .for_each(|(v, &nzj)| *v = log_k(*v, nxi, nzj, sh)),
+        for (a, prow) in p.outer_iter_mut().enumerate() {
+            with_row_slice(prow, |row| {
+                if transposed {
+                    exponent_col(row, &nx, nz[a], &shifts, inv_g, squared);
+                } else {
+                    exponent_row(row, nx[a], &nz, shifts[a], inv_g, squared);
                 }
-            }
+            });
         }
         true
     }
@@ -1177,8 +1321,7 @@ impl KernelMatrix {
                     .enumerate()
                     .try_for_each(|(b, oc)| {
                         let rows: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
-                        let g = self.raw_block(&rows, &all_cols)?;
-                        dense::gemm_into_seq(oc, g.view(), x)
+                        self.blocked_mul_seq(&rows, &all_cols, x, oc, false)
                     })?;
             }
         }
@@ -1204,8 +1347,7 @@ impl KernelMatrix {
                     .enumerate()
                     .try_for_each(|(b, oc)| {
                         let cols: Vec<usize> = (b * chunk..b * chunk + oc.nrows()).collect();
-                        let gt = self.raw_block_t(&all_rows, &cols)?;
-                        dense::gemm_into_seq(oc, gt.view(), x)
+                        self.blocked_mul_seq(&all_rows, &cols, x, oc, true)
                     })?;
             }
         }
@@ -1292,9 +1434,16 @@ impl KernelMatrix {
         Ok(out)
     }
 
+    /// The kernel matrix of new samples, evaluated in this matrix's precision (stored when it
+    /// fits the default budget).
+    fn evaluated_like(&self, x: Samples, z: Samples, kernel: AnyKernel) -> Result<KernelMatrix> {
+        Self::build(x, z, kernel, Some(MemoryBudget::auto()), true, self.precision())
+    }
+
     /// Kernel values `k(x'_a, z_{cols[b]})` for new row samples `x'` (out-of-sample extension),
     /// centred like `G` when `G` is centred. For SNE the normaliser of each new row runs over the
-    /// whole training Z set.
+    /// whole training Z set. Evaluated in [`KernelMatrix::precision`] (the values of an `f32`
+    /// matrix are `f32` values, centred in `f64`).
     pub fn cross_rows(&self, new_x: &Samples, cols: &[usize]) -> Result<Array2<f64>> {
         new_x.check_nonempty("new x samples")?;
         if new_x.dim() != self.z.dim() {
@@ -1304,7 +1453,7 @@ impl KernelMatrix {
             });
         }
         check_indices("column", cols, self.ncols())?;
-        let g = KernelMatrix::new(new_x.clone(), self.z.clone(), self.kernel.clone())?;
+        let g = self.evaluated_like(new_x.clone(), self.z.clone(), self.kernel.clone())?;
         let mut out = g.try_block(&(0..new_x.len()).collect::<Vec<_>>(), cols)?;
         if let Some(c) = &self.centering {
             let m = self.ncols();
@@ -1315,7 +1464,8 @@ impl KernelMatrix {
     }
 
     /// Kernel values `k(x_{rows[a]}, z'_b)` for new column samples `z'`, centred like `G` when
-    /// `G` is centred. For SNE the normalisers are those of the training rows (over Z).
+    /// `G` is centred. For SNE the normalisers are those of the training rows (over Z). Evaluated
+    /// in [`KernelMatrix::precision`], as [`KernelMatrix::cross_rows`].
     pub fn cross_cols(&self, rows: &[usize], new_z: &Samples) -> Result<Array2<f64>> {
         new_z.check_nonempty("new z samples")?;
         if new_z.dim() != self.x.dim() {
@@ -1329,7 +1479,7 @@ impl KernelMatrix {
             AnyKernel::Builtin(Kernel::Sne { gamma }) => AnyKernel::Builtin(Kernel::Rbf { gamma: *gamma }),
             k => k.clone(),
         };
-        let g = KernelMatrix::new(self.x.clone(), new_z.clone(), kernel)?;
+        let g = self.evaluated_like(self.x.clone(), new_z.clone(), kernel)?;
         let all: Vec<usize> = (0..new_z.len()).collect();
         let mut full = if self.centering.is_some() {
             g.try_block(&(0..g.nrows()).collect::<Vec<_>>(), &all)?
@@ -1480,6 +1630,9 @@ impl MatrixBlocks for KernelMatrix {
                     .enumerate()
                     .try_for_each(|(b, oc)| {
                         let r = &rows[b * chunk..b * chunk + oc.nrows()];
+                        if self.is_matrix_free() {
+                            return self.blocked_mul_seq(r, cols, w, oc, false);
+                        }
                         let g = self.raw_block(r, cols)?;
                         dense::gemm_into_seq(oc, g.view(), w)
                     })?;
@@ -1529,6 +1682,9 @@ impl MatrixBlocks for KernelMatrix {
                     .enumerate()
                     .try_for_each(|(b, oc)| {
                         let cc = &cols[b * chunk..b * chunk + oc.nrows()];
+                        if self.is_matrix_free() {
+                            return self.blocked_mul_seq(rows, cc, w, oc, true);
+                        }
                         let gt = self.raw_block_t(rows, cc)?;
                         dense::gemm_into_seq(oc, gt.view(), w)
                     })?;
@@ -1662,6 +1818,92 @@ mod tests {
                 (None, None) => {}
                 _ => panic!("{kernel}: normalisers in one precision only"),
             }
+        }
+        Ok(())
+    }
+
+    /// Matrix-free products in `f32` (`matrix_free_in`): `G X`, `Gᵀ X`, `G[I, J] W` and
+    /// `G[I, J]ᵀ W` against the stored `f32` matrix's (the same rounded entries up to the
+    /// order of `f32` sums) and within `f32` accuracy of the `f64` products, plain and centred;
+    /// the SNE normalisers from the `f32` pass agree with the stored ones; the precision is
+    /// reported, and `into_precision` converts a stored matrix.
+    #[test]
+    fn matrix_free_f32_products_agree_with_f64() -> Result<()> {
+        let mut rng = ksvd_linalg::random::rng_from_seed(21);
+        let x = ksvd_linalg::random::gaussian_matrix(&mut rng, 150, 4);
+        let z = ksvd_linalg::random::gaussian_matrix(&mut rng, 110, 4);
+        let w = ksvd_linalg::random::gaussian_matrix(&mut rng, 110, 3);
+        let wt = ksvd_linalg::random::gaussian_matrix(&mut rng, 150, 3);
+        let budget = MemoryBudget::bytes(1 << 24).map_err(KernelError::from)?;
+        let (rows, cols) = (vec![3usize, 7, 8, 60, 149], vec![0usize, 5, 109, 40]);
+        let eps32 = f64::from(f32::EPSILON);
+        let kernels = [
+            AnyKernel::from(Kernel::Sne { gamma: 1.3 }),
+            Kernel::Rbf { gamma: 0.9 }.into(),
+            Kernel::Laplacian { gamma: 2.0 }.into(),
+            Kernel::Polynomial { degree: 2, offset: 1.0 }.into(),
+        ];
+        for kernel in kernels {
+            for centred in [false, true] {
+                let (sx, sz) = (Samples::dense(x.clone())?, Samples::dense(z.clone())?);
+                let centre = |g: KernelMatrix| if centred { g.centered() } else { Ok(g) };
+                let free64 = centre(KernelMatrix::matrix_free(sx.clone(), sz.clone(), kernel.clone())?)?;
+                let free32 = centre(KernelMatrix::matrix_free_in(
+                    sx.clone(),
+                    sz.clone(),
+                    kernel.clone(),
+                    Precision::F32,
+                )?)?;
+                let stored32 = centre(KernelMatrix::with_budget_in(
+                    sx,
+                    sz,
+                    kernel.clone(),
+                    budget,
+                    Precision::F32,
+                )?)?;
+                assert_eq!((free32.precision(), free32.stored_precision()), (Precision::F32, None));
+                assert_eq!(free64.precision(), Precision::F64);
+                let products = |g: &KernelMatrix| -> Result<Vec<Array2<f64>>> {
+                    Ok(vec![
+                        g.apply(w.view())?,
+                        g.apply_transpose(wt.view())?,
+                        g.block_mul(&rows, &cols, w.slice(ndarray::s![..4, ..]))?,
+                        g.block_t_mul(&rows, &cols, wt.slice(ndarray::s![..5, ..]))?,
+                    ])
+                };
+                let (p64, p32, s32) = (products(&free64)?, products(&free32)?, products(&stored32)?);
+                for (k, ((a, b), c)) in p64.iter().zip(&p32).zip(&s32).enumerate() {
+                    let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                    let err = |p: &Array2<f64>, q: &Array2<f64>| (p - q).iter().fold(0.0f64, |m, v| m.max(v.abs()));
+                    let what = format!("{kernel} centred {centred} product {k}");
+                    assert!(err(a, b) <= 1e3 * eps32 * scale, "{what}: {:e} of {scale:e}", err(a, b));
+                    assert!(err(b, c) <= 1e2 * eps32 * scale, "{what}: against the stored f32");
+                    assert!(err(a, b) > 0.0, "{what}: the products ran in f64");
+                }
+                if let (Some(l32), Some(ls)) = (free32.log_normalizers(), stored32.log_normalizers()) {
+                    for (p, q) in l32.iter().zip(ls) {
+                        assert!((p - q).abs() <= 1e-6 * p.abs().max(1.0), "{kernel}: log S {p} vs {q}");
+                    }
+                }
+            }
+            // A stored matrix converted: its entries rounded (or widened back exactly).
+            let stored = |p| {
+                KernelMatrix::with_budget_in(
+                    Samples::dense(x.clone())?,
+                    Samples::dense(z.clone())?,
+                    kernel.clone(),
+                    budget,
+                    p,
+                )
+            };
+            let down = stored(Precision::F64)?.into_precision(Precision::F32);
+            assert_eq!(down.stored_precision(), Some(Precision::F32));
+            let want = stored(Precision::F64)?
+                .to_dense()?
+                .mapv(|v| f64::from(<f32 as Element>::from_f64(v)));
+            assert_eq!(down.to_dense()?, want, "{kernel}");
+            let up = down.clone().into_precision(Precision::F64);
+            assert_eq!((up.stored_precision(), up.to_dense()?), (Some(Precision::F64), want));
         }
         Ok(())
     }

@@ -461,8 +461,10 @@ impl KsvdModel {
             (None, Estimator::Kpca) => x,
             _ => return Err(corrupt("z is required for KSVD and absent for KPCA (Z = X)")),
         };
-        // The projections need samples, normalisers and centring, never the stored entries.
+        // The projections need samples, normalisers and centring, never the stored entries; they
+        // are evaluated in the precision of the fit.
         let kernel = d.params.kernel.any()?;
+        let precision = d.params.precision();
         let g = match &d.kernel_stats {
             Some(stats) => {
                 if stats.centering.is_some() != d.params.center() {
@@ -470,9 +472,12 @@ impl KsvdModel {
                 }
                 KernelMatrix::matrix_free_with_stats(x.clone(), z.clone(), kernel, stats.clone())
                     .map_err(|e| corrupt(e.to_string()))?
+                    .into_precision(precision)
             }
-            None if d.params.center() => KernelMatrix::matrix_free(x.clone(), z.clone(), kernel)?.centered()?,
-            None => KernelMatrix::matrix_free(x.clone(), z.clone(), kernel)?,
+            None if d.params.center() => {
+                KernelMatrix::matrix_free_in(x.clone(), z.clone(), kernel, precision)?.centered()?
+            }
+            None => KernelMatrix::matrix_free_in(x.clone(), z.clone(), kernel, precision)?,
         };
         let (row_ext, col_ext) = KsvdModel::ext_indices(d, x.len(), z.len());
         Ok((g, row_ext, col_ext))

@@ -91,7 +91,7 @@ impl KpcaParams {
         /// Sets the memory budget for storing `K` and for the dense solver (as for KSVD: a run-time
         /// setting, not saved with a model).
         memory_budget: MemoryBudget => Some;
-        /// Precision of a stored `K` and of the products with it, as
+        /// Precision of `K`'s entries and of the products with them, as
         /// [`crate::KsvdParams::precision`] (default `f64`; `f32` needs a tolerance of at least
         /// `1e-6`).
         precision: Precision;

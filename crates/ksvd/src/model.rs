@@ -532,14 +532,17 @@ impl KsvdParams {
         compat: Option<Compat>;
         /// Seed of every random choice (sampling, random projections, starting vectors; default 0).
         seed: u64;
-        /// Precision of a stored `G` and of the products with it (default [`Precision::F64`]).
-        /// [`Precision::F32`] halves the memory of `G` (so twice the entries fit the budget) and
-        /// about halves the time of its products; entries are evaluated in `f64` and rounded once,
-        /// the solvers' bases and residual norms stay `f64`, and residuals are those of the
-        /// rounded matrix. Its solvers need a tolerance of at least [`Precision::min_tol`]
-        /// (`1e-6`; the default solver's `1e-8` is for `f64`, so set e.g.
-        /// `Solver::Auto { tol: Precision::F32.default_tol() }`, `1e-5`). Matrix-free,
-        /// sparse-graph and Nyström fits evaluate `G` in `f64` either way.
+        /// Precision of `G`'s entries and of the products with them (default [`Precision::F64`];
+        /// [`KernelMatrix::precision`]). [`Precision::F32`] halves the memory of a stored `G` (so
+        /// twice the entries fit the budget) and about halves the time of its products; a
+        /// matrix-free `G`, the Nyström method's cross blocks `G[:, J]`, `G[I, :]` and the
+        /// projections of new samples evaluate and multiply their blocks in `f32` alike. Inner
+        /// products and exponents are computed in `f64` and `exp` in `f32`; the solvers' bases,
+        /// the Nyström method's sampled block and its SVD, and residual norms stay `f64`, and
+        /// residuals are those of the rounded matrix. Its solvers need a tolerance of at least
+        /// [`Precision::min_tol`] (`1e-6`; the default solver's `1e-8` is for `f64`, so set e.g.
+        /// `Solver::Auto { tol: Precision::F32.default_tol() }`, `1e-5`). Sparse-graph fits (rank
+        /// one plus sparse) run in `f64` either way.
         precision: Precision;
     }
     /// User-chosen Nyström landmarks: row indices `I` into X and column indices `J` into Z
@@ -759,7 +762,7 @@ impl KsvdValidParams {
 
     fn kernel_matrix_of(&self, kernel: AnyKernel, x: Samples, z: Samples) -> Result<KernelMatrix> {
         let mut g = match self.solver {
-            Solver::Nystrom { .. } => KernelMatrix::matrix_free(x, z, kernel)?,
+            Solver::Nystrom { .. } => KernelMatrix::matrix_free_in(x, z, kernel, self.precision)?,
             _ => KernelMatrix::with_budget_in(x, z, kernel, self.memory_budget(), self.precision)?,
         };
         if self.center {

@@ -4,7 +4,7 @@
 use crate::error::{KsvdError, Result};
 use ksvd_kernels::compat::CompatSide;
 use ksvd_kernels::{KernelMatrix, Samples};
-use ksvd_linalg::dense;
+use ksvd_linalg::{dense, Precision};
 use ndarray::{Array1, Array2, ArrayView1, ArrayView2, CowArray, Ix2};
 
 /// How projections of new samples are scaled, named by the value they take at the training
@@ -68,17 +68,23 @@ impl Projector<'_> {
         self.cols_of_kernel(k.t(), scaling)
     }
 
-    /// The row projection of kernel values already evaluated and centred (`new × |row_ext|`).
+    /// The row projection of kernel values already evaluated and centred (`new × |row_ext|`),
+    /// multiplied in the kernel's precision ([`KernelMatrix::precision`]; `f64` for kernel
+    /// values given).
     pub(crate) fn rows_of_kernel(&self, k: ArrayView2<'_, f64>, scaling: Scaling) -> Result<Array2<f64>> {
         let c = coefficients(self.v, self.s, self.landmark_coef.map(|(r, _)| r), scaling);
-        Ok(dense::matmul(k, c.view())?)
+        Ok(self.precision().matmul(k, c.view())?)
     }
 
     /// The column projection of kernel values already evaluated and centred, one new sample per
-    /// row (`new × |col_ext|`).
+    /// row (`new × |col_ext|`), multiplied as [`Projector::rows_of_kernel`].
     pub(crate) fn cols_of_kernel(&self, k: ArrayView2<'_, f64>, scaling: Scaling) -> Result<Array2<f64>> {
         let c = coefficients(self.u, self.s, self.landmark_coef.map(|(_, l)| l), scaling);
-        Ok(dense::matmul(k, c.view())?)
+        Ok(self.precision().matmul(k, c.view())?)
+    }
+
+    fn precision(&self) -> Precision {
+        self.g.map_or(Precision::F64, KernelMatrix::precision)
     }
 }
 

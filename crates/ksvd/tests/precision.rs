@@ -115,7 +115,7 @@ fn f32_storage_halves_the_memory_of_g() {
 }
 
 #[test]
-fn graph_and_nystrom_fits_stay_f64() {
+fn graph_fits_stay_f64() {
     // Sparse samples with a rank-one-plus-sparse G: the precision does not apply.
     // 400 arcs of a fixed pseudo-random pattern (a linear congruential sequence).
     let mut state = 9u64;
@@ -148,6 +148,7 @@ fn graph_and_nystrom_fits_stay_f64() {
         };
         let (f64_fit, f32_fit) = (fit(Precision::F64), fit(Precision::F32));
         assert_eq!(f32_fit.kernel_matrix().stored_precision(), None);
+        assert_eq!(f32_fit.kernel_matrix().precision(), Precision::F64);
         assert_eq!(f64_fit.singular_values(), f32_fit.singular_values(), "{solver:?}");
         assert_eq!(f64_fit.u(), f32_fit.u(), "{solver:?}");
     }
@@ -240,4 +241,114 @@ fn models_record_the_precision_and_older_files_read_as_f64() {
         ksvd_datasets::envelope::seal(ksvd::MODEL_FORMAT, ksvd::MODEL_FORMAT_VERSION, "ksvd 0.0", &payload).unwrap();
     let err = KsvdModel::from_bytes(&bytes).unwrap_err().to_string();
     assert!(err.contains("f16"), "{err}");
+}
+
+/// Largest entry of `|a - b|` against the largest of `|a|`.
+fn rel_diff(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> f64 {
+    let scale = a.iter().fold(0.0f64, |m, v| m.max(v.abs()));
+    (&a - &b).iter().fold(0.0f64, |m, v| m.max(v.abs())) / scale
+}
+
+#[test]
+fn nystrom_fits_and_projections_run_in_f32() {
+    // The same landmarks (same seed) and the same sampled block and inner SVD (f64): only the
+    // cross blocks G[:, J], G[I, :] and the projections are evaluated and multiplied in f32.
+    let (x, z) = samples(900, 700, 11);
+    let (new_x, new_z) = samples(40, 30, 12);
+    for kernel in [Kernel::Sne { gamma: 1.5 }, Kernel::Rbf { gamma: 2.0 }] {
+        let fit = |p: Precision| {
+            Ksvd::params()
+                .kernel(kernel)
+                .rank(5)
+                .solver(Solver::Nystrom {
+                    landmarks: 150,
+                    cols: None,
+                    sampling: Sampling::Uniform,
+                    inner: InnerSolver::Exact,
+                })
+                .precision(p)
+                .seed(3)
+                .check()
+                .unwrap()
+                .fit_samples(x.clone(), z.clone())
+                .unwrap()
+        };
+        let (f64_fit, f32_fit) = (fit(Precision::F64), fit(Precision::F32));
+        let g = f32_fit.kernel_matrix();
+        assert_eq!(
+            (g.precision(), g.stored_precision()),
+            (Precision::F32, None),
+            "{kernel}"
+        );
+        // Singular values come from the f64 sampled block: SNE's depend on the normalisers,
+        // computed by a pass with exp in f32 (about eps_32 relative), RBF's are equal.
+        let (s32, s64) = (f32_fit.singular_values(), f64_fit.singular_values());
+        for i in 0..5 {
+            assert!((s32[i] - s64[i]).abs() <= 1e-6 * s64[0], "{kernel}: s_{i}");
+        }
+        // The extended vectors: products in f32, a few eps_32 times sqrt(m) relative.
+        for (a, b) in [(f64_fit.u(), f32_fit.u()), (f64_fit.v(), f32_fit.v())] {
+            let d = rel_diff(a.view(), b.view());
+            assert!(d <= 1e-5 && d > 0.0, "{kernel}: vectors differ by {d:e}");
+        }
+        // Projections of new samples, in memory and from a model file.
+        let (t64, t32) = (f64_fit.transform(&new_x).unwrap(), f32_fit.transform(&new_x).unwrap());
+        let d = rel_diff(t64.view(), t32.view());
+        assert!(d <= 1e-5 && d > 0.0, "{kernel}: transform differs by {d:e}");
+        let (c64, c32) = (
+            f64_fit.transform_cols(&new_z).unwrap(),
+            f32_fit.transform_cols(&new_z).unwrap(),
+        );
+        let d = rel_diff(c64.view(), c32.view());
+        assert!(d <= 1e-5 && d > 0.0, "{kernel}: transform_cols differs by {d:e}");
+        let model = KsvdModel::from_bytes(&f32_fit.to_model().unwrap().to_bytes().unwrap()).unwrap();
+        assert_eq!(
+            model.transform(&new_x).unwrap(),
+            t32,
+            "{kernel}: the model file projects in f32"
+        );
+        assert_eq!(model.transform_cols(&new_z).unwrap(), c32, "{kernel}");
+    }
+}
+
+#[test]
+fn matrix_free_f32_fits_are_certified_against_their_products() {
+    // A budget too small to store G in either precision: every product evaluates its blocks,
+    // in f32 for the f32 fit.
+    let (x, z) = samples(800, 600, 13);
+    let tol32 = Precision::F32.default_tol();
+    for kernel in [Kernel::Sne { gamma: 1.5 }, Kernel::Rbf { gamma: 2.0 }] {
+        let fit = |p: Precision, tol: f64| {
+            Ksvd::params()
+                .kernel(kernel)
+                .rank(6)
+                .solver(Solver::Auto { tol })
+                .precision(p)
+                .memory_budget(MemoryBudget::bytes(1 << 20).unwrap())
+                .check()
+                .unwrap()
+                .fit_samples(x.clone(), z.clone())
+                .unwrap()
+        };
+        let (f64_fit, f32_fit) = (fit(Precision::F64, 1e-12), fit(Precision::F32, tol32));
+        let g = f32_fit.kernel_matrix();
+        assert_eq!(
+            (g.precision(), g.stored_precision()),
+            (Precision::F32, None),
+            "{kernel}"
+        );
+        let res = f32_fit.residuals().unwrap();
+        assert!(res.max() <= tol32, "{kernel}: residual {:e}", res.max());
+        let (s32, s64) = (f32_fit.singular_values(), f64_fit.singular_values());
+        for i in 0..6 {
+            let d = (s32[i] - s64[i]).abs() / s64[0];
+            assert!(d <= tol32, "{kernel}: s_{i} differs by {d:e}");
+        }
+        assert!((s32[0] - s64[0]).abs() > 0.0, "{kernel}: the products ran in f32");
+        let sin = largest_angle_sin(
+            f64_fit.u().slice(ndarray::s![.., ..3]),
+            f32_fit.u().slice(ndarray::s![.., ..3]),
+        );
+        assert!(sin <= 1e-3, "{kernel}: sin of the angle {sin:e}");
+    }
 }

@@ -126,6 +126,15 @@ pub(crate) fn gemm_into_t<T: faer::traits::ComplexField + Copy + Default>(
 /// `out = A B` computed on the calling thread only: for use inside parallel loops that
 /// already occupy every core. Shapes must match (checked; a mismatch returns an error).
 pub fn gemm_into_seq(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<()> {
+    gemm_into_seq_t(out, a, b)
+}
+
+/// [`gemm_into_seq`] in any of faer's real types.
+pub(crate) fn gemm_into_seq_t<T: faer::traits::ComplexField + Copy + Default>(
+    out: ArrayViewMut2<'_, T>,
+    a: ArrayView2<'_, T>,
+    b: ArrayView2<'_, T>,
+) -> Result<()> {
     if a.ncols() != b.nrows() || out.dim() != (a.nrows(), b.ncols()) {
         return Err(LinalgError::ShapeMismatch {
             op: "matmul",
@@ -138,10 +147,17 @@ pub fn gemm_into_seq(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, b: Arr
         return Ok(());
     }
     if a.ncols() == 0 {
-        out.fill(0.0);
+        out.fill(T::default());
         return Ok(());
     }
-    faer::linalg::matmul::matmul(as_faer_mut(out), Accum::Replace, as_faer(a), as_faer(b), 1.0, Par::Seq);
+    faer::linalg::matmul::matmul(
+        as_faer_mut(out),
+        Accum::Replace,
+        as_faer(a),
+        as_faer(b),
+        T::one_impl(),
+        Par::Seq,
+    );
     Ok(())
 }
 

@@ -57,6 +57,20 @@ impl Precision {
         }
     }
 
+    /// `A B` of `f64` matrices computed in this precision: [`dense::matmul`] in `f64`; in `f32`
+    /// both rounded, the product in `f32` ([`Element::gemm_f64`]) and widened. For products
+    /// with kernel values evaluated in this precision (out-of-sample extensions).
+    pub fn matmul(self, a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> Result<Array2<f64>> {
+        match self {
+            Precision::F64 => dense::matmul(a, b),
+            Precision::F32 => {
+                let mut out = Array2::zeros((a.nrows(), b.ncols()));
+                <f32 as Element>::gemm_f64(out.view_mut(), a.mapv(<f32 as Element>::from_f64).view(), b, false)?;
+                Ok(out)
+            }
+        }
+    }
+
     /// The smallest tolerance a certified solve may ask for: below it, rounding in the products
     /// with the stored matrix can keep residuals above the tolerance however long the solver
     /// runs (`0` in `f64`, where the solvers' own limits apply; `1e-6` in `f32`).
@@ -90,6 +104,13 @@ pub trait Element: Copy + Send + Sync + Default + PartialEq + std::fmt::Debug + 
         x: ArrayView2<'_, f64>,
         accumulate: bool,
     ) -> Result<()>;
+    /// `out = A X` as [`Element::gemm_f64`] with `accumulate = false`, on the calling thread
+    /// (for products inside a parallel loop that occupies every core). `f64`:
+    /// [`dense::gemm_into_seq`].
+    fn gemm_f64_seq(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, Self>, x: ArrayView2<'_, f64>) -> Result<()>;
+    /// An `f64` array in this type: the array itself for `f64`, rounded ([`Element::from_f64`])
+    /// for `f32`.
+    fn from_f64_array(a: Array2<f64>) -> Array2<Self>;
 }
 
 impl Element for f64 {
@@ -116,6 +137,12 @@ impl Element for f64 {
     ) -> Result<()> {
         dense::gemm_into(out, a, x, 1.0, accumulate)
     }
+    fn gemm_f64_seq(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f64>, x: ArrayView2<'_, f64>) -> Result<()> {
+        dense::gemm_into_seq(out, a, x)
+    }
+    fn from_f64_array(a: Array2<f64>) -> Array2<f64> {
+        a
+    }
 }
 
 impl Element for f32 {
@@ -141,38 +168,60 @@ impl Element for f32 {
         crate::vecmath::exp_f32(self)
     }
     fn gemm_f64(
-        mut out: ArrayViewMut2<'_, f64>,
+        out: ArrayViewMut2<'_, f64>,
         a: ArrayView2<'_, f32>,
         x: ArrayView2<'_, f64>,
         accumulate: bool,
     ) -> Result<()> {
-        // The product's own shapes are checked by the GEMM; `out` receives it.
-        if out.dim() != (a.nrows(), x.ncols()) {
-            return Err(LinalgError::ShapeMismatch {
-                op: "matmul output",
-                left: out.dim(),
-                right: (a.nrows(), x.ncols()),
-            });
-        }
-        // `X` and the product in the layouts of `x` and `out`, as the f64 product gets them: faer
-        // then takes the same route (for a row-major `A` and `out`, the transposed problem,
-        // reading `A` in place); column-major copies made it pack `A` on every product, a fifth
-        // of an f32 RSVD's time.
-        let x32: Array2<f32> = x.mapv(|v| v as f32);
-        let dim = (a.nrows(), x.ncols());
-        let mut prod = if out.is_standard_layout() {
-            Array2::<f32>::zeros(dim)
-        } else {
-            Array2::<f32>::zeros(dim.f())
-        };
-        dense::gemm_into_t(prod.view_mut(), a, x32.view(), 1.0, false)?;
-        if accumulate {
-            out.zip_mut_with(&prod, |o, &p| *o += f64::from(p));
-        } else {
-            out.zip_mut_with(&prod, |o, &p| *o = f64::from(p));
-        }
-        Ok(())
+        gemm_f32_widened(out, a, x, accumulate, false)
     }
+    fn gemm_f64_seq(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, f32>, x: ArrayView2<'_, f64>) -> Result<()> {
+        gemm_f32_widened(out, a, x, false, true)
+    }
+    fn from_f64_array(a: Array2<f64>) -> Array2<f32> {
+        a.mapv(f32::from_f64)
+    }
+}
+
+/// `out = A X` (`+=` with `accumulate`) for an `f32` `A`: `X` rounded, the product in `f32`
+/// (faer's GEMM; on the calling thread with `seq`), widened into `out`.
+fn gemm_f32_widened(
+    mut out: ArrayViewMut2<'_, f64>,
+    a: ArrayView2<'_, f32>,
+    x: ArrayView2<'_, f64>,
+    accumulate: bool,
+    seq: bool,
+) -> Result<()> {
+    // The product's own shapes are checked by the GEMM; `out` receives it.
+    if out.dim() != (a.nrows(), x.ncols()) {
+        return Err(LinalgError::ShapeMismatch {
+            op: "matmul output",
+            left: out.dim(),
+            right: (a.nrows(), x.ncols()),
+        });
+    }
+    // `X` and the product in the layouts of `x` and `out`, as the f64 product gets them: faer
+    // then takes the same route (for a row-major `A` and `out`, the transposed problem, reading
+    // `A` in place); column-major copies made it pack `A` on every product, a fifth of an f32
+    // RSVD's time.
+    let x32: Array2<f32> = x.mapv(|v| v as f32);
+    let dim = (a.nrows(), x.ncols());
+    let mut prod = if out.is_standard_layout() {
+        Array2::<f32>::zeros(dim)
+    } else {
+        Array2::<f32>::zeros(dim.f())
+    };
+    if seq {
+        dense::gemm_into_seq_t(prod.view_mut(), a, x32.view())?;
+    } else {
+        dense::gemm_into_t(prod.view_mut(), a, x32.view(), 1.0, false)?;
+    }
+    if accumulate {
+        out.zip_mut_with(&prod, |o, &p| *o += f64::from(p));
+    } else {
+        out.zip_mut_with(&prod, |o, &p| *o = f64::from(p));
+    }
+    Ok(())
 }
 
 /// A dense row-major `n × m` matrix stored in `f64` or `f32` ([`Precision`]): what a stored
@@ -226,6 +275,15 @@ impl StoredMatrix {
     /// `G[rows, cols]` (with `transpose`, `Gᵀ[rows, cols]`) in `f64`; the indices must be valid.
     pub fn gather(&self, rows: &[usize], cols: &[usize], transpose: bool) -> Array2<f64> {
         with_stored!(self, g => gather_t(if transpose { g.t() } else { g.view() }, rows, cols))
+    }
+
+    /// A copy in `precision` (entries rounded once to `f32`, or widened exactly to `f64`).
+    pub fn to_precision(&self, precision: Precision) -> StoredMatrix {
+        match (self, precision) {
+            (StoredMatrix::F64(g), Precision::F32) => StoredMatrix::F32(g.mapv(<f32 as Element>::from_f64)),
+            (StoredMatrix::F32(g), Precision::F64) => StoredMatrix::F64(g.mapv(f64::from)),
+            (same, _) => same.clone(),
+        }
     }
 
     /// The entries in `f64` (a copy).

@@ -4,7 +4,7 @@ use crate::error::{require_rank, NystromError, Result};
 use crate::extension::{col_coefficients, landmark_scales, row_coefficients, scale_block};
 use crate::sampling::{sketched_leverage, uniform_indices, weighted_indices, Sampling};
 use ksvd_kernels::{KernelMatrix, Samples};
-use ksvd_linalg::{dense, CsrMatrix, MatrixBlocks};
+use ksvd_linalg::{CsrMatrix, MatrixBlocks};
 use ksvd_solvers::{auto_svd, column_signs, dense_svd, randomized_svd, AutoParams, RsvdParams, SolverError, SvdResult};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
@@ -364,14 +364,14 @@ impl AsymmetricNystrom {
     /// evaluating it at the training rows reproduces `Ũ`.
     pub fn extend_rows(&self, g: &KernelMatrix, new_x: &Samples) -> Result<Array2<f64>> {
         let k = g.cross_rows(new_x, &self.cols)?;
-        Ok(dense::matmul(k.view(), self.row_coef.view())?)
+        Ok(g.precision().matmul(k.view(), self.row_coef.view())?)
     }
 
     /// The out-of-sample extension for new column samples `z'`:
     /// `ṽ_s(z') ∝ Σ_{i∈I} κ(x_i, z') U_{is} / λ_s`.
     pub fn extend_cols(&self, g: &KernelMatrix, new_z: &Samples) -> Result<Array2<f64>> {
         let k = g.cross_cols(&self.rows, new_z)?; // |I| x new
-        Ok(dense::matmul(k.t(), self.col_coef.view())?)
+        Ok(g.precision().matmul(k.t(), self.col_coef.view())?)
     }
 }
 

@@ -50,7 +50,7 @@ class _Estimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         X = validate_data(self, X, accept_sparse=_ACCEPT_SPARSE, dtype=_DTYPES)
         if Z is not None:
             Z = to_native(check_array(Z, accept_sparse=_ACCEPT_SPARSE, dtype=_DTYPES, input_name="Z"))
-        # float32 data are computed in float32 where G is stored (scikit-learn's preserved dtype).
+        # float32 data are computed in float32 (scikit-learn's preserved dtype).
         params["precision"] = "f32" if X.dtype == np.float32 else "f64"
         model = _ksvd.fit(to_native(X), Z, estimator=self._estimator, params=params, n_jobs=n_jobs)
         self._set_model(model, X.dtype)
@@ -111,7 +111,8 @@ class _Estimator(ClassNamePrefixFeaturesOutMixin, TransformerMixin, BaseEstimato
         Returns
         -------
         ndarray of shape (n_samples, n_components)
-            In ``X``'s dtype (float32 or float64; projections are computed in float64).
+            In ``X``'s dtype (float32 or float64; a float32 model evaluates and multiplies its
+            kernel values in float32).
         """
         return self._project(self._rows(X), cols=False, extend=False)
 
@@ -304,11 +305,12 @@ class KSVD(_Estimator):
 
     Notes
     -----
-    float32 input gives float32 output (attributes and projections), and a stored ``G`` is kept
-    and multiplied in float32: half the memory (twice the samples fit ``memory_budget``), about
-    half the time of its products, residuals those of the rounded ``G`` (``tol`` defaults to
-    1e-5). Kernel entries are evaluated in float64 and rounded once; matrix-free, sparse-graph
-    and Nystrom fits compute in float64.
+    float32 input gives float32 output (attributes and projections), and ``G`` is evaluated and
+    multiplied in float32: a stored ``G`` in half the memory (twice the samples fit
+    ``memory_budget``), products in about half the time, residuals those of the rounded ``G``
+    (``tol`` defaults to 1e-5). Matrix-free and Nystrom fits and projections of new samples
+    evaluate their kernel blocks in float32 alike (inner products and exponents in float64);
+    sparse-graph fits compute in float64.
 
     Examples
     --------
@@ -429,8 +431,8 @@ class KPCA(_Estimator):
 
     Notes
     -----
-    float32 input gives float32 output, and a stored ``K`` is kept and multiplied in float32, as
-    for :class:`KSVD`.
+    float32 input gives float32 output, and ``K`` is evaluated and multiplied in float32, as for
+    :class:`KSVD`.
 
     Examples
     --------
