@@ -635,8 +635,10 @@ impl KernelMatrix {
     /// As [`KernelMatrix::with_budget`], storing `G`'s entries in `precision` (when its
     /// `n · m` entries of that size fit `budget`). Entries are evaluated in `f64` and rounded
     /// once when stored; the SNE normalisers and centring means stay `f64`. Products with a
-    /// stored `f32` matrix run in `f32` ([`StoredMatrix::mul_into`]); matrix-free and
-    /// rank-one-plus-sparse representations are always `f64`.
+    /// stored `f32` matrix run in `f32` ([`StoredMatrix::mul_into`]); a matrix-free `G` (beyond
+    /// the budget) evaluates and multiplies its blocks in `precision` too
+    /// ([`KernelMatrix::precision`]); the rank-one-plus-sparse form of sparse inputs is always
+    /// `f64`.
     pub fn with_budget_in(
         x: Samples,
         z: Samples,
@@ -709,9 +711,10 @@ impl KernelMatrix {
     }
 
     /// The same matrix in `precision` ([`KernelMatrix::precision`]): stored entries rounded to
-    /// `f32` or widened to `f64`, matrix-free products evaluated in it from now on; the
-    /// normalisers and centring are kept as they are, and the rank-one-plus-sparse form of
-    /// sparse inputs stays `f64`.
+    /// `f32` or widened to `f64` (no memory budget is consulted: widening doubles the stored
+    /// entries' memory), matrix-free products evaluated in it from now on; the normalisers and
+    /// centring are kept as they are, and the rank-one-plus-sparse form of sparse inputs stays
+    /// `f64`.
     pub fn into_precision(mut self, precision: Precision) -> Self {
         if let Repr::Stored { g, .. } = &mut self.repr {
             if g.precision() != precision {
@@ -932,12 +935,12 @@ impl KernelMatrix {
     pub fn is_stored(&self) -> bool {
         matches!(self.repr, Repr::Stored { .. })
     }
-    /// The precision of the products with `G` and of its out-of-sample blocks
-    /// ([`KernelMatrix::cross_rows_mul`]): of its stored entries, or of the blocks a matrix-free
-    /// product evaluates (inner products and exponents in `f64`, `exp` and the product in this
-    /// precision; the SNE normalisers' sums and every result in `f64`). The rank-one-plus-sparse
-    /// form of sparse inputs is `f64` whatever this says; single entries and blocks
-    /// ([`MatrixBlocks::block`]) are `f64` values (of the rounded entries where `G` is stored).
+    /// The precision of `G`'s entries and of the products with them: of its stored entries, or
+    /// of the blocks a matrix-free `G` evaluates (inner products and exponents in `f64`, `exp`
+    /// and the product in this precision; the SNE normalisers' sums and every result in `f64`),
+    /// and of the kernel values of new samples ([`KernelMatrix::cross_rows`]). Blocks
+    /// ([`MatrixBlocks::block`]) are the entries in this precision, returned as `f64` values.
+    /// The rank-one-plus-sparse form of sparse inputs is `f64` whatever this says.
     pub fn precision(&self) -> Precision {
         match &self.repr {
             Repr::RankOnePlusSparse { .. } => Precision::F64,
@@ -1087,6 +1090,7 @@ impl KernelMatrix {
         let all_cols: Vec<usize> = (0..m).collect();
         let chunk = self.chunk_rows(m);
         let starts: Vec<usize> = (0..n).step_by(chunk).collect();
+        let dense_pair = matches!((&self.x, &self.z), (Samples::Dense(_), Samples::Dense(_)));
         let parts: Vec<Vec<f64>> = starts
             .into_par_iter()
             // Per worker: the row buffer of `f32` exponents and the block, reused (a fresh block
@@ -1097,8 +1101,9 @@ impl KernelMatrix {
                     let rows: Vec<usize> = (s0..(s0 + chunk).min(n)).collect();
                     if block.nrows() < rows.len() {
                         *block = Array2::zeros((chunk.min(n), m));
-                    } else if !matches!(self.x, Samples::Dense(_)) {
-                        block.fill(0.0); // sparse inner products accumulate into zeros
+                    } else if !dense_pair {
+                        // Inner products with a sparse side accumulate into zeros.
+                        block.fill(0.0);
                     }
                     let mut p = block.slice_mut(ndarray::s![..rows.len(), ..]);
                     inner_block_into(p.view_mut(), &self.x, &rows, &self.z, self.zt.as_ref(), &all_cols);
@@ -1170,7 +1175,7 @@ impl KernelMatrix {
                 out
             }
             Repr::Stored { g, .. } => g.gather(rows, cols, false),
-            Repr::Blocked => self.evaluate_in::<f64>(rows, cols, false)?,
+            Repr::Blocked => self.evaluate_widened(rows, cols, false)?,
         })
     }
 
@@ -1198,6 +1203,16 @@ impl KernelMatrix {
             }
         }
         Ok(q)
+    }
+
+    /// [`KernelMatrix::evaluate_in`] in the matrix's precision, as `f64` values: an `f32`
+    /// matrix-free `G` gives the same values as the stored `f32` one (up to the order of the
+    /// SNE normalisers' sums).
+    fn evaluate_widened(&self, rows: &[usize], cols: &[usize], transposed: bool) -> Result<Array2<f64>> {
+        match self.precision {
+            Precision::F64 => self.evaluate_in::<f64>(rows, cols, transposed),
+            Precision::F32 => Ok(self.evaluate_in::<f32>(rows, cols, transposed)?.mapv(f64::from)),
+        }
     }
 
     /// `out = G[rows, cols] x` (with `transposed`, `out = G[rows, cols]ᵀ x`) of a matrix-free
@@ -1254,7 +1269,7 @@ impl KernelMatrix {
         Ok(match &self.repr {
             Repr::RankOnePlusSparse { .. } => self.raw_block(rows, cols)?.reversed_axes(),
             Repr::Stored { g, .. } => g.gather(cols, rows, true),
-            Repr::Blocked => self.evaluate_in::<f64>(rows, cols, true)?,
+            Repr::Blocked => self.evaluate_widened(rows, cols, true)?,
         })
     }
 
@@ -1434,10 +1449,9 @@ impl KernelMatrix {
         Ok(out)
     }
 
-    /// The kernel matrix of new samples, evaluated in this matrix's precision (stored when it
-    /// fits the default budget).
-    fn evaluated_like(&self, x: Samples, z: Samples, kernel: AnyKernel) -> Result<KernelMatrix> {
-        Self::build(x, z, kernel, Some(MemoryBudget::auto()), true, self.precision())
+    /// The kernel matrix of new samples in `precision` (stored when it fits the default budget).
+    fn evaluated_in(x: Samples, z: Samples, kernel: AnyKernel, precision: Precision) -> Result<KernelMatrix> {
+        Self::build(x, z, kernel, Some(MemoryBudget::auto()), true, precision)
     }
 
     /// Kernel values `k(x'_a, z_{cols[b]})` for new row samples `x'` (out-of-sample extension),
@@ -1453,7 +1467,7 @@ impl KernelMatrix {
             });
         }
         check_indices("column", cols, self.ncols())?;
-        let g = self.evaluated_like(new_x.clone(), self.z.clone(), self.kernel.clone())?;
+        let g = Self::evaluated_in(new_x.clone(), self.z.clone(), self.kernel.clone(), self.precision())?;
         let mut out = g.try_block(&(0..new_x.len()).collect::<Vec<_>>(), cols)?;
         if let Some(c) = &self.centering {
             let m = self.ncols();
@@ -1464,8 +1478,9 @@ impl KernelMatrix {
     }
 
     /// Kernel values `k(x_{rows[a]}, z'_b)` for new column samples `z'`, centred like `G` when
-    /// `G` is centred. For SNE the normalisers are those of the training rows (over Z). Evaluated
-    /// in [`KernelMatrix::precision`], as [`KernelMatrix::cross_rows`].
+    /// `G` is centred. For SNE the normalisers are those of the training rows (over Z), and the
+    /// values are computed in `f64` whatever the precision; the other kernels' in
+    /// [`KernelMatrix::precision`], as [`KernelMatrix::cross_rows`].
     pub fn cross_cols(&self, rows: &[usize], new_z: &Samples) -> Result<Array2<f64>> {
         new_z.check_nonempty("new z samples")?;
         if new_z.dim() != self.x.dim() {
@@ -1475,11 +1490,16 @@ impl KernelMatrix {
             });
         }
         check_indices("row", rows, self.nrows())?;
-        let kernel = match &self.kernel {
-            AnyKernel::Builtin(Kernel::Sne { gamma }) => AnyKernel::Builtin(Kernel::Rbf { gamma: *gamma }),
-            k => k.clone(),
+        // SNE: RBF values scaled by the training rows' `1/S_i` afterwards, in `f64` whatever the
+        // precision (an `f32` `exp` of the unshifted exponent would underflow where `S_i` is
+        // small); the others in the matrix's precision.
+        let (kernel, precision) = match &self.kernel {
+            AnyKernel::Builtin(Kernel::Sne { gamma }) => {
+                (AnyKernel::Builtin(Kernel::Rbf { gamma: *gamma }), Precision::F64)
+            }
+            k => (k.clone(), self.precision()),
         };
-        let g = self.evaluated_like(self.x.clone(), new_z.clone(), kernel)?;
+        let g = Self::evaluated_in(self.x.clone(), new_z.clone(), kernel, precision)?;
         let all: Vec<usize> = (0..new_z.len()).collect();
         let mut full = if self.centering.is_some() {
             g.try_block(&(0..g.nrows()).collect::<Vec<_>>(), &all)?
@@ -1904,6 +1924,91 @@ mod tests {
             assert_eq!(down.to_dense()?, want, "{kernel}");
             let up = down.clone().into_precision(Precision::F64);
             assert_eq!((up.stored_precision(), up.to_dense()?), (Some(Precision::F64), want));
+        }
+        Ok(())
+    }
+
+    /// The SNE normalisers' pass reuses one block per worker across its chunks: with a sparse
+    /// side the inner products accumulate, so the block is zeroed first. Dense X and sparse Z
+    /// over several chunks on one worker against the same samples both dense, in each precision.
+    #[test]
+    fn sne_normalisers_of_mixed_samples_over_reused_blocks() -> Result<()> {
+        let mut rng = ksvd_linalg::random::rng_from_seed(31);
+        let x = ksvd_linalg::random::gaussian_matrix(&mut rng, 8000, 4);
+        // Z with about half its entries zero, stored sparse.
+        let z = ksvd_linalg::random::gaussian_matrix(&mut rng, 300, 4).mapv(|v| if v > 0.0 { v } else { 0.0 });
+        let zs = CsrMatrix::from_dense(z.view()).map_err(KernelError::from)?;
+        let one_worker = rayon::ThreadPoolBuilder::new()
+            .num_threads(1)
+            .build()
+            .map_err(|e| KernelError::InvalidStats { reason: e.to_string() })?;
+        for (p, tol) in [(Precision::F64, 1e-12), (Precision::F32, 1e-6)] {
+            let kernel = Kernel::Sne { gamma: 1.1 };
+            let (mixed, dense) = one_worker.install(|| -> Result<_> {
+                Ok((
+                    KernelMatrix::matrix_free_in(Samples::dense(x.clone())?, Samples::sparse(zs.clone())?, kernel, p)?,
+                    KernelMatrix::matrix_free_in(Samples::dense(x.clone())?, Samples::dense(z.clone())?, kernel, p)?,
+                ))
+            })?;
+            assert!(mixed.chunk_rows(300) * 2 < 8000, "several chunks per worker");
+            let (a, b) = (
+                mixed.log_normalizers().unwrap_or(&[]),
+                dense.log_normalizers().unwrap_or(&[]),
+            );
+            assert_eq!(a.len(), 8000);
+            for (i, (u, v)) in a.iter().zip(b).enumerate() {
+                assert!(
+                    (u - v).abs() <= tol * v.abs().max(1.0),
+                    "{p}: row {i}: log S {u} vs {v}"
+                );
+            }
+        }
+        Ok(())
+    }
+
+    /// Kernel values of new samples from an `f32` matrix against the `f64` one: rows and
+    /// columns, SNE with a bandwidth so small that the unshifted exponents fall far below `f32`'s
+    /// range (the column values scale `exp(t)` by `1/S_i` afterwards, so they are computed in
+    /// `f64`), and RBF.
+    #[test]
+    fn new_samples_of_an_f32_matrix_agree_with_f64() -> Result<()> {
+        let mut rng = ksvd_linalg::random::rng_from_seed(41);
+        // X away from Z: the SNE normalisers S_i are far below f32's range.
+        let (x, z) = (
+            ksvd_linalg::random::gaussian_matrix(&mut rng, 60, 3) + 3.0,
+            ksvd_linalg::random::gaussian_matrix(&mut rng, 50, 3),
+        );
+        let (nx, nz) = (
+            Samples::dense(ksvd_linalg::random::gaussian_matrix(&mut rng, 7, 3))?,
+            Samples::dense(ksvd_linalg::random::gaussian_matrix(&mut rng, 9, 3))?,
+        );
+        for kernel in [Kernel::Sne { gamma: 0.3 }, Kernel::Rbf { gamma: 0.8 }] {
+            let build =
+                |p| KernelMatrix::matrix_free_in(Samples::dense(x.clone())?, Samples::dense(z.clone())?, kernel, p);
+            let (g64, g32) = (build(Precision::F64)?, build(Precision::F32)?);
+
+            let (rows, cols): (Vec<usize>, Vec<usize>) = ((0..60).collect(), (0..50).step_by(3).collect());
+            for (a, b) in [
+                (g64.cross_rows(&nx, &cols)?, g32.cross_rows(&nx, &cols)?),
+                (g64.cross_cols(&rows, &nz)?, g32.cross_cols(&rows, &nz)?),
+            ] {
+                // Entry by entry: an f32 exponent carries a relative error of about eps_32 times
+                // its magnitude, so the value's error grows with |ln value|; f32's exp flushes
+                // values below e^-86 (4.5e-38) to zero.
+                assert!(
+                    a.iter().any(|v| *v > 1e-3),
+                    "{kernel}: values of every size are compared"
+                );
+                let floor = 1e-37;
+                for (&p, &q) in a.iter().zip(&b) {
+                    let tol = if p == 0.0 {
+                        floor
+                    } else {
+                        1e-6 * p.abs() * (1.0 + p.abs().ln().abs()) + floor
+                    };
+                    assert!((p - q).abs() <= tol, "{kernel}: {q:e} against {p:e}");
+                }
+            }
         }
         Ok(())
     }

@@ -194,7 +194,8 @@ impl KpcaValidParams {
     pub fn memory_budget(&self) -> MemoryBudget {
         self.memory_budget.unwrap_or_else(MemoryBudget::auto)
     }
-    /// The precision of a stored `K`.
+    /// The precision of `K`'s entries and products (a fitted model records the one its fit
+    /// computed in).
     pub fn precision(&self) -> Precision {
         self.precision
     }
@@ -240,8 +241,10 @@ impl KpcaValidParams {
     /// [`KsvdError::InvalidParameter`] when `k` is not square, and the solver's errors.
     pub fn fit_kernel_matrix(&self, k: KernelMatrix) -> Result<Kpca> {
         let pairs = self.eigenpairs(&k)?;
+        // As for KSVD: the record names the kernel and the precision the fit used.
         let params = KpcaValidParams {
             kernel: ParamKernel::from(k.kernel().clone()),
+            precision: k.precision(),
             ..self.clone()
         };
         Ok(Kpca {

@@ -310,7 +310,7 @@ pub struct KsvdValidParams {
     /// run-time setting: never serialised.
     #[cfg_attr(feature = "serde", serde(skip))]
     pub(crate) memory_budget: Option<MemoryBudget>,
-    /// Precision of a stored `G` and of the products with it (model files without it: `f64`).
+    /// Precision of `G`'s entries and of the products with them (model files without it: `f64`).
     #[cfg_attr(feature = "serde", serde(default))]
     pub(crate) precision: Precision,
 }
@@ -370,7 +370,8 @@ impl KsvdValidParams {
     pub fn memory_budget(&self) -> MemoryBudget {
         self.memory_budget.unwrap_or_else(MemoryBudget::auto)
     }
-    /// The precision of a stored `G` (see [`KsvdParams::precision`]).
+    /// The precision of `G`'s entries and products (see [`KsvdParams::precision`]; a fitted
+    /// model records the one its fit computed in: `f64` for sparse-graph fits).
     pub fn precision(&self) -> Precision {
         self.precision
     }
@@ -793,9 +794,13 @@ impl KsvdValidParams {
         progress: &mut ProgressFn<'_>,
     ) -> Result<Ksvd> {
         let (svd, nystrom) = self.solve(&g, progress)?;
-        // The record of the fit names the kernel it used (the bandwidth the rule chose).
+        // The record of the fit names the kernel it used (the bandwidth the rule chose) and the
+        // precision it computed in (`f64` for the rank-one-plus-sparse form of sparse inputs, or
+        // a matrix of another precision given to `fit_kernel_matrix`), which a saved model's
+        // projections then use.
         let params = KsvdValidParams {
             kernel: ParamKernel::from(g.kernel().clone()),
+            precision: g.precision(),
             ..self.clone()
         };
         Ok(Ksvd {

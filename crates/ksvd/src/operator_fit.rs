@@ -173,7 +173,9 @@ impl OperatorFit {
                 };
                 counts("z", z.len(), m)?;
                 let kernel = params.kernel_for(&x)?;
-                let g = KernelMatrix::matrix_free_with_stats(x, z, kernel.clone(), stats)?;
+                // Projections evaluate in the fit's precision, as the model file's do.
+                let g =
+                    KernelMatrix::matrix_free_with_stats(x, z, kernel.clone(), stats)?.into_precision(params.precision);
                 let params = KsvdValidParams {
                     kernel: ParamKernel::from(kernel),
                     ..params.clone()
@@ -199,7 +201,8 @@ impl OperatorFit {
                     });
                 }
                 let kernel = params.kernel_for(&x)?;
-                let k = KernelMatrix::matrix_free_with_stats(x.clone(), x, kernel.clone(), stats)?;
+                let k = KernelMatrix::matrix_free_with_stats(x.clone(), x, kernel.clone(), stats)?
+                    .into_precision(params.precision);
                 let params = KpcaValidParams {
                     kernel: ParamKernel::from(kernel),
                     ..params.clone()

@@ -35,7 +35,7 @@ pub struct ModelSummary {
     pub solver: Solver,
     /// Whether the kernel matrix was centred on both sides.
     pub center: bool,
-    /// The precision a stored `G` was kept and multiplied in (summaries without it: `f64`).
+    /// The precision `G`'s entries were evaluated and multiplied in (summaries without it: `f64`).
     #[cfg_attr(feature = "serde", serde(default))]
     pub precision: Precision,
     /// The compatibility of a fit on a data matrix (Algorithm 1), if any.

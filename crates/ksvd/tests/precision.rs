@@ -149,6 +149,11 @@ fn graph_fits_stay_f64() {
         let (f64_fit, f32_fit) = (fit(Precision::F64), fit(Precision::F32));
         assert_eq!(f32_fit.kernel_matrix().stored_precision(), None);
         assert_eq!(f32_fit.kernel_matrix().precision(), Precision::F64);
+        assert_eq!(
+            f32_fit.params_used().precision(),
+            Precision::F64,
+            "the model records what ran"
+        );
         assert_eq!(f64_fit.singular_values(), f32_fit.singular_values(), "{solver:?}");
         assert_eq!(f64_fit.u(), f32_fit.u(), "{solver:?}");
     }
@@ -251,8 +256,8 @@ fn rel_diff(a: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) -> f64 {
 
 #[test]
 fn nystrom_fits_and_projections_run_in_f32() {
-    // The same landmarks (same seed) and the same sampled block and inner SVD (f64): only the
-    // cross blocks G[:, J], G[I, :] and the projections are evaluated and multiplied in f32.
+    // The same landmarks (same seed); the sampled block's entries and every cross block
+    // G[:, J], G[I, :] and projection are evaluated in f32, the inner SVD in f64.
     let (x, z) = samples(900, 700, 11);
     let (new_x, new_z) = samples(40, 30, 12);
     for kernel in [Kernel::Sne { gamma: 1.5 }, Kernel::Rbf { gamma: 2.0 }] {
@@ -280,8 +285,7 @@ fn nystrom_fits_and_projections_run_in_f32() {
             (Precision::F32, None),
             "{kernel}"
         );
-        // Singular values come from the f64 sampled block: SNE's depend on the normalisers,
-        // computed by a pass with exp in f32 (about eps_32 relative), RBF's are equal.
+        // Singular values come from the sampled block's f32 entries (about eps_32 relative).
         let (s32, s64) = (f32_fit.singular_values(), f64_fit.singular_values());
         for i in 0..5 {
             assert!((s32[i] - s64[i]).abs() <= 1e-6 * s64[0], "{kernel}: s_{i}");

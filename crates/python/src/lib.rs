@@ -413,7 +413,7 @@ impl Hyper {
         Ok(solver)
     }
 
-    /// The precision of a stored `G` (`f64` unless the data were float32).
+    /// The precision of `G`'s entries and products (`f64` unless the data were float32).
     fn precision(&self) -> PyResult<Precision> {
         self.precision
             .as_deref()
