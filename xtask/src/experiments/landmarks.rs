@@ -286,7 +286,8 @@ fn one_run(
 
 /// Per scheme and target ratio: the smallest `m` of the grid whose median ratio over seeds meets
 /// it, and the median time there (rows with setting `ratio<=T`; `unmet` when no `m` of the grid
-/// does).
+/// does). A seed without a ratio (its sample sees fewer than `r` directions) counts as an
+/// infinite ratio: it did not meet the target.
 fn needed(datasets: &[String], rows: &[Row], methods: &[String], p: &Params) -> Vec<Row> {
     let median = |v: Vec<f64>| ksvd_metrics::median(&v).filter(|m| !m.is_nan());
     let mut out = Vec::new();
@@ -296,16 +297,22 @@ fn needed(datasets: &[String], rows: &[Row], methods: &[String], p: &Params) -> 
             for &target in &p.targets {
                 let hit = p.m_grid.iter().find_map(|&m| {
                     let setting = format!("m={m}");
-                    let pick = |metric: &str| {
-                        median(
-                            rows.iter()
-                                .filter(|r| r.dataset == d && &r.method == method && r.metric == metric)
-                                .filter(|r| r.setting == setting && r.status == Status::Ok)
-                                .filter_map(|r| r.value)
-                                .collect(),
-                        )
+                    let cells = |metric: &'static str| {
+                        rows.iter()
+                            .filter(move |r| r.dataset == d && &r.method == method && r.metric == metric)
+                            .filter(|r| r.setting == setting)
                     };
-                    let ratio = pick("error_ratio")?;
+                    let pick = |metric: &'static str| {
+                        median(cells(metric).filter(|r| r.status == Status::Ok).filter_map(|r| r.value).collect())
+                    };
+                    let ratio = median(
+                        cells("error_ratio")
+                            .map(|r| match (r.status, r.value) {
+                                (Status::Ok, Some(v)) => v,
+                                _ => f64::INFINITY,
+                            })
+                            .collect(),
+                    )?;
                     (ratio <= target).then(|| (m, pick("seconds")))
                 });
                 let setting = format!("ratio<={target}");
