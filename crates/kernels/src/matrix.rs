@@ -1478,9 +1478,9 @@ impl KernelMatrix {
     }
 
     /// Kernel values `k(x_{rows[a]}, z'_b)` for new column samples `z'`, centred like `G` when
-    /// `G` is centred. For SNE the normalisers are those of the training rows (over Z), and the
-    /// values are computed in `f64` whatever the precision; the other kernels' in
-    /// [`KernelMatrix::precision`], as [`KernelMatrix::cross_rows`].
+    /// `G` is centred. For SNE the normalisers are those of the training rows (over Z), taken
+    /// inside the exponent. Evaluated in [`KernelMatrix::precision`], as
+    /// [`KernelMatrix::cross_rows`] (SNE on sparse samples on both sides: in `f64`).
     pub fn cross_cols(&self, rows: &[usize], new_z: &Samples) -> Result<Array2<f64>> {
         new_z.check_nonempty("new z samples")?;
         if new_z.dim() != self.x.dim() {
@@ -1490,23 +1490,44 @@ impl KernelMatrix {
             });
         }
         check_indices("row", rows, self.nrows())?;
-        // SNE: RBF values scaled by the training rows' `1/S_i` afterwards, in `f64` whatever the
-        // precision (an `f32` `exp` of the unshifted exponent would underflow where `S_i` is
-        // small); the others in the matrix's precision.
-        let (kernel, precision) = match &self.kernel {
-            AnyKernel::Builtin(Kernel::Sne { gamma }) => {
-                (AnyKernel::Builtin(Kernel::Rbf { gamma: *gamma }), Precision::F64)
+        let both_sparse = matches!((&self.x, new_z), (Samples::Sparse(_), Samples::Sparse(_)));
+        let (g, scale_rows) = match (&self.kernel, &self.log_norm) {
+            // SNE: the training rows' normalisers inside the exponent, `exp(t_ij − log S_i)`,
+            // block by block in the matrix's precision (an unshifted `exp(t_ij)` underflows, or is
+            // flushed, where `S_i` is small).
+            (AnyKernel::Builtin(Kernel::Sne { .. }), Some(ln)) if !both_sparse => {
+                let mut g = Self::build(
+                    self.x.clone(),
+                    new_z.clone(),
+                    self.kernel.clone(),
+                    None,
+                    false,
+                    self.precision(),
+                )?;
+                g.log_norm = Some(ln.clone());
+                (g, false)
             }
-            k => (k.clone(), self.precision()),
+            // Sparse samples on both sides (the exact rank-one-plus-sparse form, which would take
+            // normalisers over the new columns): RBF values in `f64`, scaled by `1/S_i` after.
+            (AnyKernel::Builtin(Kernel::Sne { gamma }), _) => {
+                let rbf = AnyKernel::Builtin(Kernel::Rbf { gamma: *gamma });
+                (
+                    Self::evaluated_in(self.x.clone(), new_z.clone(), rbf, Precision::F64)?,
+                    true,
+                )
+            }
+            (k, _) => (
+                Self::evaluated_in(self.x.clone(), new_z.clone(), k.clone(), self.precision())?,
+                false,
+            ),
         };
-        let g = Self::evaluated_in(self.x.clone(), new_z.clone(), kernel, precision)?;
         let all: Vec<usize> = (0..new_z.len()).collect();
         let mut full = if self.centering.is_some() {
             g.try_block(&(0..g.nrows()).collect::<Vec<_>>(), &all)?
         } else {
             g.try_block(rows, &all)?
         };
-        if let Some(ln) = &self.log_norm {
+        if let (Some(ln), true) = (&self.log_norm, scale_rows) {
             let sel: Vec<usize> = if self.centering.is_some() {
                 (0..self.nrows()).collect()
             } else {
@@ -2010,6 +2031,41 @@ mod tests {
                 }
             }
         }
+        Ok(())
+    }
+
+    /// SNE values of new columns against the formula `exp(−‖x_i − z'‖²/γ² − log S_i)` where
+    /// the normalisers `S_i` lie far below `f64`'s flush threshold (1e-200): X away from Z.
+    #[test]
+    fn sne_new_columns_keep_the_normaliser_inside_the_exponent() -> Result<()> {
+        let mut rng = ksvd_linalg::random::rng_from_seed(43);
+        let x = ksvd_linalg::random::gaussian_matrix(&mut rng, 40, 3) + 4.0;
+        let z = ksvd_linalg::random::gaussian_matrix(&mut rng, 30, 3);
+        // The new columns are Z itself: each row's nearest column gives a value of order one.
+        let nz = z.clone();
+        let gamma = 0.25;
+        let g = KernelMatrix::new(Samples::dense(x.clone())?, Samples::dense(z)?, Kernel::Sne { gamma })?;
+        let ln = g.log_normalizers().unwrap_or(&[]).to_vec();
+        assert!(ln.iter().any(|&l| l < -470.0), "some S_i below 1e-204: {ln:?}");
+        let rows: Vec<usize> = (0..40).collect();
+        let got = g.cross_cols(&rows, &Samples::dense(nz.clone())?)?;
+        let mut near = 0;
+        for (i, xi) in x.outer_iter().enumerate() {
+            for (b, zb) in nz.outer_iter().enumerate() {
+                let d2: f64 = xi.iter().zip(zb).map(|(p, q)| (p - q) * (p - q)).sum();
+                let t = -d2 / (gamma * gamma) - ln[i];
+                let want = t.exp();
+                // Values below FLUSH are stored as zeros.
+                let tol = 1e-12 * want * (1.0 + t.abs()) + 2.0 * FLUSH;
+                assert!(
+                    (got[[i, b]] - want).abs() <= tol,
+                    "({i}, {b}): {:e} vs {want:e}",
+                    got[[i, b]]
+                );
+                near += usize::from(want > 1e-3 && ln[i] < -470.0);
+            }
+        }
+        assert!(near > 0, "values of order one where S_i is below the flush threshold");
         Ok(())
     }
 

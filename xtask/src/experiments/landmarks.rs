@@ -303,7 +303,12 @@ fn needed(datasets: &[String], rows: &[Row], methods: &[String], p: &Params) -> 
                             .filter(|r| r.setting == setting)
                     };
                     let pick = |metric: &'static str| {
-                        median(cells(metric).filter(|r| r.status == Status::Ok).filter_map(|r| r.value).collect())
+                        median(
+                            cells(metric)
+                                .filter(|r| r.status == Status::Ok)
+                                .filter_map(|r| r.value)
+                                .collect(),
+                        )
                     };
                     let ratio = median(
                         cells("error_ratio")
