@@ -741,6 +741,37 @@ impl KernelMatrix {
         normalize: bool,
         precision: Precision,
     ) -> Result<Self> {
+        let mut g = Self::blocked(x, z, kernel, budget, precision)?;
+        if let Some(p) = g.sparse_inner_products() {
+            g.repr = g.rank_one_plus_sparse(p)?;
+        }
+        let store = budget.is_some_and(|b| b.fits(g.x.len().saturating_mul(g.z.len()), precision));
+        if matches!(g.repr, Repr::Blocked) && store {
+            let (stored, log_norm) = g.evaluate_all(precision)?;
+            g.repr = Repr::Stored {
+                g: stored,
+                centred: false,
+            };
+            g.log_norm = log_norm;
+        } else if let (Repr::Blocked, AnyKernel::Builtin(Kernel::Sne { gamma }), true) = (&g.repr, &g.kernel, normalize)
+        {
+            g.log_norm = Some(match precision {
+                Precision::F64 => g.blocked_log_normalizers::<f64>(*gamma)?,
+                Precision::F32 => g.blocked_log_normalizers::<f32>(*gamma)?,
+            });
+        }
+        Ok(g)
+    }
+
+    /// The checked matrix every construction starts from: matrix-free blocks, no normalisers
+    /// yet (`budget` only sizes a user kernel's blocks).
+    fn blocked(
+        x: Samples,
+        z: Samples,
+        kernel: AnyKernel,
+        budget: Option<MemoryBudget>,
+        precision: Precision,
+    ) -> Result<Self> {
         kernel.validate()?;
         x.check_nonempty("x samples")?;
         z.check_nonempty("z samples")?;
@@ -763,7 +794,7 @@ impl KernelMatrix {
             AnyKernel::Builtin(_) => BLOCK_ENTRIES,
             AnyKernel::Custom(_) => custom_block_entries(budget.unwrap_or_else(MemoryBudget::auto)),
         };
-        let mut g = KernelMatrix {
+        Ok(KernelMatrix {
             x,
             z,
             kernel,
@@ -776,26 +807,7 @@ impl KernelMatrix {
             repr: Repr::Blocked,
             centering: None,
             precision,
-        };
-        if let Some(p) = g.sparse_inner_products() {
-            g.repr = g.rank_one_plus_sparse(p)?;
-        }
-        let store = budget.is_some_and(|b| b.fits(g.x.len().saturating_mul(g.z.len()), precision));
-        if matches!(g.repr, Repr::Blocked) && store {
-            let (stored, log_norm) = g.evaluate_all(precision)?;
-            g.repr = Repr::Stored {
-                g: stored,
-                centred: false,
-            };
-            g.log_norm = log_norm;
-        } else if let (Repr::Blocked, AnyKernel::Builtin(Kernel::Sne { gamma }), true) = (&g.repr, &g.kernel, normalize)
-        {
-            g.log_norm = Some(match precision {
-                Precision::F64 => g.blocked_log_normalizers::<f64>(*gamma)?,
-                Precision::F32 => g.blocked_log_normalizers::<f32>(*gamma)?,
-            });
-        }
-        Ok(g)
+        })
     }
 
     /// The same matrix centred on both sides (section 2.2 of the paper):
@@ -1480,7 +1492,7 @@ impl KernelMatrix {
     /// Kernel values `k(x_{rows[a]}, z'_b)` for new column samples `z'`, centred like `G` when
     /// `G` is centred. For SNE the normalisers are those of the training rows (over Z), taken
     /// inside the exponent. Evaluated in [`KernelMatrix::precision`], as
-    /// [`KernelMatrix::cross_rows`] (SNE on sparse samples on both sides: in `f64`).
+    /// [`KernelMatrix::cross_rows`].
     pub fn cross_cols(&self, rows: &[usize], new_z: &Samples) -> Result<Array2<f64>> {
         new_z.check_nonempty("new z samples")?;
         if new_z.dim() != self.x.dim() {
@@ -1490,53 +1502,36 @@ impl KernelMatrix {
             });
         }
         check_indices("row", rows, self.nrows())?;
-        let both_sparse = matches!((&self.x, new_z), (Samples::Sparse(_), Samples::Sparse(_)));
-        let (g, scale_rows) = match (&self.kernel, &self.log_norm) {
+        let g = match (&self.kernel, &self.log_norm) {
             // SNE: the training rows' normalisers inside the exponent, `exp(t_ij − log S_i)`,
-            // block by block in the matrix's precision (an unshifted `exp(t_ij)` underflows, or is
-            // flushed, where `S_i` is small).
-            (AnyKernel::Builtin(Kernel::Sne { .. }), Some(ln)) if !both_sparse => {
-                let mut g = Self::build(
+            // block by block in the matrix's precision (an unshifted `exp(t_ij)` scaled afterwards
+            // underflows, or is flushed, where `S_i` is small). Always the blocked form: the
+            // rank-one-plus-sparse form of sparse samples would take normalisers over the new
+            // columns.
+            (AnyKernel::Builtin(Kernel::Sne { .. }), Some(ln)) => {
+                let mut g = Self::blocked(
                     self.x.clone(),
                     new_z.clone(),
                     self.kernel.clone(),
                     None,
-                    false,
                     self.precision(),
                 )?;
                 g.log_norm = Some(ln.clone());
-                (g, false)
+                g
             }
-            // Sparse samples on both sides (the exact rank-one-plus-sparse form, which would take
-            // normalisers over the new columns): RBF values in `f64`, scaled by `1/S_i` after.
-            (AnyKernel::Builtin(Kernel::Sne { gamma }), _) => {
-                let rbf = AnyKernel::Builtin(Kernel::Rbf { gamma: *gamma });
-                (
-                    Self::evaluated_in(self.x.clone(), new_z.clone(), rbf, Precision::F64)?,
-                    true,
-                )
+            (AnyKernel::Builtin(Kernel::Sne { .. }), None) => {
+                return Err(KernelError::InvalidStats {
+                    reason: "the SNE kernel needs its row normalisers".into(),
+                })
             }
-            (k, _) => (
-                Self::evaluated_in(self.x.clone(), new_z.clone(), k.clone(), self.precision())?,
-                false,
-            ),
+            (k, _) => Self::evaluated_in(self.x.clone(), new_z.clone(), k.clone(), self.precision())?,
         };
         let all: Vec<usize> = (0..new_z.len()).collect();
-        let mut full = if self.centering.is_some() {
+        let full = if self.centering.is_some() {
             g.try_block(&(0..g.nrows()).collect::<Vec<_>>(), &all)?
         } else {
             g.try_block(rows, &all)?
         };
-        if let (Some(ln), true) = (&self.log_norm, scale_rows) {
-            let sel: Vec<usize> = if self.centering.is_some() {
-                (0..self.nrows()).collect()
-            } else {
-                rows.to_vec()
-            };
-            for (mut row, &i) in full.outer_iter_mut().zip(&sel) {
-                row.mapv_inplace(|v| v * (-ln[i]).exp());
-            }
-        }
         if let Some(c) = &self.centering {
             let col_means = full.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(all.len()));
             let mut out = full.select(Axis(0), rows);
@@ -1989,8 +1984,7 @@ mod tests {
 
     /// Kernel values of new samples from an `f32` matrix against the `f64` one: rows and
     /// columns, SNE with a bandwidth so small that the unshifted exponents fall far below `f32`'s
-    /// range (the column values scale `exp(t)` by `1/S_i` afterwards, so they are computed in
-    /// `f64`), and RBF.
+    /// range (the column values take the normalisers inside the exponent), and RBF.
     #[test]
     fn new_samples_of_an_f32_matrix_agree_with_f64() -> Result<()> {
         let mut rng = ksvd_linalg::random::rng_from_seed(41);
@@ -2044,28 +2038,42 @@ mod tests {
         // The new columns are Z itself: each row's nearest column gives a value of order one.
         let nz = z.clone();
         let gamma = 0.25;
-        let g = KernelMatrix::new(Samples::dense(x.clone())?, Samples::dense(z)?, Kernel::Sne { gamma })?;
-        let ln = g.log_normalizers().unwrap_or(&[]).to_vec();
-        assert!(ln.iter().any(|&l| l < -470.0), "some S_i below 1e-204: {ln:?}");
-        let rows: Vec<usize> = (0..40).collect();
-        let got = g.cross_cols(&rows, &Samples::dense(nz.clone())?)?;
-        let mut near = 0;
-        for (i, xi) in x.outer_iter().enumerate() {
-            for (b, zb) in nz.outer_iter().enumerate() {
-                let d2: f64 = xi.iter().zip(zb).map(|(p, q)| (p - q) * (p - q)).sum();
-                let t = -d2 / (gamma * gamma) - ln[i];
-                let want = t.exp();
-                // Values below FLUSH are stored as zeros.
-                let tol = 1e-12 * want * (1.0 + t.abs()) + 2.0 * FLUSH;
-                assert!(
-                    (got[[i, b]] - want).abs() <= tol,
-                    "({i}, {b}): {:e} vs {want:e}",
-                    got[[i, b]]
-                );
-                near += usize::from(want > 1e-3 && ln[i] < -470.0);
+        // Dense samples, and the same samples stored sparse on both sides (whose new columns
+        // once took the RBF form scaled by 1/S_i afterwards).
+        let sparse = |a: &Array2<f64>| -> Result<Samples> { Samples::sparse(CsrMatrix::from_dense(a.view())?) };
+        for dense in [true, false] {
+            let (sx, sz, snz) = if dense {
+                (
+                    Samples::dense(x.clone())?,
+                    Samples::dense(z.clone())?,
+                    Samples::dense(nz.clone())?,
+                )
+            } else {
+                (sparse(&x)?, sparse(&z)?, sparse(&nz)?)
+            };
+            let g = KernelMatrix::new(sx, sz, Kernel::Sne { gamma })?;
+            let ln = g.log_normalizers().unwrap_or(&[]).to_vec();
+            assert!(ln.iter().any(|&l| l < -470.0), "some S_i below 1e-204: {ln:?}");
+            let rows: Vec<usize> = (0..40).collect();
+            let got = g.cross_cols(&rows, &snz)?;
+            let mut near = 0;
+            for (i, xi) in x.outer_iter().enumerate() {
+                for (b, zb) in nz.outer_iter().enumerate() {
+                    let d2: f64 = xi.iter().zip(zb).map(|(p, q)| (p - q) * (p - q)).sum();
+                    let t = -d2 / (gamma * gamma) - ln[i];
+                    let want = t.exp();
+                    // Values below FLUSH are stored as zeros.
+                    let tol = 1e-12 * want * (1.0 + t.abs()) + 2.0 * FLUSH;
+                    assert!(
+                        (got[[i, b]] - want).abs() <= tol,
+                        "({i}, {b}): {:e} vs {want:e}",
+                        got[[i, b]]
+                    );
+                    near += usize::from(want > 1e-3 && ln[i] < -470.0);
+                }
             }
+            assert!(near > 0, "values of order one where S_i is below the flush threshold");
         }
-        assert!(near > 0, "values of order one where S_i is below the flush threshold");
         Ok(())
     }
 

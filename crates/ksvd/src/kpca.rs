@@ -240,6 +240,7 @@ impl KpcaValidParams {
     /// # Errors
     /// [`KsvdError::InvalidParameter`] when `k` is not square, and the solver's errors.
     pub fn fit_kernel_matrix(&self, k: KernelMatrix) -> Result<Kpca> {
+        crate::model::check_precision(&self.solver, k.precision())?;
         let pairs = self.eigenpairs(&k)?;
         // As for KSVD: the record names the kernel and the precision the fit used.
         let params = KpcaValidParams {

@@ -539,7 +539,8 @@ impl KsvdParams {
         /// matrix-free `G`, the Nyström method's cross blocks `G[:, J]`, `G[I, :]` and the
         /// projections of new samples evaluate and multiply their blocks in `f32` alike. Inner
         /// products and exponents are computed in `f64` and `exp` in `f32`; the solvers' bases,
-        /// the Nyström method's sampled block and its SVD, and residual norms stay `f64`, and
+        /// the SVD of the Nyström method's sampled block (of `f32` entries), and residual norms
+        /// stay `f64`, and
         /// residuals are those of the rounded matrix. Its solvers need a tolerance of at least
         /// [`Precision::min_tol`] (`1e-6`; the default solver's `1e-8` is for `f64`, so set e.g.
         /// `Solver::Auto { tol: Precision::F32.default_tol() }`, `1e-5`). Sparse-graph fits (rank
@@ -793,6 +794,9 @@ impl KsvdValidParams {
         compat: Option<compat::CompatibleSamples>,
         progress: &mut ProgressFn<'_>,
     ) -> Result<Ksvd> {
+        // A matrix given in another precision than the parameters' needs a tolerance it can
+        // certify too.
+        check_precision(&self.solver, g.precision())?;
         let (svd, nystrom) = self.solve(&g, progress)?;
         // The record of the fit names the kernel it used (the bandwidth the rule chose) and the
         // precision it computed in (`f64` for the rank-one-plus-sparse form of sparse inputs, or

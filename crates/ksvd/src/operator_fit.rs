@@ -178,6 +178,7 @@ impl OperatorFit {
                     KernelMatrix::matrix_free_with_stats(x, z, kernel.clone(), stats)?.into_precision(params.precision);
                 let params = KsvdValidParams {
                     kernel: ParamKernel::from(kernel),
+                    precision: g.precision(),
                     ..params.clone()
                 };
                 ksvd_model(
@@ -205,6 +206,7 @@ impl OperatorFit {
                     .into_precision(params.precision);
                 let params = KpcaValidParams {
                     kernel: ParamKernel::from(kernel),
+                    precision: k.precision(),
                     ..params.clone()
                 };
                 Ok(kpca_model(
