@@ -5,8 +5,8 @@ use crate::error::{KernelError, Result};
 use crate::kernel::Kernel;
 use crate::samples::{inner_block, inner_block_into, Samples};
 use ksvd_linalg::{
-    check_indices, dense, CsrMatrix, Element, LinearOperator, MatrixBlocks, MemoryBudget, Precision, SparsePlusLowRank,
-    StagedFill, StoredMatrix,
+    check_indices, dense, with_slice, CsrMatrix, Element, LinearOperator, MatrixBlocks, MemoryBudget, Precision,
+    SparsePlusLowRank, StagedFill, StoredMatrix,
 };
 use ndarray::{Array1, Array2, ArrayView2, ArrayViewMut2, Axis};
 use rayon::prelude::*;
@@ -332,16 +332,6 @@ fn log_kernel(v: f64, nxi: f64, nzj: f64, shift: f64, inv_g: f64, squared: bool)
     t - shift
 }
 
-/// Runs `f` on a row as a slice (a copy when it is not contiguous, written back).
-fn with_row_slice(mut row: ndarray::ArrayViewMut1<'_, f64>, f: impl FnOnce(&mut [f64])) {
-    if let Some(s) = row.as_slice_mut() {
-        return f(s);
-    }
-    let mut v = row.to_vec();
-    f(&mut v);
-    row.iter_mut().zip(v).for_each(|(o, x)| *o = x);
-}
-
 #[inline]
 fn flush(v: f64) -> f64 {
     if v.abs() < FLUSH {
@@ -583,10 +573,9 @@ fn exp_sum<T: Element>(row: &mut [T]) -> f64 {
 
 /// `log S_i` of one row from its inner products, as a matrix in `T` evaluates it: the
 /// exponents in `f64` ([`sne_exponents`]), their `exp` in `T` (through `buf` for `f32`; for
-/// `f64` exactly [`sne_row`]) and the sum in `f64`. The row is overwritten (a row that is not
-/// contiguous is copied first).
+/// `f64` exactly [`sne_row`]) and the sum in `f64`. The row is overwritten.
 fn sne_log_norm<T: Element>(
-    mut row: ndarray::ArrayViewMut1<'_, f64>,
+    row: ndarray::ArrayViewMut1<'_, f64>,
     nxi: f64,
     nz: &[f64],
     inv_g2: f64,
@@ -605,10 +594,7 @@ fn sne_log_norm<T: Element>(
             }
         }
     }
-    if let Some(s) = row.as_slice_mut() {
-        return on_slice(s, nxi, nz, inv_g2, buf);
-    }
-    on_slice(&mut row.to_vec(), nxi, nz, inv_g2, buf)
+    with_slice(row, |s| on_slice(s, nxi, nz, inv_g2, buf))
 }
 
 /// `log Σ exp(v)` over a slice, stable.
@@ -1300,7 +1286,7 @@ impl KernelMatrix {
         let nz: Vec<f64> = cols.iter().map(|&j| self.nz[j]).collect();
         let shifts: Vec<f64> = rows.iter().map(|&i| ln.map_or(0.0, |l| l[i])).collect();
         for (a, prow) in p.outer_iter_mut().enumerate() {
-            with_row_slice(prow, |row| {
+            with_slice(prow, |row| {
                 if transposed {
                     exponent_col(row, &nx, nz[a], &shifts, inv_g, squared);
                 } else {

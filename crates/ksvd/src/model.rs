@@ -540,11 +540,10 @@ impl KsvdParams {
         /// projections of new samples evaluate and multiply their blocks in `f32` alike. Inner
         /// products and exponents are computed in `f64` and `exp` in `f32`; the solvers' bases,
         /// the SVD of the Nyström method's sampled block (of `f32` entries), and residual norms
-        /// stay `f64`, and
-        /// residuals are those of the rounded matrix. Its solvers need a tolerance of at least
-        /// [`Precision::min_tol`] (`1e-6`; the default solver's `1e-8` is for `f64`, so set e.g.
-        /// `Solver::Auto { tol: Precision::F32.default_tol() }`, `1e-5`). Sparse-graph fits (rank
-        /// one plus sparse) run in `f64` either way.
+        /// stay `f64`, and residuals are those of the rounded matrix. Its solvers need a
+        /// tolerance of at least [`Precision::min_tol`] (`1e-6`; the default solver's `1e-8` is
+        /// for `f64`, so set e.g. `Solver::Auto { tol: Precision::F32.default_tol() }`, `1e-5`).
+        /// Sparse-graph fits (rank one plus sparse) run in `f64` either way.
         precision: Precision;
     }
     /// User-chosen Nyström landmarks: row indices `I` into X and column indices `J` into Z

@@ -61,7 +61,7 @@ pub use memory::{MemoryBudget, FIXED_DENSE_ENTRIES};
 pub use operator::{
     check_indices, materialize, LinearOperator, LowRankUpdate, MatrixBlocks, SparsePlusLowRank, Transposed,
 };
-pub use precision::{Element, Precision, StagedFill, StoredMatrix};
+pub use precision::{with_slice, Element, Precision, StagedFill, StoredMatrix};
 pub use progress::{Progress, ProgressFn};
 pub use twins::{TwinReduced, Twins};
 pub use vocabulary::{UnknownName, Vocabulary};

@@ -430,8 +430,9 @@ pub trait StagedFill: Sync {
     fn row_stored<T: Element>(&self, i: usize, row: &mut [T], prep: Self::Prep) -> Self::Out;
 }
 
-/// Runs `f` on the row as a slice (a copy when it is not contiguous, written back).
-fn with_slice<T: Copy, R>(mut row: ArrayViewMut1<'_, T>, f: impl FnOnce(&mut [T]) -> R) -> R {
+/// Runs `f` on the row as a slice (a copy when it is not contiguous, written back): for
+/// row loops written over slices so that they vectorise.
+pub fn with_slice<T: Copy, R>(mut row: ArrayViewMut1<'_, T>, f: impl FnOnce(&mut [T]) -> R) -> R {
     if let Some(s) = row.as_slice_mut() {
         return f(s);
     }
