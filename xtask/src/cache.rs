@@ -8,6 +8,10 @@
 //! results (`ok`, `unmet`: a measured target not reached) or `not-run` (a deliberate,
 //! configuration-determined skip, e.g. an in-memory path over its memory budget): `missing-data` /
 //! `not-implemented` / `failed` are re-evaluated on every run ([`Status::is_final`]).
+//!
+//! [`SharedEmbeddings`] is the other store: exact graph embeddings that one spec of a run
+//! computes and a later spec of the same run needs again (nystrom-f1's exact references are
+//! Table 1's KSVD (RBF) and KPCA embeddings), kept on disk for that run only.
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::Arc;
@@ -18,6 +22,10 @@ use sha2::{Digest, Sha256};
 
 use crate::fsx;
 use crate::rows::Row;
+use ksvd_graph_tasks::{embed, EmbeddingOutput, EmbeddingSpec, Embeddings};
+use ksvd_linalg::CsrMatrix;
+use ndarray::{Array1, Array2};
+use std::time::Instant;
 
 /// Cache of one spec's cells.
 #[derive(Debug, Clone)]
@@ -141,6 +149,213 @@ fn read_entry(path: &Path, key: &serde_json::Value) -> Option<Vec<Row>> {
     }
 }
 
+/// Exact graph embeddings shared between the specs of one `reproduce` run.
+///
+/// A spec publishes the embeddings a later spec of the run computes again
+/// ([`SharedEmbeddings::embed`] with `publish`): nystrom-f1's exact references (KSVD (RBF) and KPCA
+/// on Cora, Citeseer and Pubmed at every bandwidth of the grid, 10 minutes of a full run) are
+/// Table 1's embeddings of the same graphs with the same kernel, rank, solver and seed, and Table
+/// 1 runs after it. Any spec reads what was published. The key is the adjacency's bytes and the
+/// whole [`EmbeddingSpec`], so only the same computation is reused, and it gives the same bits.
+/// Kept on disk (a Pubmed embedding is 79 MB; the large-scale specs measure this process's peak
+/// memory), in a directory emptied when the store is opened and removed when it is dropped: nothing
+/// outlives the run, so a changed solver can never be served an old embedding (the cell cache is
+/// what persists between runs).
+#[derive(Debug)]
+pub struct SharedEmbeddings {
+    /// `None`: nothing is published or read.
+    dir: Option<PathBuf>,
+    /// Embeddings computed, and read back, by this store's users.
+    counts: [AtomicU64; 2],
+}
+
+/// What [`SharedEmbeddings::embed`] gives: the embedding and how long computing it took.
+#[derive(Debug)]
+pub struct SharedEmbedding {
+    /// The solver's output.
+    pub output: EmbeddingOutput,
+    /// Seconds the computation took (where it was computed, if read back).
+    pub seconds: f64,
+    /// Whether it was read back from an earlier spec of the run.
+    pub reused: bool,
+}
+
+/// The metadata file of a published embedding (written after its arrays: its presence means the
+/// entry is complete).
+#[derive(Serialize, Deserialize)]
+struct SharedMeta {
+    key: String,
+    two_sided: bool,
+    rank: usize,
+    max_residual: Option<f64>,
+    inner_residual: Option<f64>,
+    seconds: f64,
+}
+
+impl SharedEmbeddings {
+    /// A store that shares nothing (a run of one spec, `table1-config`, tests).
+    pub fn off() -> SharedEmbeddings {
+        SharedEmbeddings {
+            dir: None,
+            counts: Default::default(),
+        }
+    }
+
+    /// A store in `dir`, emptied first (a killed run leaves its directory behind).
+    pub fn in_dir(dir: PathBuf) -> Result<SharedEmbeddings> {
+        if dir.exists() {
+            std::fs::remove_dir_all(&dir).with_context(|| format!("emptying {}", dir.display()))?;
+        }
+        std::fs::create_dir_all(&dir).with_context(|| format!("creating {}", dir.display()))?;
+        Ok(SharedEmbeddings {
+            dir: Some(dir),
+            counts: Default::default(),
+        })
+    }
+
+    /// Embeddings computed and read back so far.
+    pub fn counts(&self) -> (u64, u64) {
+        (
+            self.counts[0].load(Ordering::Relaxed),
+            self.counts[1].load(Ordering::Relaxed),
+        )
+    }
+
+    /// The key of an embedding: the adjacency (shape, structure and values) and the spec.
+    fn key(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> String {
+        let mut h = Sha256::new();
+        let (n, m) = adjacency.shape();
+        h.update(format!("{n}x{m}\0").as_bytes());
+        for &p in adjacency.indptr() {
+            h.update((p as u64).to_le_bytes());
+        }
+        for &j in adjacency.indices() {
+            h.update((j as u64).to_le_bytes());
+        }
+        for &v in adjacency.data() {
+            h.update(v.to_le_bytes());
+        }
+        let graph: String = h.finalize().iter().map(|b| format!("{b:02x}")).collect();
+        // `Debug` prints every f64 with its shortest round-trip digits: equal specs, equal text.
+        format!("{graph} {spec:?}")
+    }
+
+    fn stem(dir: &Path, key: &str) -> PathBuf {
+        let hex: String = Sha256::digest(key.as_bytes())
+            .iter()
+            .map(|b| format!("{b:02x}"))
+            .collect();
+        dir.join(hex)
+    }
+
+    /// `embed(adjacency, spec)` of `ksvd_graph_tasks`, read back if an earlier spec of the run
+    /// published it; computed otherwise, and published for later specs when `publish` is set.
+    /// An entry that cannot be read is computed again; one that cannot be written costs a
+    /// warning (the later spec computes it again).
+    pub fn embed(
+        &self,
+        adjacency: &CsrMatrix,
+        spec: &EmbeddingSpec,
+        publish: bool,
+    ) -> ksvd_graph_tasks::Result<SharedEmbedding> {
+        let Some(dir) = &self.dir else {
+            return Self::compute(adjacency, spec);
+        };
+        let key = Self::key(adjacency, spec);
+        let stem = Self::stem(dir, &key);
+        if let Some(e) = Self::read(&stem, &key) {
+            self.counts[1].fetch_add(1, Ordering::Relaxed);
+            return Ok(e);
+        }
+        let e = Self::compute(adjacency, spec)?;
+        self.counts[0].fetch_add(1, Ordering::Relaxed);
+        if publish {
+            if let Err(err) = Self::write(&stem, &key, &e) {
+                eprintln!("warning: a shared embedding was not stored ({err:#}); later specs compute it again");
+            }
+        }
+        Ok(e)
+    }
+
+    fn compute(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> ksvd_graph_tasks::Result<SharedEmbedding> {
+        let t = Instant::now();
+        let output = embed(adjacency, spec)?;
+        Ok(SharedEmbedding {
+            output,
+            seconds: t.elapsed().as_secs_f64(),
+            reused: false,
+        })
+    }
+
+    fn write(stem: &Path, key: &str, e: &SharedEmbedding) -> Result<()> {
+        let o = &e.output;
+        let (a, b) = match &o.embeddings {
+            Embeddings::Single(a) => (a, None),
+            Embeddings::SourceTarget { source, target } => (source, Some(target)),
+        };
+        fsx::write_atomic(&stem.with_extension("0.npy"), &ksvd_datasets::npy_bytes(a)?)?;
+        if let Some(b) = b {
+            fsx::write_atomic(&stem.with_extension("1.npy"), &ksvd_datasets::npy_bytes(b)?)?;
+        }
+        fsx::write_atomic(
+            &stem.with_extension("s.npy"),
+            &ksvd_datasets::npy_bytes(&o.singular_values)?,
+        )?;
+        let meta = SharedMeta {
+            key: key.to_string(),
+            two_sided: b.is_some(),
+            rank: o.rank,
+            max_residual: o.max_residual,
+            inner_residual: o.inner_residual,
+            seconds: e.seconds,
+        };
+        fsx::write_atomic(&stem.with_extension("json"), &serde_json::to_vec(&meta)?)?;
+        Ok(())
+    }
+
+    fn read(stem: &Path, key: &str) -> Option<SharedEmbedding> {
+        let meta: SharedMeta = serde_json::from_slice(&std::fs::read(stem.with_extension("json")).ok()?).ok()?;
+        if meta.key != key {
+            return None;
+        }
+        let matrix = |ext: &str| {
+            ksvd_datasets::read_npy::<ndarray::Ix2>(&stem.with_extension(ext))
+                .ok()
+                .map(|r| r.0)
+        };
+        let a: Array2<f64> = matrix("0.npy")?;
+        let embeddings = if meta.two_sided {
+            let b = matrix("1.npy")?;
+            if b.dim() != a.dim() {
+                return None;
+            }
+            Embeddings::SourceTarget { source: a, target: b }
+        } else {
+            Embeddings::Single(a)
+        };
+        let (singular_values, _): (Array1<f64>, _) = ksvd_datasets::read_npy(&stem.with_extension("s.npy")).ok()?;
+        Some(SharedEmbedding {
+            output: EmbeddingOutput {
+                embeddings,
+                singular_values,
+                rank: meta.rank,
+                max_residual: meta.max_residual,
+                inner_residual: meta.inner_residual,
+            },
+            seconds: meta.seconds,
+            reused: true,
+        })
+    }
+}
+
+impl Drop for SharedEmbeddings {
+    fn drop(&mut self) {
+        if let Some(dir) = &self.dir {
+            let _ = std::fs::remove_dir_all(dir);
+        }
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -239,5 +454,86 @@ mod tests {
         };
         cache.get_or_compute(&"s", skipped).unwrap();
         assert_eq!(cache.get_or_compute(&"s", skipped).unwrap().1, Origin::Cached);
+    }
+
+    /// A directed cycle with chords on `n` nodes.
+    fn graph(n: usize, chord: usize) -> CsrMatrix {
+        let arcs = (0..n).flat_map(|i| [(i, (i + 1) % n, 1.0), (i, (i * chord + 3) % n, 1.0)]);
+        CsrMatrix::from_triplets(n, n, arcs).unwrap()
+    }
+
+    fn embedding_spec(method: ksvd_graph_tasks::Method, gamma: Option<f64>) -> EmbeddingSpec {
+        EmbeddingSpec {
+            method,
+            rank: 3,
+            transform: ksvd_graph_tasks::GraphInput::RowNormalizedSelfLoops,
+            scaling: ksvd_graph_tasks::Scaling::Vectors,
+            center_kernels: true,
+            gamma,
+            solver: ksvd::Solver::Exact,
+            seed: 0,
+            split_twins: false,
+        }
+    }
+
+    /// What one spec publishes, a later one reads back bit for bit (with the time it took
+    /// where it was computed); another graph or another spec is computed; unpublished
+    /// embeddings are not kept; `off` shares nothing; dropping the store removes its files.
+    #[test]
+    fn shared_embeddings_are_the_same_computation_read_back() {
+        use ksvd_graph_tasks::Method;
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("shared");
+        let store = SharedEmbeddings::in_dir(path.clone()).unwrap();
+        let (a, b) = (graph(12, 5), graph(12, 7));
+        let ksvd = embedding_spec(Method::KsvdRbf, Some(0.7));
+        let first = store.embed(&a, &ksvd, true).unwrap();
+        assert!(!first.reused);
+        let again = store.embed(&a, &ksvd, false).unwrap();
+        assert!(again.reused);
+        assert_eq!(again.output.embeddings, first.output.embeddings);
+        assert_eq!(again.output.singular_values, first.output.singular_values);
+        assert_eq!(
+            (again.output.rank, again.output.max_residual),
+            (first.output.rank, first.output.max_residual)
+        );
+        assert_eq!(again.seconds, first.seconds);
+        // One-sided embeddings travel too.
+        let kpca = embedding_spec(Method::Kpca, Some(0.7));
+        let single = store.embed(&a, &kpca, true).unwrap().output.embeddings;
+        assert_eq!(store.embed(&a, &kpca, false).unwrap().output.embeddings, single);
+        assert!(matches!(single, Embeddings::Single(_)));
+        // Another graph, another bandwidth: computed, not read.
+        assert!(!store.embed(&b, &ksvd, true).unwrap().reused);
+        assert!(
+            !store
+                .embed(&a, &embedding_spec(Method::KsvdRbf, Some(0.8)), false)
+                .unwrap()
+                .reused
+        );
+        // Not published: computed again.
+        assert!(
+            !store
+                .embed(&a, &embedding_spec(Method::KsvdRbf, Some(0.8)), false)
+                .unwrap()
+                .reused
+        );
+        assert_eq!(store.counts(), (5, 2));
+        // A damaged entry is computed again.
+        let stem = SharedEmbeddings::stem(&path, &SharedEmbeddings::key(&b, &ksvd));
+        std::fs::write(stem.with_extension("0.npy"), b"not an npy file").unwrap();
+        assert!(!store.embed(&b, &ksvd, false).unwrap().reused);
+        // Off: nothing is read or written.
+        let off = SharedEmbeddings::off();
+        assert!(!off.embed(&a, &ksvd, true).unwrap().reused);
+        assert!(!off.embed(&a, &ksvd, true).unwrap().reused);
+        drop(store);
+        assert!(!path.exists(), "the run's shared embeddings go with it");
+        // A leftover of a killed run is emptied when a store opens there.
+        std::fs::create_dir_all(&path).unwrap();
+        std::fs::write(path.join("stale.json"), b"{}").unwrap();
+        let store = SharedEmbeddings::in_dir(path.clone()).unwrap();
+        assert!(!path.join("stale.json").exists());
+        drop(store);
     }
 }

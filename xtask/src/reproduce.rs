@@ -5,7 +5,7 @@ use std::time::Instant;
 use anyhow::{bail, Context as _, Result};
 use indicatif::{MultiProgress, ProgressBar, ProgressDrawTarget, ProgressStyle};
 
-use crate::cache::Cache;
+use crate::cache::{Cache, SharedEmbeddings};
 use crate::experiments::{self, Context, Entry};
 use crate::rows::{self, Row, Status, Summary, TidyRow};
 use crate::spec::{self, Spec};
@@ -232,6 +232,13 @@ pub fn run(opts: &Options) -> Result<Outcome> {
     };
     let mut errors: Vec<(String, String)> = Vec::new();
     let mut fresh: Vec<(String, Vec<Summary>, render::Outputs)> = Vec::new();
+    // Embeddings one spec computes and a later one needs again (nystrom-f1's exact references
+    // are Table 1's), for this run only: a run of one spec has nobody to share with.
+    let shared = if selected.len() > 1 && !opts.render_only {
+        SharedEmbeddings::in_dir(opts.out.join(".cache").join("shared-embeddings"))?
+    } else {
+        SharedEmbeddings::off()
+    };
     for spec in &selected {
         let entry = experiments::lookup(&registry, &spec.file.kind)?;
         if opts.render_only && !stored_path(spec, &opts.out).exists() {
@@ -258,6 +265,7 @@ pub fn run(opts: &Options) -> Result<Outcome> {
             quick: opts.quick,
             threads: opts.threads,
             cache: &cache,
+            shared: &shared,
             progress: &bar,
         };
         let load_at_start = timings::load_average();

@@ -49,6 +49,7 @@ use ksvd_linalg::random::gaussian_matrix;
 use ksvd_linalg::{dense, CsrMatrix};
 use ndarray::{Array2, ArrayView2, Axis, Zip};
 use rand::Rng;
+use rayon::prelude::*;
 use serde::{Deserialize, Serialize};
 
 const TAG_INIT: u64 = 11;
@@ -290,6 +291,25 @@ fn col_sums(a: &Array2<f64>) -> Array2<f64> {
     a.sum_axis(Axis(0)).insert_axis(Axis(0))
 }
 
+/// The positions `0..` of `keys` (each `< rows`) grouped by key, in order within each group (a
+/// stable counting sort): group `r` is `order[offsets[r]..offsets[r + 1]]`.
+fn group_in_order(rows: usize, keys: impl Iterator<Item = usize> + Clone) -> (Vec<usize>, Vec<usize>) {
+    let mut offsets = vec![0usize; rows + 1];
+    for k in keys.clone() {
+        offsets[k + 1] += 1;
+    }
+    for r in 0..rows {
+        offsets[r + 1] += offsets[r];
+    }
+    let mut next = offsets.clone();
+    let mut order = vec![0usize; offsets[rows]];
+    for (pos, k) in keys.enumerate() {
+        order[next[k]] = pos;
+        next[k] += 1;
+    }
+    (offsets, order)
+}
+
 impl Graph {
     fn new(adjacency: &CsrMatrix, p: &DigaeParams, seed: u64) -> Result<Self> {
         let n = adjacency.nrows();
@@ -367,12 +387,45 @@ impl Graph {
         }
     }
 
-    /// A fresh uniform sample of non-arcs `(i, j)`, `i != j`.
+    /// A fresh uniform sample of non-arcs `(i, j)`, `i != j`: rejection sampling from the
+    /// epoch's stream, with the candidates drawn in the stream's order and tested for arcs in
+    /// parallel, a batch at a time; the accepted ones are taken in order, so the sample is the
+    /// one-at-a-time loop's ([`Self::sample_negatives_one_by_one`]) whatever the thread count.
     fn sample_negatives(&self, seed: u64, epoch: usize) -> Vec<(u32, u32)> {
         let mut rng = stream(seed, TAG_NEG, epoch as u64, 0);
         let n = self.n;
         let mut out = Vec::with_capacity(self.negatives);
-        // Rejection sampling; the cap only matters for nearly complete graphs.
+        // The cap only matters for nearly complete graphs.
+        let cap = 100 * self.negatives + 1000;
+        let mut attempts = 0usize;
+        while out.len() < self.negatives && attempts < cap {
+            let short = self.negatives - out.len();
+            let batch = (short + short / 16 + 64).min(cap - attempts);
+            attempts += batch;
+            let candidates: Vec<(usize, usize)> =
+                (0..batch).map(|_| (rng.gen_range(0..n), rng.gen_range(0..n))).collect();
+            let free: Vec<bool> = candidates
+                .par_iter()
+                .map(|&(i, j)| i != j && self.pattern.get(i, j).unwrap_or(0.0) == 0.0)
+                .collect();
+            for (&(i, j), free) in candidates.iter().zip(free) {
+                if free {
+                    out.push((i as u32, j as u32));
+                    if out.len() == self.negatives {
+                        break;
+                    }
+                }
+            }
+        }
+        out
+    }
+
+    /// The sampling loop [`Self::sample_negatives`] reproduces: one candidate at a time.
+    #[cfg(test)]
+    fn sample_negatives_one_by_one(&self, seed: u64, epoch: usize) -> Vec<(u32, u32)> {
+        let mut rng = stream(seed, TAG_NEG, epoch as u64, 0);
+        let n = self.n;
+        let mut out = Vec::with_capacity(self.negatives);
         let mut attempts = 0usize;
         while out.len() < self.negatives && attempts < 100 * self.negatives + 1000 {
             attempts += 1;
@@ -405,8 +458,64 @@ impl Graph {
         })
     }
 
-    /// The loss and `(dL/dS, dL/dT)` for positive pairs `pos` and negative pairs `neg`.
+    /// The loss and `(dL/dS, dL/dT)` for positive pairs `pos` and negative pairs `neg`. Each
+    /// pair's logit `s_i · t_j`, loss term and gradient weight are computed in parallel; the loss
+    /// terms are summed in pair order, and each row of `dL/dS` (`dL/dT`) adds its pairs' terms in
+    /// pair order (rows in parallel), so the result is the sequential loop's
+    /// ([`Self::loss_and_output_grads_in_order`]) to the bit, whatever the thread count.
     fn loss_and_output_grads(
+        s: ArrayView2<'_, f64>,
+        t: ArrayView2<'_, f64>,
+        pos: &[(u32, u32)],
+        neg: &[(u32, u32)],
+    ) -> (f64, Array2<f64>, Array2<f64>) {
+        // (pair, gradient weight) of every pair, positives first.
+        let mut weighted: Vec<((u32, u32), f64)> = Vec::with_capacity(pos.len() + neg.len());
+        let mut loss = 0.0;
+        for (pairs, label) in [(pos, 1.0), (neg, 0.0)] {
+            if pairs.is_empty() {
+                continue;
+            }
+            let w = 1.0 / pairs.len() as f64;
+            let terms: Vec<(f64, f64)> = pairs
+                .par_iter()
+                .map(|&(i, j)| {
+                    let z = s.row(i as usize).dot(&t.row(j as usize));
+                    let term = if label == 1.0 { softplus(-z) } else { softplus(z) };
+                    (term, w * (sigmoid(z) - label))
+                })
+                .collect();
+            let mut part = 0.0;
+            for &(term, _) in &terms {
+                part += term;
+            }
+            loss += w * part;
+            weighted.extend(pairs.iter().zip(&terms).map(|(&p, &(_, c))| (p, c)));
+        }
+        // dL/dS row i: sum over its pairs (i, j) of c t_j; dL/dT row j: over (i, j) of c s_i.
+        let scatter =
+            |rows: usize, key: fn(&(u32, u32)) -> usize, from: ArrayView2<'_, f64>, other: fn(&(u32, u32)) -> usize| {
+                let (offsets, order) = group_in_order(rows, weighted.iter().map(|(p, _)| key(p)));
+                let mut g = Array2::zeros((rows, from.ncols()));
+                g.axis_iter_mut(Axis(0))
+                    .into_par_iter()
+                    .enumerate()
+                    .for_each(|(r, mut row)| {
+                        for &k in &order[offsets[r]..offsets[r + 1]] {
+                            let (p, c) = &weighted[k];
+                            row.scaled_add(*c, &from.row(other(p)));
+                        }
+                    });
+                g
+            };
+        let gs = scatter(s.nrows(), |p| p.0 as usize, t, |p| p.1 as usize);
+        let gt = scatter(t.nrows(), |p| p.1 as usize, s, |p| p.0 as usize);
+        (loss, gs, gt)
+    }
+
+    /// The sequential loop [`Self::loss_and_output_grads`] reproduces.
+    #[cfg(test)]
+    fn loss_and_output_grads_in_order(
         s: ArrayView2<'_, f64>,
         t: ArrayView2<'_, f64>,
         pos: &[(u32, u32)],
@@ -640,6 +749,62 @@ mod tests {
                 }
             }
             assert!(worst < 1e-5, "{features:?}: worst relative gradient error {worst:e}");
+        }
+    }
+
+    /// The parallel loss and output gradients are the sequential loop's to the bit, with one
+    /// thread or two: pairs repeat rows on both sides (hubs), every row has zero to many pairs,
+    /// and one list may be empty.
+    #[test]
+    fn parallel_loss_and_gradients_equal_the_sequential_loop_bit_for_bit() {
+        let (n, d) = (37, 5);
+        let mut rng = stream(11, TAG_NEG, 0, 0);
+        let s = gaussian_matrix(&mut rng, n, d);
+        let t = gaussian_matrix(&mut rng, n, d);
+        // Skewed pairs: a third of them touch node 0 (a hub), node n - 1 appears in none.
+        let draw = |rng: &mut _, k: usize| -> Vec<(u32, u32)> {
+            (0..k)
+                .map(|q| {
+                    let i = if q % 3 == 0 { 0 } else { Rng::gen_range(rng, 0..n - 1) };
+                    (i as u32, Rng::gen_range(rng, 0..n - 1) as u32)
+                })
+                .collect()
+        };
+        let (pos, neg) = (draw(&mut rng, 400), draw(&mut rng, 530));
+        for (p, q) in [(&pos[..], &neg[..]), (&pos[..], &[][..]), (&[][..], &neg[..])] {
+            let want = Graph::loss_and_output_grads_in_order(s.view(), t.view(), p, q);
+            for threads in [1, 2] {
+                let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                let got = pool.install(|| Graph::loss_and_output_grads(s.view(), t.view(), p, q));
+                assert_eq!(got.0.to_bits(), want.0.to_bits(), "loss, {threads} threads");
+                let bits = |a: &Array2<f64>| a.iter().map(|v| v.to_bits()).collect::<Vec<_>>();
+                assert_eq!(bits(&got.1), bits(&want.1), "dL/dS, {threads} threads");
+                assert_eq!(bits(&got.2), bits(&want.2), "dL/dT, {threads} threads");
+            }
+        }
+    }
+
+    /// The batched, parallel negative sampling draws the one-at-a-time loop's sample, on a
+    /// sparse graph and on a nearly complete one (where the attempt cap ends the sampling).
+    #[test]
+    fn batched_negative_sampling_equals_the_one_at_a_time_loop() {
+        // One non-arc among 144 pairs: the cap (100 attempts per wanted pair) ends the sampling.
+        let n = 12;
+        let nearly_complete: Vec<(usize, usize, f64)> = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j, 1.0)))
+            .filter(|&(i, j, _)| !(i == 2 && j == 5))
+            .collect();
+        let dense = CsrMatrix::from_triplets(n, n, nearly_complete).unwrap();
+        for graph in [small_graph(), dense] {
+            let g = Graph::new(&graph, &DigaeParams::default(), 0).unwrap();
+            for (seed, epoch) in [(0, 0), (3, 1), (7, 19)] {
+                let want = g.sample_negatives_one_by_one(seed, epoch);
+                assert_eq!(want.len() < g.negatives, graph.nnz() == n * n - 1);
+                for threads in [1, 2] {
+                    let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
+                    assert_eq!(pool.install(|| g.sample_negatives(seed, epoch)), want);
+                }
+            }
         }
     }
 

@@ -575,3 +575,56 @@ fn dtype_f32_stores_g_in_single_precision_with_its_own_default_tolerance() {
     assert_eq!(r.code, 2, "{}", r.stderr);
     assert!(r.stderr.contains("f64") && r.stderr.contains("f32"), "{}", r.stderr);
 }
+
+/// A graph fit (rank one plus sparse) runs in f64 whatever `--dtype` says, and says so: its
+/// summary records the precision it computed in (`f64`), with the tolerance `--dtype f32` asked
+/// for (float32's default, 1e-5), and its singular values are the f64 fit's within it.
+#[test]
+fn dtype_f32_on_a_graph_computes_and_records_f64() {
+    let dir = tempfile::tempdir().unwrap();
+    let d = dir.path();
+    // A directed graph on 40 nodes: a cycle with chords, so that the spectrum is not flat.
+    let edges: String = (0..40)
+        .flat_map(|i| [format!("{i} {}\n", (i + 1) % 40), format!("{i} {}\n", (3 * i + 7) % 40)])
+        .collect();
+    let gp = d.join("edges.txt");
+    std::fs::write(&gp, edges).unwrap();
+    let fit_graph = |dtype: &str, out: &str| {
+        let o = d.join(out);
+        ok(&[
+            "fit",
+            "--graph",
+            p(&gp),
+            "--graph-input",
+            "row-normalized-self-loops",
+            "--kernel",
+            "sne",
+            "--n-components",
+            "4",
+            "--solver",
+            "lanczos",
+            "--dtype",
+            dtype,
+            "--out",
+            p(&o),
+        ]);
+        o
+    };
+    let (o64, o32) = (fit_graph("f64", "g64"), fit_graph("f32", "g32"));
+    let summary = |o: &Path| json(&std::fs::read_to_string(o.join("summary.json")).unwrap());
+    let (s64, s32) = (summary(&o64), summary(&o32));
+    assert_eq!(
+        (s64["precision"].as_str(), s32["precision"].as_str()),
+        (Some("f64"), Some("f64")),
+        "a graph fit computes in f64"
+    );
+    assert_eq!(s32["solver"]["Lanczos"]["tol"].as_f64(), Some(1e-5));
+    assert!(s32["residuals"]["max_relative_to_s1"].as_f64().unwrap() <= 1e-5);
+    let (a, b): (Array1<f64>, Array1<f64>) = (
+        read_npy(o64.join("s.npy")).unwrap(),
+        read_npy(o32.join("s.npy")).unwrap(),
+    );
+    for i in 0..4 {
+        assert!((a[i] - b[i]).abs() <= 1e-5 * a[0], "s_{i}: {} vs {}", a[i], b[i]);
+    }
+}

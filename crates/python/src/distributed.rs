@@ -76,7 +76,8 @@ pub(crate) struct PyPartitionRows {
 #[pymethods]
 impl PyPartitionRows {
     /// `x`: the partition's row samples; `z`: all column samples; `params`: the estimator's
-    /// parameters with the bandwidth resolved; `centering`: `(col_means, grand_mean)` of the
+    /// parameters with the bandwidth resolved (and the precision of the entries and products:
+    /// `f32` stores and multiplies the rows in float32, as a local fit on float32 data); `centering`: `(col_means, grand_mean)` of the
     /// whole un-centred `G` (the rows' own means are taken here); `memory_budget`: what this
     /// partition may store (beyond it, products evaluate the kernel block by block); `store =
     /// False`: never stored (the Nyström solver reads blocks only, as on one machine).
@@ -97,6 +98,7 @@ impl PyPartitionRows {
         n_jobs: Option<i64>,
     ) -> PyResult<Self> {
         let kernel = resolved_kernel(py, &params)?;
+        let precision = params.precision()?;
         let (x, z) = (x.to_samples()?, z.to_samples()?);
         let budget = match memory_budget {
             Some(b) => b.budget()?,
@@ -118,16 +120,18 @@ impl PyPartitionRows {
                 },
             };
             let g = threads
-                .run(py, || KernelMatrix::matrix_free_with_stats(x, z, kernel, stats))
+                .run(py, || {
+                    KernelMatrix::matrix_free_with_stats(x, z, kernel, stats).map(|g| g.into_precision(precision))
+                })
                 .map_err(value_error)?;
             return Ok(PyPartitionRows { g, threads });
         }
         let g = threads
             .run(py, || -> Result<KernelMatrix, ksvd::KernelError> {
                 let g = if store {
-                    KernelMatrix::with_budget(x, z, kernel, budget)?
+                    KernelMatrix::with_budget_in(x, z, kernel, budget, precision)?
                 } else {
-                    KernelMatrix::matrix_free(x, z, kernel)?
+                    KernelMatrix::matrix_free_in(x, z, kernel, precision)?
                 };
                 match means {
                     Some((c, grand)) => g.centered_with(c, grand),

@@ -318,6 +318,7 @@ paper = [{ dataset = "a", method = "m", metric = "f1", value = 0.5 }]
             quick: false,
             threads: 1,
             cache,
+            shared: &crate::cache::SharedEmbeddings::off(),
             progress: &bar,
         };
         f(&cx)

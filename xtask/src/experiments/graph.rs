@@ -21,7 +21,7 @@ use serde::{Deserialize, Serialize};
 pub(super) mod runner;
 
 use super::{Cell, Context, Experiment, PerDataset};
-use crate::cache::Cache;
+use crate::cache::{Cache, SharedEmbeddings};
 use crate::fsx::project_root;
 use crate::rows::{Row, Status};
 use crate::spec::Spec;
@@ -53,6 +53,7 @@ pub fn run_config_file(path: &std::path::Path) -> Result<()> {
         quick: false,
         threads: rayon::current_num_threads(),
         cache: &Cache::off(),
+        shared: &SharedEmbeddings::off(),
         progress: &progress,
     };
     let rows = Table1.run(&cx, &params)?;
@@ -169,7 +170,7 @@ impl Experiment for Table1 {
                     .collect());
             };
             let graph = graphs.get(&c.dataset, || load(&root, &c.dataset, protocol.graph_self_loops))?;
-            table1_cell(&config(c), method, &p.baselines, graph, c.seed(), progress)
+            table1_cell(&config(c), method, &p.baselines, graph, c.seed(), cx.shared, progress)
         })
     }
 }
@@ -227,7 +228,7 @@ impl Experiment for NystromF1 {
             |c, progress| {
                 let method = method(c).context("not a Nystrom method")?;
                 let graph = graphs.get(&c.dataset, || load(&root, &c.dataset, protocol.graph_self_loops))?;
-                nystrom_f1_cell(&config(c), method, graph, c.seed(), progress)
+                nystrom_f1_cell(&config(c), method, graph, c.seed(), cx.shared, progress)
                     .with_context(|| format!("nystrom-f1 on {} ({})", c.dataset, method.id()))
             },
         )

@@ -100,7 +100,7 @@ use indicatif::ProgressBar;
 use serde::de::DeserializeOwned;
 use serde::Serialize;
 
-use crate::cache::{Cache, Origin};
+use crate::cache::{Cache, Origin, SharedEmbeddings};
 use crate::rows::{Row, Status};
 use crate::spec::Spec;
 
@@ -143,6 +143,8 @@ pub struct Context<'a> {
     pub threads: usize,
     /// The cell cache of this spec.
     pub cache: &'a Cache,
+    /// Embeddings shared between the specs of the run.
+    pub shared: &'a SharedEmbeddings,
     /// This spec's progress bar (its length is the experiment's to set; [`Context::cell`] advances it).
     pub progress: &'a ProgressBar,
 }

@@ -20,7 +20,10 @@ landmarks); only its operator is distributed (``_ksvd.fit_operator``). Every pro
   partitions, merged the same way.
 
 The results equal the single-machine fit up to the order of floating-point additions: singular
-values to about ``1e-12 s_1``, subspaces to the solver's tolerance. The driver holds what the
+values to about ``1e-12 s_1``, subspaces to the solver's tolerance. Float32 data are computed in
+float32 as ``ksvd.KSVD`` computes them (each partition stores and multiplies its rows of ``G`` in
+float32, half the memory per worker; the centring means come from a float64 pass; the default
+tolerance is float32's, 1e-5), and the model records float32 for its projections. The driver holds what the
 solver holds (``O((N + M) k)`` numbers for a Krylov basis of ``k`` vectors, ``O((N + M) r)`` for
 Nystrom) and ``Z``; the data ``X`` stays on the workers. ``Z`` must fit in memory (by default
 ``Z = X``: then ``X`` is gathered once to broadcast it).
@@ -453,6 +456,10 @@ class _DaskMixin:
         if params["compat"] is not None:
             raise ValueError("compat (Algorithm 1) needs the whole data matrix: fit ksvd.KSVD instead")
         dtype = np.float32 if getattr(X, "dtype", None) == np.float32 else np.float64
+        # float32 data are computed in float32, as ksvd.KSVD computes them: every partition's
+        # rows of G are evaluated, stored and multiplied in float32 (half the memory per worker),
+        # with the default tolerance of float32.
+        params["precision"] = "f32" if dtype == np.float32 else "f64"
         parts, blocks, n_features, names = _partitions(X, "X", drop_empty=True)
         if not parts:
             raise ValueError("X has no rows")
@@ -501,7 +508,10 @@ class _DaskMixin:
         if params["center"] or kernel == "sne":
             # Un-centred statistics first: the rows' own sums, the column sums (tree), SNE's
             # normalisers; the centred rows are built from them.
-            stats_spec = dict(spec, cache=not params["center"], token=token + "-stats")
+            # A centred fit's statistics pass is its own (its rows are not kept): it evaluates
+            # in float64, so that the means are float64 sums whatever the fit's precision.
+            stats_params = dict(params, precision="f64") if params["center"] else params
+            stats_spec = dict(spec, params=stats_params, cache=not params["center"], token=token + "-stats")
             sd = _broadcast(stats_spec, f"ksvd-stats-spec-{token}")
             tasks = [delayed(_stats_task)(sd, k, b) for k, b in enumerate(blocks)]
             *per_part, col_sums = _compute(tasks + [merge_tree([delayed(_second)(t) for t in tasks], f"ksvd-colsums-{token}")])

@@ -19,6 +19,7 @@ use std::collections::BTreeMap;
 use std::fmt::Write as _;
 use std::time::Instant;
 
+use crate::cache::SharedEmbeddings;
 use crate::rows::Row;
 
 /// Mean and sample standard deviation ([`ksvd_metrics::mean_std`], `n − 1`); `NaN` for no values.
@@ -631,9 +632,16 @@ impl Table1Method {
         config: &'a Table1Config,
         res: &'a Resolved,
         baselines: &'a GraphBaselineConfig,
+        shared: &'a SharedEmbeddings,
     ) -> Box<dyn Embedder + 'a> {
         match self {
-            Table1Method::Ours(method) => Box::new(Ours { config, res, method }),
+            Table1Method::Ours(method) => Box::new(Ours {
+                config,
+                res,
+                method,
+                shared,
+                reused: Default::default(),
+            }),
             Table1Method::Baseline(b) => Box::new(b.with(baselines)),
         }
     }
@@ -666,6 +674,10 @@ struct Ours<'a> {
     config: &'a Table1Config,
     res: &'a Resolved,
     method: Method,
+    /// Embeddings an earlier spec of the run computed (nystrom-f1's exact references).
+    shared: &'a SharedEmbeddings,
+    /// How many of the last candidates were read from `shared` (for the note).
+    reused: std::cell::Cell<usize>,
 }
 
 impl Ours<'_> {
@@ -717,13 +729,17 @@ impl GraphEmbedder for Ours<'_> {
         };
         let mut list = vec![];
         let mut rank = method_rank(self.res.components, self.method, self.config.two_sided);
+        self.reused.set(0);
         for k in &ks {
-            let t = Instant::now();
-            let out = embed(adjacency, &self.spec(rank, k.zip(base).map(|(k, b)| k * b), seed))?;
+            let spec = self.spec(rank, k.zip(base).map(|(k, b)| k * b), seed);
+            let e = self.shared.embed(adjacency, &spec, false)?;
+            self.reused.set(self.reused.get() + usize::from(e.reused));
+            let out = e.output;
             rank = out.rank;
             list.push(Candidate {
                 embeddings: out.embeddings,
-                seconds: t.elapsed().as_secs_f64(),
+                // Where it was computed, if an earlier spec of the run did.
+                seconds: e.seconds,
                 rank: Some(out.rank),
                 max_residual: out.max_residual,
             });
@@ -777,6 +793,13 @@ impl GraphEmbedder for Ours<'_> {
             r.classify_seconds,
             r.reconstruct_seconds
         );
+        if self.reused.get() > 0 {
+            let _ = write!(
+                note,
+                " ({} of the embeddings computed by an earlier spec of the run, nystrom-f1's exact references; their times are those)",
+                self.reused.get()
+            );
+        }
         // The solver's own certificate: the largest relative residual over the solves of the cell.
         let worst = candidates
             .list
@@ -827,14 +850,16 @@ fn method_cell(
 /// one per multiple of the grid), LS-SVM node classification over `eval.trials` splits with the
 /// candidate chosen by `eval.cv_folds`-fold CV on each training part, and graph reconstruction
 /// with the candidate chosen most often ([`method_cell`]); ours again with every arc reversed
-/// (`setting = "arcs=reversed"`) when the dataset is in `also_reversed`. Tidy rows (see
-/// [`Row`]); an error if a step fails. `config` must be valid (`Table1Config::validate`).
+/// (`setting = "arcs=reversed"`) when the dataset is in `also_reversed`. Ours read the
+/// embeddings an earlier spec of the run published in `shared`. Tidy rows (see [`Row`]); an
+/// error if a step fails. `config` must be valid (`Table1Config::validate`).
 pub fn table1_cell(
     config: &Table1Config,
     method: Table1Method,
     baselines: &GraphBaselineConfig,
     loaded: &LoadedGraph,
     seed: u64,
+    shared: &SharedEmbeddings,
     progress: &mut ProgressFn<'_>,
 ) -> anyhow::Result<Vec<Row>> {
     let (graph, task) = (&loaded.graph, &loaded.task);
@@ -858,7 +883,7 @@ pub fn table1_cell(
     );
     let ev = &config.eval;
     let protocol = Protocol::new(task, ev.trials, ev.train_fraction, ev.cv_folds, ev.cv_scope, seed)?;
-    let embedder = method.embedder(config, &res, baselines);
+    let embedder = method.embedder(config, &res, baselines, shared);
     let eval = method.eval(&config.eval);
     let mut rows = vec![];
     for (v, &(graph, prefix)) in graphs.iter().enumerate() {
@@ -1071,17 +1096,40 @@ fn residual_note(r: Option<f64>) -> String {
     )
 }
 
+/// The exact embedding of `method` that the Nyström F1 cell compares with, at bandwidth `gamma`.
+fn exact_spec(
+    config: &NystromF1Config,
+    res: &Resolved,
+    method: NystromMethod,
+    gamma: Option<f64>,
+    seed: u64,
+) -> EmbeddingSpec {
+    EmbeddingSpec {
+        method: method.exact(),
+        rank: method_rank(res.components, method.exact(), config.two_sided),
+        transform: config.graph_input,
+        scaling: config.scaling,
+        center_kernels: config.center_kernels,
+        gamma,
+        solver: res.solver_for(method.exact()).clone(),
+        seed,
+        split_twins: config.split_twins,
+    }
+}
+
 /// The Nyström F1 cell: one method on one loaded graph with `seed`. Rows: `method` (`ksvd`,
 /// `kpca`), one per `m` of the dataset's grid (`setting = "m=<m>"`), and with `include_exact`
 /// `ksvd_exact` / `kpca_exact` (`setting = "exact"`), metrics `micro_f1` and `macro_f1`, mean
 /// and std over the trials. The bandwidth of every trial is chosen by CV on the exact
-/// embedding and reused by the Nyström embeddings of that trial. `config` must be valid
-/// (`NystromF1Config::validate`).
+/// embedding and reused by the Nyström embeddings of that trial. The exact embeddings are
+/// Table 1's (same graph, kernel, rank, solver and seed): they are published in `shared` for a
+/// later spec of the run. `config` must be valid (`NystromF1Config::validate`).
 pub fn nystrom_f1_cell(
     config: &NystromF1Config,
     method: NystromMethod,
     loaded: &LoadedGraph,
     seed: u64,
+    shared: &SharedEmbeddings,
     progress: &mut ProgressFn<'_>,
 ) -> Result<Vec<Row>> {
     let t0 = Instant::now();
@@ -1100,22 +1148,12 @@ pub fn nystrom_f1_cell(
     let protocol = Protocol::new(task, ev.trials, ev.train_fraction, ev.cv_folds, ev.cv_scope, seed)?;
     let base = bandwidth(&graph.adjacency, config.graph_input, 1.0)?;
     let rank = method_rank(res.components, method.exact(), config.two_sided);
-    let spec = |k: f64| EmbeddingSpec {
-        method: method.exact(),
-        rank,
-        transform: config.graph_input,
-        scaling: config.scaling,
-        center_kernels: config.center_kernels,
-        gamma: Some(k * base),
-        solver: res.solver_for(method.exact()).clone(),
-        seed,
-        split_twins: config.split_twins,
-    };
+    let spec = |k: f64| exact_spec(config, &res, method, Some(k * base), seed);
     // Exact embeddings over the grid, bandwidth per trial by CV.
     let mut outcomes = vec![];
     let mut exact_residual = None;
     for &k in &res.grid {
-        let out = embed(&graph.adjacency, &spec(k))?;
+        let out = shared.embed(&graph.adjacency, &spec(k), true)?.output;
         exact_residual = max_opt(exact_residual, out.max_residual);
         let e = out.embeddings;
         let f = e.features();
@@ -1243,6 +1281,48 @@ mod tests {
     use ndarray::Array2;
     use rand::Rng;
 
+    /// nystrom-f1's exact references are Table 1's embeddings, so that a run shares them
+    /// (`SharedEmbeddings`: 10 minutes of a full run): on every dataset the committed specs have
+    /// in common, full and quick, both ask for the same `EmbeddingSpec` at every bandwidth.
+    #[test]
+    fn nystrom_f1_exact_references_are_table1_embeddings() {
+        use crate::fsx::project_root;
+        use crate::spec::Spec;
+        for quick in [false, true] {
+            let load =
+                |name: &str| Spec::load(&project_root().join(format!("experiments/{name}.toml")), quick).unwrap();
+            let (t1, nf) = (load("table1"), load("nystrom-f1"));
+            let t1p: super::super::Table1Params = toml::Value::Table(t1.file.params.clone()).try_into().unwrap();
+            let nfp: NystromF1Config = toml::Value::Table(nf.file.params.clone()).try_into().unwrap();
+            let (tc, nc) = (&t1p.protocol, &nfp);
+            let common: Vec<&String> = nf.run_datasets.iter().filter(|d| t1.run_datasets.contains(d)).collect();
+            assert!(!common.is_empty(), "quick = {quick}");
+            for d in common {
+                let n = usize::MAX;
+                let tr = resolve(d, tc.components, &tc.solver, &tc.gamma_grid, &tc.overrides, n);
+                let nr = resolve(d, nc.components, &nc.solver, &nc.gamma_grid, &nc.overrides, n);
+                assert_eq!(tr.grid, nr.grid, "{d}, quick = {quick}");
+                for method in [NystromMethod::Ksvd, NystromMethod::Kpca] {
+                    let ours = Ours {
+                        config: tc,
+                        res: &tr,
+                        method: method.exact(),
+                        shared: &SharedEmbeddings::off(),
+                        reused: Default::default(),
+                    };
+                    for &k in &tr.grid {
+                        let rank = method_rank(tr.components, method.exact(), tc.two_sided);
+                        assert_eq!(
+                            format!("{:?}", ours.spec(rank, Some(k), 0)),
+                            format!("{:?}", exact_spec(nc, &nr, method, Some(k), 0)),
+                            "{d} {method:?} k = {k}, quick = {quick}"
+                        );
+                    }
+                }
+            }
+        }
+    }
+
     include!("../../../../crates/graph-tasks/tests/support/planted.rs");
 
     /// With a bandwidth 50x below the rule every off-diagonal kernel entry underflows (K = I, no
@@ -1275,6 +1355,8 @@ mod tests {
                 config: &config,
                 res: &res,
                 method,
+                shared: &SharedEmbeddings::off(),
+                reused: Default::default(),
             };
             let c = ours.embed_candidates(&g.adjacency, 0).unwrap();
             let list: Vec<&Embeddings> = c.list.iter().map(|c| &c.embeddings).collect();
@@ -1586,7 +1668,9 @@ mod tests {
         assert_eq!(hope, Table1Method::Baseline(GraphBaseline::Hope));
         config.validate().unwrap();
         let cora = load(&root, "cora", config.graph_self_loops).unwrap();
-        let rows = table1_cell(&config, hope, &baselines, &cora, 0, &mut |_| {}).unwrap();
+        let cell =
+            |b: &GraphBaselineConfig| table1_cell(&config, hope, b, &cora, 0, &SharedEmbeddings::off(), &mut |_| {});
+        let rows = cell(&baselines).unwrap();
         let keys: Vec<(&str, &str)> = rows.iter().map(|r| (r.metric.as_str(), r.setting.as_str())).collect();
         assert_eq!(
             keys,
@@ -1609,7 +1693,7 @@ mod tests {
         }
         // A bad parameter fails the cell with the reason (the driver writes its `failed` rows).
         baselines.hope.rank = 0;
-        let err = table1_cell(&config, hope, &baselines, &cora, 0, &mut |_| {}).unwrap_err();
+        let err = cell(&baselines).unwrap_err();
         assert!(format!("{err:#}").contains("rank"), "{err:#}");
     }
 }
@@ -1630,7 +1714,18 @@ mod settings_tests {
         let mut rows = vec![];
         for &m in &config.methods {
             let m = Table1Method::Ours(m);
-            rows.extend(table1_cell(config, m, &GraphBaselineConfig::default(), &graph, 0, &mut |_| {}).unwrap());
+            rows.extend(
+                table1_cell(
+                    config,
+                    m,
+                    &GraphBaselineConfig::default(),
+                    &graph,
+                    0,
+                    &SharedEmbeddings::off(),
+                    &mut |_| {},
+                )
+                .unwrap(),
+            );
         }
         rows
     }
