@@ -233,9 +233,13 @@ pub fn run(opts: &Options) -> Result<Outcome> {
     let mut errors: Vec<(String, String)> = Vec::new();
     let mut fresh: Vec<(String, Vec<Summary>, render::Outputs)> = Vec::new();
     // Embeddings one spec computes and a later one needs again (nystrom-f1's exact references
-    // are Table 1's), for this run only: a run of one spec has nobody to share with.
-    let shared = if selected.len() > 1 && !opts.render_only {
-        SharedEmbeddings::in_dir(opts.out.join(".cache").join("shared-embeddings"))?
+    // are Table 1's), for this run only, when both run.
+    let kinds: Vec<&str> = selected.iter().map(|s| s.file.kind.as_str()).collect();
+    let shared = if !opts.render_only && kinds.contains(&"nystrom-f1") && kinds.contains(&"graph-embedding") {
+        SharedEmbeddings::in_dir(opts.out.join(".cache").join("shared-embeddings")).unwrap_or_else(|e| {
+            eprintln!("warning: embeddings are not shared between specs in this run ({e:#})");
+            SharedEmbeddings::off()
+        })
     } else {
         SharedEmbeddings::off()
     };

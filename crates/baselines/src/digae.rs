@@ -795,11 +795,33 @@ mod tests {
             .filter(|&(i, j, _)| !(i == 2 && j == 5))
             .collect();
         let dense = CsrMatrix::from_triplets(n, n, nearly_complete).unwrap();
-        for graph in [small_graph(), dense] {
+        // Half the pairs are arcs: the first batch falls short, a later one fills the sample.
+        let half: Vec<(usize, usize, f64)> = (0..n)
+            .flat_map(|i| (0..n).map(move |j| (i, j, 1.0)))
+            .filter(|&(i, j, _)| (i + 2 * j) % 4 < 2)
+            .collect();
+        let half = CsrMatrix::from_triplets(n, n, half).unwrap();
+        for graph in [small_graph(), dense, half] {
             let g = Graph::new(&graph, &DigaeParams::default(), 0).unwrap();
             for (seed, epoch) in [(0, 0), (3, 1), (7, 19)] {
                 let want = g.sample_negatives_one_by_one(seed, epoch);
                 assert_eq!(want.len() < g.negatives, graph.nnz() == n * n - 1);
+                if graph.nnz() == n * n / 2 {
+                    // The first batch's candidates (the stream's first draws) fall short.
+                    let first_batch = g.negatives + g.negatives / 16 + 64;
+                    let mut rng = stream(seed, TAG_NEG, epoch as u64, 0);
+                    let free = (0..first_batch)
+                        .filter(|_| {
+                            let (i, j) = (rng.gen_range(0..n), rng.gen_range(0..n));
+                            i != j && graph.get(i, j).is_none()
+                        })
+                        .count();
+                    assert!(
+                        free < g.negatives && want.len() == g.negatives,
+                        "{free} of {}",
+                        g.negatives
+                    );
+                }
                 for threads in [1, 2] {
                     let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
                     assert_eq!(pool.install(|| g.sample_negatives(seed, epoch)), want);

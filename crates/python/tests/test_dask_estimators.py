@@ -231,6 +231,37 @@ def test_nystrom_with_row_statistics_equals_the_single_machine_fit(small, extra)
     assert np.max(np.abs(d.row_embedding_ - loc.row_embedding_)) <= 1e-11
 
 
+def test_partitions_store_and_evaluate_their_rows_in_the_fits_precision():
+    # Each partition's rows of G are float32 values when the fit is float32, on every path: stored
+    # within the budget, matrix-free, and evaluated with statistics given (SNE's normalisers for
+    # a subset of the columns); float64 fits keep float64 values.
+    from ksvd import _ksvd
+    from ksvd._convert import native_params
+
+    rng = np.random.default_rng(5)
+    x, z = rng.normal(size=(30, 4)), rng.normal(size=(25, 4))
+
+    def rows(kernel, precision, **kw):
+        params = native_params(ksvd.KSVD(kernel=kernel, bandwidth=1.7))
+        params["precision"] = precision
+        return _ksvd.PartitionRows(x, z, params=params, **kw).block_mul(None, None, None)
+
+    def is_f32(b):
+        return np.array_equal(b, b.astype(np.float32).astype(np.float64))
+
+    logn = _ksvd.PartitionRows(x, z, params=native_params(ksvd.KSVD(kernel="sne", bandwidth=1.7))).log_normalizers()
+    for kernel, kw in [
+        ("rbf", dict(store=True)),
+        ("rbf", dict(store=False)),
+        ("sne", dict(store=True)),
+        ("sne", dict(store=False, row_stats=(logn, None))),
+    ]:
+        b32, b64 = rows(kernel, "f32", **kw), rows(kernel, "f64", **kw)
+        assert is_f32(b32) and not is_f32(b64), (kernel, kw)
+        # The same entries to float32 rounding.
+        assert np.max(np.abs(b32 - b64)) <= 4 * np.finfo(np.float32).eps * np.max(np.abs(b64)), (kernel, kw)
+
+
 def test_empty_chunks_float32_pickling_and_in_memory_lists(small):
     import pickle
 

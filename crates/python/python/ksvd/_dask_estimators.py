@@ -22,8 +22,9 @@ landmarks); only its operator is distributed (``_ksvd.fit_operator``). Every pro
 The results equal the single-machine fit up to the order of floating-point additions: singular
 values to about ``1e-12 s_1``, subspaces to the solver's tolerance. Float32 data are computed in
 float32 as ``ksvd.KSVD`` computes them (each partition stores and multiplies its rows of ``G`` in
-float32, half the memory per worker; the centring means come from a float64 pass; the default
-tolerance is float32's, 1e-5), and the model records float32 for its projections. The driver holds what the
+float32, half the memory per worker; a centred fit's column and grand means come from a float64
+pass; the default tolerance is float32's, 1e-5), and the model records float32 for its
+projections. The driver holds what the
 solver holds (``O((N + M) k)`` numbers for a Krylov basis of ``k`` vectors, ``O((N + M) r)`` for
 Nystrom) and ``Z``; the data ``X`` stays on the workers. ``Z`` must fit in memory (by default
 ``Z = X``: then ``X`` is gathered once to broadcast it).

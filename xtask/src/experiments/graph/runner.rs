@@ -1282,7 +1282,7 @@ mod tests {
     use rand::Rng;
 
     /// nystrom-f1's exact references are Table 1's embeddings, so that a run shares them
-    /// (`SharedEmbeddings`: 10 minutes of a full run): on every dataset the committed specs have
+    /// (`SharedEmbeddings`: 11 minutes of Table 1's full run): on every dataset the committed specs have
     /// in common, full and quick, both ask for the same `EmbeddingSpec` at every bandwidth.
     #[test]
     fn nystrom_f1_exact_references_are_table1_embeddings() {
