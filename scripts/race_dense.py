@@ -71,6 +71,20 @@ from sklearn.utils.extmath import randomized_svd  # noqa: E402
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 
 
+def cpu_model():
+    """The processor's model name and its widest vector instructions: machines of one kind have
+    differed (an Intel CPU with AVX-512, whose OpenBLAS took its SkylakeX kernels, on 2026-11-27;
+    an AMD EPYC with AVX2 on 2026-11-28), and the race's times with them."""
+    try:
+        with open("/proc/cpuinfo") as f:
+            text = f.read()
+    except OSError:
+        return "an unknown CPU"
+    name = next((l.split(":", 1)[1].strip() for l in text.splitlines() if l.startswith("model name")), "unknown")
+    simd = "avx512" if " avx512f" in text else "avx2" if " avx2" in text else "sse2"
+    return f"{name} ({simd})"
+
+
 def load_casp():
     path = os.path.join(ROOT, "data", "protein", "CASP.csv.bz2")
     with bz2.open(path, "rt") as f:
@@ -168,6 +182,7 @@ def main():
             meas[key]["rss"].append(rss)
 
     load_at_start = os.getloadavg()[0]
+    cpu = cpu_model()
 
     with tempfile.TemporaryDirectory() as tmp:
         xpath, zpath = os.path.join(tmp, "X.npy"), os.path.join(tmp, "Z.npy")
@@ -267,7 +282,7 @@ def main():
     builds = f"numpy builds G in {med('numpy builds G'):.2f} s"
     if "numpy builds float32 G" in meas:
         builds += f" (float32: {med('numpy builds float32 G'):.2f} s)"
-    print(f"\nSNE kernel, CASP {ARGS.n} x {ARGS.n}, gamma = {ARGS.gamma}, rank {r}, {ARGS.threads} threads, "
+    print(f"\nSNE kernel, CASP {ARGS.n} x {ARGS.n}, gamma = {ARGS.gamma}, rank {r}, {ARGS.threads} threads on {cpu}, "
           f"load average {load_at_start:.2f} at the start, medians of {ARGS.repeats}; {builds}, included in peer "
           f"times except Nystrom\n")
     print("| task | ksvd (s) | peer (s) | ksvd / peer | ksvd f32 / ksvd f64 | ksvd peak RSS (MB) "
@@ -283,7 +298,7 @@ def main():
               f"| {err(ours):.1e} | {perr} |")
     if ARGS.json:
         with open(ARGS.json, "w") as f:
-            json.dump({"threads": ARGS.threads, "load_at_start": load_at_start,
+            json.dump({"threads": ARGS.threads, "cpu": cpu, "load_at_start": load_at_start,
                        "runs": {k: {"times": v["times"], "s": list(map(float, v["s"])), "rss_mb": v["rss"]}
                                 for k, v in meas.items()}}, f, indent=1)
 

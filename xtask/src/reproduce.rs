@@ -318,6 +318,7 @@ pub fn run(opts: &Options) -> Result<Outcome> {
                 threads: opts.threads,
                 load_at_start,
                 date: timings::utc_now(),
+                cpu: timings::cpu(),
             };
             if let Err(e) = timings::record(&opts.out.join("timings.csv"), &[timing]) {
                 eprintln!("warning: timings.csv not updated: {e:#}");

@@ -1,13 +1,15 @@
 //! `<out>/timings.csv`: the wall time of each spec's latest run, one row per spec and mode,
-//! `spec,mode,wall_seconds,computed_cells,cached_cells,threads,load_at_start,date`.
+//! `spec,mode,wall_seconds,computed_cells,cached_cells,threads,load_at_start,date,cpu`.
 //!
 //! A run updates the rows of the specs it ran and keeps the others, so `--only` runs add up to
 //! the time of the whole reproduction (its sum over the `full` rows). `computed_cells` and
 //! `cached_cells` count the spec's cells computed and read back from `results/.cache` (with cached
 //! cells the wall time is not the computation's; both are 0 for a spec that does not cache
 //! cells, such as `datasets`); `load_at_start` is the one-minute load average when the spec started
-//! (`/proc/loadavg`; empty where there is none), `date` the UTC time it finished (RFC 3339). A
-//! spec that fails keeps its previous row. Runs that finish at once take turns: the
+//! (`/proc/loadavg`; empty where there is none), `date` the UTC time it finished (RFC 3339), `cpu`
+//! the processor it ran on and the widest vector instructions the engine uses there
+//! (`AMD EPYC (avx2)`; empty in rows written before the column existed): machines of one kind
+//! have differed by a factor of two. A spec that fails keeps its previous row. Runs that finish at once take turns: the
 //! read-modify-write holds `timings.csv.lock` (created exclusively; one older than a minute is
 //! left over from a killed run and is removed).
 use std::collections::BTreeMap;
@@ -37,14 +39,19 @@ pub struct Timing {
     pub load_at_start: Option<f64>,
     /// When the spec finished (UTC, RFC 3339).
     pub date: String,
+    /// The processor and its vector instructions ([`cpu`]); empty where unknown.
+    pub cpu: String,
 }
 
-const HEADER: &str = "spec,mode,wall_seconds,computed_cells,cached_cells,threads,load_at_start,date";
+const HEADER: &str = "spec,mode,wall_seconds,computed_cells,cached_cells,threads,load_at_start,date,cpu";
+
+/// The header of files written before the `cpu` column, read as rows with an empty `cpu`.
+const HEADER_WITHOUT_CPU: &str = "spec,mode,wall_seconds,computed_cells,cached_cells,threads,load_at_start,date";
 
 impl Timing {
     fn line(&self) -> String {
         format!(
-            "{},{},{:.1},{},{},{},{},{}",
+            "{},{},{:.1},{},{},{},{},{},{}",
             self.spec,
             self.mode,
             self.wall_seconds,
@@ -52,14 +59,16 @@ impl Timing {
             self.cached_cells,
             self.threads,
             self.load_at_start.map(|l| format!("{l:.2}")).unwrap_or_default(),
-            self.date
+            self.date,
+            self.cpu.replace([',', '\n', '\r'], " ")
         )
     }
 
-    fn parse(line: &str) -> Result<Timing> {
+    /// A row of `fields` fields (9, or 8 in a file without the `cpu` column).
+    fn parse(line: &str, fields: usize) -> Result<Timing> {
         let f: Vec<&str> = line.split(',').collect();
-        if f.len() != 8 {
-            bail!("expected 8 fields, found {}", f.len());
+        if f.len() != fields {
+            bail!("expected {fields} fields, found {}", f.len());
         }
         Ok(Timing {
             spec: f[0].to_string(),
@@ -70,8 +79,44 @@ impl Timing {
             threads: f[5].parse()?,
             load_at_start: if f[6].is_empty() { None } else { Some(f[6].parse()?) },
             date: f[7].to_string(),
+            cpu: f.get(8).map_or_else(String::new, |c| c.to_string()),
         })
     }
+}
+
+/// The processor's model name (`/proc/cpuinfo`) and the widest vector instructions the engine
+/// dispatches to on it (`avx512`, `avx2`, else the build's baseline `sse2`): `AMD EPYC (avx2)`.
+/// Empty where neither is known.
+pub fn cpu() -> String {
+    let model = std::fs::read_to_string("/proc/cpuinfo").ok().and_then(|text| {
+        text.lines()
+            .find(|l| l.starts_with("model name"))
+            .and_then(|l| l.split_once(':'))
+            .map(|(_, name)| name.split_whitespace().collect::<Vec<_>>().join(" "))
+    });
+    let simd = simd_level();
+    match (model, simd) {
+        (Some(m), Some(v)) => format!("{m} ({v})"),
+        (Some(m), None) => m,
+        (None, Some(v)) => format!("({v})"),
+        (None, None) => String::new(),
+    }
+}
+
+#[cfg(target_arch = "x86_64")]
+fn simd_level() -> Option<&'static str> {
+    Some(if std::arch::is_x86_feature_detected!("avx512f") {
+        "avx512"
+    } else if std::arch::is_x86_feature_detected!("avx2") {
+        "avx2"
+    } else {
+        "sse2"
+    })
+}
+
+#[cfg(not(target_arch = "x86_64"))]
+fn simd_level() -> Option<&'static str> {
+    None
 }
 
 /// The rows of `path` (none when it does not exist).
@@ -81,16 +126,18 @@ pub fn read(path: &Path) -> Result<Vec<Timing>> {
     }
     let text = std::fs::read_to_string(path).with_context(|| format!("reading {}", path.display()))?;
     let mut lines = text.lines();
-    if lines.next() != Some(HEADER) {
-        bail!(
+    let fields = match lines.next() {
+        Some(HEADER) => 9,
+        Some(HEADER_WITHOUT_CPU) => 8,
+        _ => bail!(
             "{}: not a timings file (expected the header `{HEADER}`)",
             path.display()
-        );
-    }
+        ),
+    };
     lines
         .enumerate()
         .filter(|(_, l)| !l.is_empty())
-        .map(|(k, l)| Timing::parse(l).with_context(|| format!("{}:{}", path.display(), k + 2)))
+        .map(|(k, l)| Timing::parse(l, fields).with_context(|| format!("{}:{}", path.display(), k + 2)))
         .collect()
 }
 
@@ -219,6 +266,51 @@ mod tests {
             threads: 2,
             load_at_start: Some(0.5),
             date: "2026-11-27T15:00:00Z".into(),
+            cpu: "Some CPU (avx2)".into(),
+        }
+    }
+
+    /// A file written before the `cpu` column reads with empty CPUs and is rewritten with it.
+    #[test]
+    fn files_without_the_cpu_column_read_and_gain_it() {
+        let dir = tempfile::tempdir().unwrap();
+        let path = dir.path().join("timings.csv");
+        let old = format!("{HEADER_WITHOUT_CPU}\ntable1,full,5267.8,45,0,2,1.87,2026-11-27T18:30:53Z\n");
+        std::fs::write(&path, old).unwrap();
+        let rows = read(&path).unwrap();
+        assert_eq!(
+            (rows.len(), rows[0].wall_seconds, rows[0].cpu.as_str()),
+            (1, 5267.8, "")
+        );
+        record(&path, &[timing("timing", "full", 5.0)]).unwrap();
+        let text = std::fs::read_to_string(&path).unwrap();
+        assert_eq!(
+            text,
+            format!(
+                "{HEADER}\ntable1,full,5267.8,45,0,2,1.87,2026-11-27T18:30:53Z,\n\
+                 timing,full,5.0,3,1,2,0.50,2026-11-27T15:00:00Z,Some CPU (avx2)\n"
+            )
+        );
+        // A row of the wrong width names its line; commas in a CPU name cannot shift the columns.
+        std::fs::write(&path, format!("{HEADER}\nx,full,1.0,0,0,2,,2026-11-27T15:00:00Z\n")).unwrap();
+        let err = format!("{:#}", read(&path).unwrap_err());
+        assert!(
+            err.contains("timings.csv:2") && err.contains("expected 9 fields"),
+            "{err}"
+        );
+        let mut odd = timing("y", "full", 1.0);
+        odd.cpu = "Vendor, Inc. CPU".into();
+        record(&path, &[odd]).unwrap();
+        assert_eq!(read(&path).unwrap()[0].cpu, "Vendor  Inc. CPU");
+    }
+
+    /// The machine's CPU string is never multi-line and names its vector instructions on x86-64.
+    #[test]
+    fn the_cpu_string_is_one_line() {
+        let c = cpu();
+        assert!(!c.contains('\n'));
+        if cfg!(target_arch = "x86_64") {
+            assert!(["(avx512)", "(avx2)", "(sse2)"].iter().any(|v| c.ends_with(v)), "{c}");
         }
     }
 

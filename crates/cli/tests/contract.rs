@@ -31,6 +31,14 @@ fn json(text: &str) -> serde_json::Value {
     serde_json::from_str(text).unwrap()
 }
 
+/// Asserts that the first `k` singular values in `a/s.npy` and `b/s.npy` agree within `rel * s_1`.
+fn singular_values_agree(a: &Path, b: &Path, k: usize, rel: f64) {
+    let (a, b): (Array1<f64>, Array1<f64>) = (read_npy(a.join("s.npy")).unwrap(), read_npy(b.join("s.npy")).unwrap());
+    for i in 0..k {
+        assert!((a[i] - b[i]).abs() <= rel * a[0], "s_{i}: {} vs {}", a[i], b[i]);
+    }
+}
+
 #[test]
 fn z_is_x_unless_compat_takes_the_columns() {
     let dir = tempfile::tempdir().unwrap();
@@ -554,13 +562,7 @@ fn dtype_f32_stores_g_in_single_precision_with_its_own_default_tolerance() {
         (Some("f64"), Some("f32"))
     );
     assert!(s32["residuals"]["max_relative_to_s1"].as_f64().unwrap() <= 1e-5);
-    let (a, b): (Array1<f64>, Array1<f64>) = (
-        read_npy(d.join("f64/s.npy")).unwrap(),
-        read_npy(d.join("f32/s.npy")).unwrap(),
-    );
-    for i in 0..3 {
-        assert!((a[i] - b[i]).abs() <= 1e-5 * a[0], "s_{i}: {} vs {}", a[i], b[i]);
-    }
+    singular_values_agree(&d.join("f64"), &d.join("f32"), 3, 1e-5);
     // A tolerance f32 cannot certify is a parameter error (status 2) naming it.
     args.extend(["--tol", "1e-8"]);
     let out = d.join("bad");
@@ -620,11 +622,5 @@ fn dtype_f32_on_a_graph_computes_and_records_f64() {
     );
     assert_eq!(s32["solver"]["Lanczos"]["tol"].as_f64(), Some(1e-5));
     assert!(s32["residuals"]["max_relative_to_s1"].as_f64().unwrap() <= 1e-5);
-    let (a, b): (Array1<f64>, Array1<f64>) = (
-        read_npy(o64.join("s.npy")).unwrap(),
-        read_npy(o32.join("s.npy")).unwrap(),
-    );
-    for i in 0..4 {
-        assert!((a[i] - b[i]).abs() <= 1e-5 * a[0], "s_{i}: {} vs {}", a[i], b[i]);
-    }
+    singular_values_agree(&o64, &o32, 4, 1e-5);
 }

@@ -302,13 +302,30 @@ fn kernel_samples(x: CsrMatrix, method: Method) -> Result<(Samples, Samples)> {
     }
 }
 
-/// The memory budget of every embedding, [`MemoryBudget::fixed`] (1 GiB). It decides which
-/// kernel matrices are stored and, for `Solver::Auto`, whether a dense SVD may be taken; fixed
-/// rather than [`MemoryBudget::auto`], so that a table does not depend on the machine that
-/// computes it.
+/// The storage budget of every embedding, [`MemoryBudget::fixed`] (1 GiB): it decides which
+/// kernel matrices are stored (what a solve may hold is [`solver_budget`]); fixed rather than
+/// [`MemoryBudget::auto`], so that a table does not depend on the machine that computes it.
 pub fn embedding_budget() -> Result<MemoryBudget> {
     Ok(MemoryBudget::fixed())
 }
+
+/// The memory a solve of an embedding may hold (`Solver::Auto`'s dense SVD, Gram route and
+/// factorisations): 4.5 GiB, fixed for the reason [`embedding_budget`] is. It is larger than the
+/// storage budget so that a stored matrix on which block Lanczos stalls may take the Gram route
+/// ([`ksvd_solvers::gram_svd_operator`]; BlogCatalog's SNE kernel at k = 0.25, order 10106,
+/// rank 250: five matrices of that order, 4.1 GB, for a few minutes where narrower Krylov blocks
+/// took ten). It admits the dense SVD of no more matrices of the specs than 1 GiB did at the
+/// costs the default solver accepts (BlogCatalog's cost 10.6-20 Krylov estimates, where it takes
+/// at most 4 first and 10 after a stall; Pubmed's, order 13025, does not fit), and the Gram route
+/// to no matrix of the specs but BlogCatalog's (the other stored ones take the dense SVD first,
+/// the implicit sparse-plus-low-rank ones never take the Gram route); of BlogCatalog's, only the
+/// SNE kernel at k = 0.25 stalls (2026-11-28).
+pub fn solver_budget() -> Result<MemoryBudget> {
+    Ok(MemoryBudget::bytes(SOLVER_BUDGET_BYTES)?)
+}
+
+/// [`solver_budget`] in bytes (4.5 GiB).
+const SOLVER_BUDGET_BYTES: u64 = 9 << 29;
 
 /// The settings every embedding gives its model, on either parameter builder (`KsvdParams`,
 /// `KpcaParams`: they share no trait), validated: kernel, rank, solver, centring, seed and the
@@ -399,7 +416,7 @@ pub fn embed(adjacency: &CsrMatrix, spec: &EmbeddingSpec) -> Result<EmbeddingOut
         });
     }
     let rank = spec.rank.min(n);
-    let budget = embedding_budget()?;
+    let budget = solver_budget()?;
     let x = transform_adjacency(adjacency, spec.transform)?;
     // Every matrix below is built from `X` by a permutation-invariant rule, so the twin nodes of
     // `X` (same in- and out-neighbours, e.g. uncited papers with the same single citer) split

@@ -33,7 +33,8 @@
 //! block solved by a [`ksvd::InnerSolver`]) and [`ksvd::Kpca`] (symmetric) models with
 //! `Solver::Nystrom`. Kernel matrices whose `X Zᵀ` is dense (Twitch PT, BlogCatalog) are stored
 //! once (at most [`ksvd_linalg::FIXED_DENSE_ENTRIES`] entries, the fixed [`embedding_budget`], so tables
-//! do not depend on the machine's memory) rather than re-evaluated in every product; centred,
+//! do not depend on the machine's memory) rather than re-evaluated in every product (their solves
+//! may hold the larger fixed [`solver_budget`], for a dense factorisation where Krylov stalls); centred,
 //! they are centred entry by entry and solved by `Solver::solve_operator` (bit for bit the
 //! matrices of the published tables, which the model's implicit centring reproduces only to
 //! rounding). Bandwidths follow the paper's rule `γ = k sqrt(M γ_x)`
@@ -122,8 +123,8 @@ pub use classify::{
     evaluate_features, select, ClassifierOptions, CvMetric, CvScope, LssvmForm, Outcome, Protocol, Task,
 };
 pub use embed::{
-    bandwidth, embed, embedding_budget, nystrom_embed, EmbeddingOutput, EmbeddingSpec, Embeddings, Method,
-    NystromMethod, Scaling,
+    bandwidth, embed, embedding_budget, nystrom_embed, solver_budget, EmbeddingOutput, EmbeddingSpec, Embeddings,
+    Method, NystromMethod, Scaling,
 };
 pub use embedder::{Candidate, Candidates, GraphEmbedder, Selection};
 pub use error::{ensure, GraphTaskError, Result};

@@ -298,6 +298,14 @@ pub fn solve_upper_triangular(r: ArrayView2<'_, f64>, b: ArrayView2<'_, f64>) ->
 /// Eigen-decomposition of a symmetric matrix: eigenvalues in **descending** order and the
 /// matching orthonormal eigenvectors as columns. Only the lower triangle is read.
 pub fn symmetric_eigen(a: ArrayView2<'_, f64>) -> Result<(Array1<f64>, Array2<f64>)> {
+    symmetric_eigen_top(a, a.nrows())
+}
+
+/// The `k` largest eigenvalues of a symmetric matrix (descending) and their orthonormal
+/// eigenvectors, from the full decomposition; only those `k` columns are copied out of faer's
+/// factor (an `n × k` result instead of `n × n`). Only the lower triangle is read; `k` above the
+/// order is the order.
+pub fn symmetric_eigen_top(a: ArrayView2<'_, f64>, k: usize) -> Result<(Array1<f64>, Array2<f64>)> {
     if a.nrows() != a.ncols() {
         return Err(LinalgError::ShapeMismatch {
             op: "symmetric eigen (needs square)",
@@ -318,9 +326,11 @@ pub fn symmetric_eigen(a: ArrayView2<'_, f64>) -> Result<(Array1<f64>, Array2<f6
         })?;
     let s = evd.S().column_vector();
     let u = evd.U();
-    let vals = Array1::from_iter((0..n).rev().map(|i| s[i]));
-    let mut vecs = Array2::zeros((n, n).f());
-    for (jj, j) in (0..n).rev().enumerate() {
+    let k = k.min(n);
+    let top = (n - k..n).rev();
+    let vals = Array1::from_iter(top.clone().map(|i| s[i]));
+    let mut vecs = Array2::zeros((n, k).f());
+    for (jj, j) in top.enumerate() {
         for i in 0..n {
             vecs[[i, jj]] = u[(i, j)];
         }
@@ -438,6 +448,28 @@ mod tests {
         let q2 = matmul(a.view(), rinv.view()).unwrap();
         assert!((&q2 - &q).iter().all(|e| e.abs() < tol(12) * 10.0));
         assert!(solve_upper_triangular(Array2::<f64>::zeros((2, 2)).view(), eye.slice(ndarray::s![..2, ..2])).is_err());
+    }
+
+    #[test]
+    fn the_top_eigenpairs_are_the_leading_ones_of_the_full_decomposition() {
+        let mut rng = rng_from_seed(13);
+        let b = gaussian_matrix(&mut rng, 9, 6);
+        let a = matmul(b.view(), b.t()).unwrap(); // rank 6, three zero eigenvalues
+        let (vals, vecs) = symmetric_eigen(a.view()).unwrap();
+        assert!(vals.windows(2).into_iter().all(|w| w[0] >= w[1]), "descending");
+        let av = matmul(a.view(), vecs.view()).unwrap();
+        assert!((&av - &(&vecs * &vals)).iter().all(|e| e.abs() < tol(9) * vals[0]));
+        for k in [0, 1, 4, 9] {
+            let (tv, tvec) = symmetric_eigen_top(a.view(), k).unwrap();
+            assert_eq!(tv, vals.slice(ndarray::s![..k]));
+            assert_eq!(tvec, vecs.slice(ndarray::s![.., ..k]));
+        }
+        assert_eq!(
+            symmetric_eigen_top(a.view(), 20).unwrap().1.dim(),
+            (9, 9),
+            "k is clamped"
+        );
+        assert!(symmetric_eigen_top(b.view(), 2).is_err(), "not square");
     }
 
     #[test]

@@ -3,14 +3,16 @@
 //! short Krylov run stalls or meets a value repeated as often as its block is wide, shift-invert
 //! subspace iteration with a certified count of the values above the shift
 //! ([`crate::shift_invert_svd`]) at small ranks and spectrum slicing ([`crate::slice_svd`]) at
-//! larger ones. Either way the result meets the tolerance (explicit residuals) or the call
-//! fails.
+//! larger ones. Where a first Krylov attempt stalls on a matrix whose dense SVD costs too much,
+//! the eigendecomposition of its Gram matrix ([`crate::gram_svd_operator`]) when it fits the
+//! budget and certifies, narrower Krylov blocks otherwise. Either way the result meets the
+//! tolerance (explicit residuals) or the call fails.
 use crate::error::Result;
 use crate::krylov::{orthogonality, Stall, ORTHOGONALITY_TOL};
 use crate::lanczos::{check_tol, default_block, lanczos_svd_with_progress, lanczos_with_stall, LanczosParams};
 use crate::shift_invert::{shift_invert_svd, ShiftInvertParams};
 use crate::slicing::{slice_svd, SliceParams};
-use crate::svd::{check_rank, dense_svd_numbers, dense_svd_operator, SvdResult};
+use crate::svd::{check_rank, dense_svd_numbers, dense_svd_operator, gram_svd_numbers, gram_svd_operator, SvdResult};
 use crate::SolverError;
 use ksvd_linalg::dense;
 use ksvd_linalg::{LinearOperator, LowRankUpdate, MemoryBudget, ProgressFn};
@@ -52,6 +54,10 @@ pub enum AutoChoice {
     /// Spectrum slicing ([`crate::slice_svd`]): the same matrices at ranks above
     /// the shift-invert iteration's, where the rank cuts through a flat band.
     Slicing,
+    /// The eigendecomposition of the Gram matrix of the materialised matrix
+    /// ([`crate::gram_svd_operator`]), after a stalled Krylov attempt on a matrix whose dense SVD
+    /// costs too much (see [`auto_svd`]).
+    Gram,
 }
 
 /// Floating-point work of a dense thin SVD of an `n × m` matrix (Golub–Van Loan's R-SVD count,
@@ -84,6 +90,46 @@ pub fn auto_choice(n: usize, m: usize, rank: usize, budget: &MemoryBudget) -> Au
 
 /// How much more than the Krylov estimate a dense SVD may cost and still be chosen.
 const DENSE_MARGIN: f64 = 4.0;
+
+/// Floating-point work of the Gram route ([`gram_svd_operator`]) for an `n × m` matrix,
+/// `k = min(n, m)`: the Gram product (`2 n m k`) and its eigendecomposition with vectors (about
+/// `12 k³`; faer at order 10106 on two cores: 22 s and 127 s).
+fn gram_cost(n: usize, m: usize) -> f64 {
+    let (big, k) = (n.max(m) as f64, n.min(m) as f64);
+    2.0 * big * k * k + 12.0 * k * k * k
+}
+
+/// How much more than the Krylov estimate the Gram route may cost after a stalled first
+/// attempt. A stall shows that the estimate (about ten passes) is far too low for this spectrum:
+/// the narrow-block fallback then takes tens of estimates (BlogCatalog's SNE kernel at rank 250,
+/// order 10106: 620 s, about 28 estimates at the first attempt's pace, where the Gram route costs
+/// 11 and took 149 s).
+const STALLED_GRAM_MARGIN: f64 = 20.0;
+
+/// After a stalled first Krylov attempt on a matrix that is not sparse-plus-low-rank (for those
+/// the cost model's dense passes overstate Krylov's cost, and the Gram route would densify them)
+/// and whose dense SVD was not taken: the Gram route when it fits the budget and costs at most
+/// [`STALLED_GRAM_MARGIN`] Krylov estimates, kept if it certifies (every residual within `tol`,
+/// orthonormal bases). `None` leaves the matrix to the narrow-block fallback, also when the Gram
+/// route fails (the fallback certifies or reports).
+fn gram_after_stall<O: LinearOperator + ?Sized>(
+    op: &O,
+    rank: usize,
+    block: usize,
+    params: &AutoParams,
+) -> Option<SvdResult> {
+    let (n, m) = (op.nrows(), op.ncols());
+    let (_, krylov) = costs(n, m, rank, block);
+    if !params.budget.fits_f64(gram_svd_numbers(n, m, rank)) || gram_cost(n, m) > STALLED_GRAM_MARGIN * krylov {
+        return None;
+    }
+    // Any failure (beyond the machine's memory although within the caller's budget, a Gram
+    // matrix that overflows, an eigendecomposition that does not converge) leaves the matrix to
+    // the fallback.
+    let r = gram_svd_operator(op, rank).ok()?;
+    let certified = r.max_residual().is_some_and(|x| x <= params.tol) && orthogonality(&r) <= ORTHOGONALITY_TOL;
+    certified.then_some(r)
+}
 
 /// Whether `G`, its copy inside the factorisation, and the thin factors fit the budget.
 fn dense_fits(n: usize, m: usize, budget: &MemoryBudget) -> bool {
@@ -119,8 +165,9 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
     check_tol(params.tol)?;
     match auto_choice(n, m, rank, &params.budget) {
         AutoChoice::Dense => Ok((dense_certified(op, rank, params.tol)?, AutoChoice::Dense)),
-        // `auto_choice` picks Dense or Lanczos; the spectral transformations start from Lanczos.
-        AutoChoice::Lanczos | AutoChoice::ShiftInvert | AutoChoice::Slicing => {
+        // `auto_choice` picks Dense or Lanczos; the spectral transformations and the Gram route
+        // start from Lanczos.
+        AutoChoice::Lanczos | AutoChoice::ShiftInvert | AutoChoice::Slicing | AutoChoice::Gram => {
             let k = n.min(m);
             let first = default_block(rank).min(k.saturating_sub(rank).max(1));
             let lp = |block: usize, work: usize, max_restarts: usize| LanczosParams {
@@ -197,7 +244,14 @@ pub fn auto_svd<O: LinearOperator + ?Sized>(
                 {
                     return Ok((dense_certified(op, rank, params.tol)?, AutoChoice::Dense));
                 }
+                // Otherwise, on a stored matrix, the Gram route where it fits, costs at most
+                // STALLED_GRAM_MARGIN Krylov estimates and certifies; else narrower blocks.
                 Err(SolverError::NotConverged { .. }) => {
+                    if !structured {
+                        if let Some(r) = gram_after_stall(op, rank, first, params) {
+                            return Ok((r, AutoChoice::Gram));
+                        }
+                    }
                     block = FALLBACK_BLOCK.min(first);
                     let work = fallback_work(rank, block);
                     lanczos_svd_with_progress(op, rank, &lp(block, work, 5000), progress)?.0
@@ -381,7 +435,30 @@ fn merge<O: LinearOperator + ?Sized>(op: &O, a: &SvdResult, b: &SvdResult) -> Re
 
 #[cfg(test)]
 mod tests {
-    use super::widest_inner_cluster;
+    #![allow(clippy::unwrap_used, clippy::expect_used)] // Test helpers panic on failure by design.
+    use super::*;
+    use ksvd_linalg::random::{gaussian_matrix, rng_from_seed};
+
+    #[test]
+    fn the_gram_route_needs_its_budget_and_its_margin() {
+        let g = gaussian_matrix(&mut rng_from_seed(4), 300, 300);
+        let params = |bytes: u64| AutoParams {
+            tol: 1e-8,
+            budget: MemoryBudget::bytes(bytes).unwrap(),
+            ..AutoParams::default()
+        };
+        // 5 Gram-sized matrices of order 300 are 3.6 MB: not within 1 MiB.
+        assert!(gram_svd_numbers(300, 300, 20) * 8 > 1 << 20);
+        assert!(gram_after_stall(&g, 20, 20, &params(1 << 20)).is_none());
+        let r = gram_after_stall(&g, 20, 20, &params(1 << 30)).expect("within the budget and the margin");
+        assert_eq!(r.rank(), 20);
+        assert!(r.max_residual().unwrap() <= 1e-8);
+        // At rank 1 the Krylov estimate (five vectors a pass) is below a twentieth of the Gram
+        // route's cost at order 600.
+        let big = gaussian_matrix(&mut rng_from_seed(5), 600, 600);
+        assert!(gram_cost(600, 600) > STALLED_GRAM_MARGIN * costs(600, 600, 1, default_block(1)).1);
+        assert!(gram_after_stall(&big, 1, default_block(1), &params(1 << 30)).is_none());
+    }
 
     #[test]
     fn inner_clusters_are_runs_of_equal_values_followed_by_a_smaller_one() {

@@ -9,6 +9,7 @@
 //! |---|---|---|
 //! | the default | [`auto_svd`] | dense when cheapest and within the memory budget, block Lanczos otherwise, shift-invert or spectrum slicing where Krylov stalls on a sparse-plus-low-rank `G`; always meets its tolerance |
 //! | dense SVD (faer) | [`dense_svd`], [`dense_svd_operator`] | exact reference |
+//! | Gram eigendecomposition | [`gram_svd_operator`] | about half the dense SVD's flops (a third of its time at order 10⁴), accurate where `σ_r` is not far below `σ_1`; taken by `auto_svd`, certified, when Krylov stalls on a stored (not sparse-plus-low-rank) `G` whose dense SVD costs too much |
 //! | restarted block Lanczos bidiagonalisation | [`lanczos_svd`] | TSVD (ARPACK/PROPACK in the paper) |
 //! | randomized block Krylov | [`block_krylov_svd`] | RSVD with a residual stopping rule (Musco & Musco 2015) |
 //! | randomized SVD, fixed power iterations | [`randomized_svd`] | the paper's RSVD protocol (Halko et al.) |
@@ -60,5 +61,8 @@ pub use shift_invert::{shift_invert_svd, ShiftInvertInfo, ShiftInvertParams};
 pub use slicing::{slice_svd, SliceInfo, SliceParams};
 #[cfg(feature = "lapack")]
 pub use svd::lapack_svd;
-pub use svd::{check_rank, column_signs, dense_svd, dense_svd_numbers, dense_svd_operator, Residuals, SvdResult};
+pub use svd::{
+    check_rank, column_signs, dense_svd, dense_svd_numbers, dense_svd_operator, gram_svd_numbers, gram_svd_operator,
+    Residuals, SvdResult,
+};
 pub use twins::{twin_split_svd, TwinSplitInfo};

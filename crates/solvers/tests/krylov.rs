@@ -293,3 +293,74 @@ fn the_certificate_includes_orthonormality() {
         assert!((r.s[i] - 3.0).abs() <= 1e-9, "s[{i}] = {}", r.s[i]);
     }
 }
+
+#[test]
+fn the_gram_route_is_a_certified_svd_of_tall_and_wide_matrices() {
+    // Repeated and clustered values, then a tail down to 0.05 s_1: the Gram matrix's eigenvalue
+    // errors (about eps s_1^2) move each value by about eps s_1^2 / s_i.
+    let spec = hard_spectrum();
+    for (n, m) in [(400, 300), (300, 400)] {
+        let g = with_spectrum(n, m, &spec, 7);
+        let rank = 20;
+        let r = gram_svd_operator(&g, rank).unwrap();
+        assert_eq!((r.u.dim(), r.s.len(), r.v.dim()), ((n, rank), rank, (m, rank)));
+        let worst = spec[0] / spec[rank - 1];
+        let tol = 64.0 * f64::EPSILON * worst * ((n.max(m)) as f64).sqrt();
+        let ex = explicit_residual(&g, &r);
+        assert!(ex <= tol, "{n} x {m}: explicit residual {ex:e} above {tol:e}");
+        assert!(
+            (r.max_residual().unwrap() - ex).abs() <= 1e3 * f64::EPSILON,
+            "reported residuals are the explicit ones"
+        );
+        for i in 0..rank {
+            assert!(
+                (r.s[i] - spec[i]).abs() <= tol * spec[0],
+                "{n} x {m}: s_{i} = {} vs {}",
+                r.s[i],
+                spec[i]
+            );
+        }
+        let ot = eps_tol(n, m);
+        assert!(orthonormality_error(&r.u) <= ot && orthonormality_error(&r.v) <= ot);
+        // The cut falls between 2.0 and the tail's 1.5: the subspaces are the dense SVD's.
+        let d = dense_svd(g.view(), 10).unwrap();
+        let sub = r.truncate(10);
+        assert!(max_principal_angle_sin(d.u.view(), sub.u.view()).unwrap() <= 1e3 * tol);
+        assert!(max_principal_angle_sin(d.v.view(), sub.v.view()).unwrap() <= 1e3 * tol);
+    }
+    // Bad input: NaN entries and ranks beyond the matrix are typed errors.
+    let mut bad = with_spectrum(50, 40, &spec[..30], 1);
+    assert!(matches!(
+        gram_svd_operator(&bad, 41),
+        Err(SolverError::InvalidRank { .. })
+    ));
+    bad[[3, 4]] = f64::NAN;
+    assert!(matches!(gram_svd_operator(&bad, 5), Err(SolverError::NonFinite)));
+}
+
+#[test]
+fn auto_takes_the_gram_route_where_krylov_stalls_and_the_dense_svd_costs_too_much() {
+    // Ten distinct values, then a band of 200 values within 1e-7 (neighbours 5e-10 apart) that
+    // the rank cuts through, then a tail below 0.5. A residual of 1e-8 asks block Lanczos to
+    // resolve the band to a fraction of its width, a Krylov degree in the thousands: its first
+    // attempt stalls, as on BlogCatalog's SNE kernel. At order 1000 and rank 20 the dense SVD
+    // costs more than ten Krylov estimates, the Gram route less than twenty.
+    let n = 1000;
+    let mut s: Vec<f64> = (0..10).map(|i| 1.0 - 0.005 * i as f64).collect();
+    s.extend((0..200).map(|i| 0.9 + 1e-7 * (1.0 - i as f64 / 199.0)));
+    s.extend((0..n - 210).map(|i| 0.5 * 0.995f64.powi(i as i32)));
+    let g = with_spectrum(n, n, &s, 3);
+    let params = AutoParams {
+        tol: 1e-8,
+        ..Default::default()
+    };
+    let (r, choice) = auto_svd(&g, 20, &params, &mut |_| {}).unwrap();
+    assert_eq!(choice, AutoChoice::Gram);
+    let ex = explicit_residual(&g, &r);
+    assert!(ex <= 1e-8, "explicit residual {ex:e}");
+    for i in 0..20 {
+        assert!((r.s[i] - s[i]).abs() <= 1e-8, "s_{i} = {} vs {}", r.s[i], s[i]);
+    }
+    let ot = eps_tol(n, n);
+    assert!(orthonormality_error(&r.u) <= ot && orthonormality_error(&r.v) <= ot);
+}

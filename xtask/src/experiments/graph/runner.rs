@@ -387,6 +387,34 @@ fn validate_grid(g: &[f64]) -> Result<()> {
     Ok(())
 }
 
+/// The settings of an exact embedding that Table 1 and the Nyström figure both read from their
+/// configs: one rule turns them into an [`EmbeddingSpec`], so that equal settings give equal
+/// specs (and the figure's exact references serve Table 1 through [`SharedEmbeddings`]).
+struct EmbeddingProtocol {
+    transform: GraphInput,
+    scaling: Scaling,
+    center_kernels: bool,
+    split_twins: bool,
+}
+
+impl EmbeddingProtocol {
+    /// The spec of `method`'s embedding at `rank` and bandwidth `gamma`, with the dataset's
+    /// solver for `method`.
+    fn spec(&self, res: &Resolved, method: Method, rank: usize, gamma: Option<f64>, seed: u64) -> EmbeddingSpec {
+        EmbeddingSpec {
+            method,
+            rank,
+            transform: self.transform,
+            scaling: self.scaling,
+            center_kernels: self.center_kernels,
+            gamma,
+            solver: res.solver_for(method).clone(),
+            seed,
+            split_twins: self.split_twins,
+        }
+    }
+}
+
 /// Settings of one dataset after overrides.
 struct Resolved {
     components: usize,
@@ -682,18 +710,14 @@ struct Ours<'a> {
 
 impl Ours<'_> {
     fn spec(&self, rank: usize, gamma: Option<f64>, seed: u64) -> EmbeddingSpec {
-        let config = self.config;
-        EmbeddingSpec {
-            method: self.method,
-            rank,
-            transform: config.graph_input,
-            scaling: config.scaling,
-            center_kernels: config.center_kernels,
-            gamma,
-            solver: self.res.solver_for(self.method).clone(),
-            seed,
-            split_twins: config.split_twins,
-        }
+        let c = self.config;
+        let protocol = EmbeddingProtocol {
+            transform: c.graph_input,
+            scaling: c.scaling,
+            center_kernels: c.center_kernels,
+            split_twins: c.split_twins,
+        };
+        protocol.spec(self.res, self.method, rank, gamma, seed)
     }
 
     /// The bandwidth rule's `γ` on `adjacency`, for methods with a bandwidth.
@@ -1104,17 +1128,14 @@ fn exact_spec(
     gamma: Option<f64>,
     seed: u64,
 ) -> EmbeddingSpec {
-    EmbeddingSpec {
-        method: method.exact(),
-        rank: method_rank(res.components, method.exact(), config.two_sided),
+    let protocol = EmbeddingProtocol {
         transform: config.graph_input,
         scaling: config.scaling,
         center_kernels: config.center_kernels,
-        gamma,
-        solver: res.solver_for(method.exact()).clone(),
-        seed,
         split_twins: config.split_twins,
-    }
+    };
+    let rank = method_rank(res.components, method.exact(), config.two_sided);
+    protocol.spec(res, method.exact(), rank, gamma, seed)
 }
 
 /// The Nyström F1 cell: one method on one loaded graph with `seed`. Rows: `method` (`ksvd`,
