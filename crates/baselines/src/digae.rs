@@ -623,8 +623,8 @@ impl Digae {
         // values do not depend on the threads), and the parts of an epoch that run on one core
         // (drawing the negatives, grouping the pairs, Adam) leave the other core to the next
         // candidate (selection on CiteSeer 19-20 s -> 12 s, BlogCatalog at 30 epochs 75 -> 64 s,
-        // two threads). Results come back in the candidates' order.
-        let validation = sel
+        // two threads). Results come back in the candidates' order, and so does the first error.
+        let scored: Vec<Result<(DigaeParams, f64, f64)>> = sel
             .candidates(&self.params)
             .into_par_iter()
             .map(|candidate| {
@@ -633,7 +633,8 @@ impl Digae {
                 let (auc, ap) = auc_ap(&score(pos)?, &score(neg)?)?;
                 Ok((candidate, auc, ap))
             })
-            .collect::<Result<Vec<_>>>()?;
+            .collect();
+        let validation = scored.into_iter().collect::<Result<Vec<_>>>()?;
         let best = first_best(validation.iter().map(|c| c.1));
         let mut fit = train(&validation[best].0, adjacency, seed)?;
         fit.validation = validation;

@@ -584,6 +584,42 @@ mod tests {
         CsrMatrix::from_triplets(n, n, arcs).unwrap()
     }
 
+    /// The solve budget changes no first choice of the default solver for the orders and ranks
+    /// of the specs' embeddings (the twin-reduced orders and the full ones), admits the Gram
+    /// route for BlogCatalog's orders, and refuses it and the dense SVD for Pubmed's: the claims
+    /// of [`solver_budget`]'s documentation.
+    #[test]
+    fn the_solve_budget_admits_the_gram_route_for_blogcatalog_only() {
+        use ksvd_solvers::{auto_choice, dense_svd_numbers, gram_svd_numbers, AutoChoice};
+        let (store, solve) = (embedding_budget().unwrap(), solver_budget().unwrap());
+        // (order, ranks): Cora, CiteSeer, TwitchPT at 500 per side and 1000 (KPCA); BlogCatalog
+        // and Pubmed at 250 per side and 500 (KPCA).
+        let cases = [
+            (2708, &[500, 1000][..]),
+            (3327, &[500, 1000]),
+            (1912, &[500, 1000]),
+            (10106, &[250, 500]),
+            (10312, &[250, 500]),
+            (13025, &[250, 500]),
+            (19717, &[250, 500]),
+        ];
+        for (n, ranks) in cases {
+            for &r in ranks {
+                let first = auto_choice(n, n, r, &solve);
+                assert_eq!(first, auto_choice(n, n, r, &store), "order {n}, rank {r}");
+                let gram_fits = solve.fits_f64(gram_svd_numbers(n, n, r));
+                match n {
+                    // The dense SVD first: no Krylov attempt, so no stall and no Gram route.
+                    1912 | 2708 | 3327 => assert_eq!(first, AutoChoice::Dense, "order {n}, rank {r}"),
+                    10106 | 10312 => assert!(gram_fits && first == AutoChoice::Lanczos, "order {n}, rank {r}"),
+                    _ => assert!(!gram_fits, "order {n}, rank {r}"),
+                }
+            }
+            let dense_fits = solve.fits_f64(dense_svd_numbers(n, n));
+            assert_eq!(dense_fits, n <= 10312, "order {n}");
+        }
+    }
+
     /// Configs name the input transform by any of its names (the specs use the British
     /// `row-normalised-self-loops` and the American `row-normalized-self-loops`); it is written
     /// back by its canonical name.
