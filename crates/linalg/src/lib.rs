@@ -17,6 +17,9 @@
 //!   values and reduce the matrix ([`TwinReduced`]).
 //! * [`MemoryBudget`]: how much memory a computation may hold (kernel matrices are stored
 //!   when they fit, evaluated matrix-free beyond).
+//! * [`StoredMatrix`]: a dense matrix kept in `f64` or `f32` ([`Precision`]); its products with
+//!   thin blocks (`G X`, `Gᵀ X`) stream along its rows with AVX2 and FMA, each entry summed in an
+//!   order fixed by the shapes (the same result for every thread count), faer's GEMM elsewhere.
 //! * [`vecmath`]: a vectorised `exp` (kernel evaluation is dominated by it).
 //! * [`Progress`]: the one progress report of every long computation (solvers, streaming
 //!   passes, experiment cells), handed to a caller's [`ProgressFn`].
@@ -50,6 +53,7 @@ mod operator;
 mod precision;
 mod progress;
 pub mod random;
+mod streamed;
 mod twins;
 pub mod vecmath;
 mod vocabulary;

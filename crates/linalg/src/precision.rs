@@ -267,8 +267,28 @@ impl StoredMatrix {
         with_stored!(self, g => g.dim())
     }
 
-    /// `out = G X`, or `out = Gᵀ X` with `transpose` ([`Element::gemm_f64`]).
-    pub fn mul_into(&self, out: ArrayViewMut2<'_, f64>, x: ArrayView2<'_, f64>, transpose: bool) -> Result<()> {
+    /// `out = G X`, or `out = Gᵀ X` with `transpose`: streamed along the rows of `G` where the
+    /// CPU has AVX2 and FMA (`crate::streamed`: every entry summed in an order fixed by the
+    /// shapes, whatever the thread count; `f32` in `f32` with `X` rounded once), faer's GEMM
+    /// otherwise ([`Element::gemm_f64`]).
+    pub fn mul_into(&self, mut out: ArrayViewMut2<'_, f64>, x: ArrayView2<'_, f64>, transpose: bool) -> Result<()> {
+        let (n, m) = self.dim();
+        let (rows, inner) = if transpose { (m, n) } else { (n, m) };
+        if x.nrows() != inner || out.dim() != (rows, x.ncols()) {
+            return Err(LinalgError::ShapeMismatch {
+                op: if transpose { "Gᵀ X" } else { "G X" },
+                left: (rows, inner),
+                right: x.dim(),
+            });
+        }
+        let streamed = if transpose {
+            with_stored!(self, g => crate::streamed::at_x_into(out.view_mut(), g.view(), x))
+        } else {
+            with_stored!(self, g => crate::streamed::a_x_into(out.view_mut(), g.view(), x))
+        };
+        if streamed {
+            return Ok(());
+        }
         with_stored!(self, g => Element::gemm_f64(out, if transpose { g.t() } else { g.view() }, x, false))
     }
 
