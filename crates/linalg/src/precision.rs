@@ -246,12 +246,17 @@ macro_rules! with_stored {
 }
 
 impl StoredMatrix {
-    /// An `n × m` matrix of zeros in `precision`.
+    /// An `n × m` matrix of zeros in `precision`, its pages advised huge (on Linux, from 4 MiB:
+    /// see `memory::advise_huge_pages`) before anything touches them.
     pub fn zeros(n: usize, m: usize, precision: Precision) -> StoredMatrix {
-        match precision {
+        let mut stored = match precision {
             Precision::F64 => StoredMatrix::F64(Array2::zeros((n, m))),
             Precision::F32 => StoredMatrix::F32(Array2::zeros((n, m))),
-        }
+        };
+        with_stored!(&mut stored, g => if let Some(entries) = g.as_slice_mut() {
+            crate::memory::advise_huge_pages(entries);
+        });
+        stored
     }
 
     /// The precision of the stored entries.
