@@ -189,18 +189,35 @@ pub fn dense_svd_numbers(n: usize, m: usize) -> usize {
 pub fn dense_svd_operator<O: LinearOperator + ?Sized>(op: &O, rank: usize) -> Result<SvdResult> {
     check_rank(op.nrows(), op.ncols(), rank)?;
     let entries = op.nrows().saturating_mul(op.ncols()).saturating_mul(4);
-    if !MemoryBudget::auto().fits_f64(entries) {
+    let a = materialize_within_budget(
+        op,
+        entries,
+        "a dense SVD of the operator (matrix and workspace) does not fit the memory budget",
+    )?;
+    dense_svd(a.view(), rank)
+}
+
+/// The operator as a dense matrix of finite entries, once `numbers` `f64` of working memory fit
+/// the automatic budget (`MemoryBudget::auto`; `reason` says what does not fit otherwise): the
+/// opening of the routes that materialise an operator ([`dense_svd_operator`],
+/// [`gram_svd_operator`]).
+fn materialize_within_budget<O: LinearOperator + ?Sized>(
+    op: &O,
+    numbers: usize,
+    reason: &'static str,
+) -> Result<Array2<f64>> {
+    if !MemoryBudget::auto().fits_f64(numbers) {
         return Err(SolverError::InvalidParameter {
             name: "budget",
-            value: entries as f64 * 8.0,
-            reason: "a dense SVD of the operator (matrix and workspace) does not fit the memory budget",
+            value: numbers as f64 * 8.0,
+            reason,
         });
     }
     let a = materialize(op)?;
     if a.iter().any(|x| !x.is_finite()) {
         return Err(SolverError::NonFinite);
     }
-    dense_svd(a.view(), rank)
+    Ok(a)
 }
 
 /// Numbers (`f64`) the Gram route ([`gram_svd_operator`]) holds at its peak for an `n × m`
@@ -238,21 +255,14 @@ pub fn gram_svd_numbers(n: usize, m: usize, rank: usize) -> usize {
 pub fn gram_svd_operator<O: LinearOperator + ?Sized>(op: &O, rank: usize) -> Result<SvdResult> {
     let (n, m) = (op.nrows(), op.ncols());
     check_rank(n, m, rank)?;
-    let need = gram_svd_numbers(n, m, rank);
-    if !MemoryBudget::auto().fits_f64(need) {
-        return Err(SolverError::InvalidParameter {
-            name: "budget",
-            value: need as f64 * 8.0,
-            reason: "the Gram matrix of the operator and its eigendecomposition do not fit the memory budget",
-        });
-    }
     // The short side's Gram matrix; `G` is freed before the eigendecomposition.
     let short_is_right = m <= n;
     let gram = {
-        let a = materialize(op)?;
-        if a.iter().any(|x| !x.is_finite()) {
-            return Err(SolverError::NonFinite);
-        }
+        let a = materialize_within_budget(
+            op,
+            gram_svd_numbers(n, m, rank),
+            "the Gram matrix of the operator and its eigendecomposition do not fit the memory budget",
+        )?;
         if short_is_right {
             dense::matmul(a.t(), a.view())?
         } else {
