@@ -18,7 +18,7 @@
 //! * [`MemoryBudget`]: how much memory a computation may hold (kernel matrices are stored
 //!   when they fit, evaluated matrix-free beyond).
 //! * [`StoredMatrix`]: a dense matrix kept in `f64` or `f32` ([`Precision`]); its products with
-//!   thin blocks (`G X`, `Gᵀ X`) stream along its rows with AVX2 and FMA, each entry summed in an
+//!   thin blocks (`G X`, `Gᵀ X`, at most 128 columns) stream along its rows with AVX2 and FMA, each entry summed in an
 //!   order fixed by the shapes (the same result for every thread count), faer's GEMM elsewhere.
 //! * [`vecmath`]: a vectorised `exp` (kernel evaluation is dominated by it).
 //! * [`Progress`]: the one progress report of every long computation (solvers, streaming

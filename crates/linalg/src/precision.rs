@@ -273,9 +273,9 @@ impl StoredMatrix {
     }
 
     /// `out = G X`, or `out = Gᵀ X` with `transpose`: streamed along the rows of `G` where the
-    /// CPU has AVX2 and FMA (`crate::streamed`: every entry summed in an order fixed by the
-    /// shapes, whatever the thread count; `f32` in `f32` with `X` rounded once), faer's GEMM
-    /// otherwise ([`Element::gemm_f64`]).
+    /// CPU has AVX2 and FMA and `X` has at most 128 columns (`crate::streamed`: every entry summed
+    /// in an order fixed by the shapes, whatever the thread count; `f32` in `f32` with `X`
+    /// rounded once), faer's GEMM otherwise ([`Element::gemm_f64`]).
     pub fn mul_into(&self, mut out: ArrayViewMut2<'_, f64>, x: ArrayView2<'_, f64>, transpose: bool) -> Result<()> {
         let (n, m) = self.dim();
         let (rows, inner) = if transpose { (m, n) } else { (n, m) };
