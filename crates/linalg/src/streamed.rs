@@ -33,8 +33,8 @@ const MAX_BAND: usize = 2048;
 pub(crate) trait Streamed: Copy + Send + Sync + Default + std::ops::Add<Output = Self> + 'static {
     /// Columns of `A` per panel: one 64-byte cache line.
     const PANEL: usize;
-    /// `acc[c][..PANEL] += Σ_{i < rows} a[i·lda ..][..PANEL] x[i·ldx + c]` for `c < nr`, or
-    /// `false` where the CPU lacks AVX2 and FMA.
+    /// `acc[c][..PANEL] += Σ_{i < rows} a[i·lda ..][..PANEL] x[i·ldx + c]` for `c < nr`; only
+    /// called where [`Streamed::supported`] holds.
     ///
     /// # Safety
     /// `a` holds `rows` panels at stride `lda`, `x` holds `rows` rows of at least `nr` entries at
@@ -310,8 +310,8 @@ const NR: usize = 4;
 
 /// `out = Aᵀ X` for `A` (`n × m`) with contiguous rows and `X` (`n × b`), `out` (`m × b`) in
 /// any layout; `X` is read in `f64` and rounded once to `T`. Returns `false`, leaving `out`
-/// untouched, where the kernel does not apply (no AVX2 and FMA, or `A`'s rows not contiguous):
-/// the caller then uses faer. Shapes are the caller's to check.
+/// untouched, where the kernel does not apply (no AVX2 and FMA, `A`'s rows not contiguous, or
+/// `X` wider than [`MAX_COLUMNS`]): the caller then uses faer. Shapes are the caller's to check.
 pub(crate) fn at_x_into<T: Streamed>(
     mut out: ArrayViewMut2<'_, f64>,
     a: ArrayView2<'_, T>,
