@@ -30,7 +30,7 @@ const ROWS_PER_STEP: usize = 8;
 const MAX_BAND: usize = 2048;
 
 /// An element type the streamed kernel multiplies in: `f64` or `f32`.
-pub(crate) trait Streamed: Copy + Send + Sync + Default + std::ops::Add<Output = Self> + 'static {
+pub(crate) trait Streamed: crate::Element + std::ops::Add<Output = Self> {
     /// Columns of `A` per panel: one 64-byte cache line.
     const PANEL: usize;
     /// `acc[c][..PANEL] += Σ_{i < rows} a[i·lda ..][..PANEL] x[i·ldx + c]` for `c < nr`; only
@@ -63,10 +63,9 @@ pub(crate) trait Streamed: Copy + Send + Sync + Default + std::ops::Add<Output =
     fn supported() -> bool;
     /// `s + a x`, scalar (the columns beyond the last whole panel).
     fn mul_add(s: Self, a: Self, x: Self) -> Self;
-    /// Rounds an `f64`.
-    fn from_f64(v: f64) -> Self;
-    /// Widens to `f64`.
-    fn to_f64(self) -> f64;
+    /// Rounds an `f64` to nearest, as faer's `f32` products round `X`
+    /// ([`crate::Element::from_f64`] also flushes `f32` subnormals, which `X` keeps).
+    fn round(v: f64) -> Self;
 }
 
 fn avx2_fma() -> bool {
@@ -270,12 +269,8 @@ macro_rules! streamed_impl {
             }
             #[inline]
             #[allow(clippy::cast_possible_truncation)]
-            fn from_f64(v: f64) -> $t {
+            fn round(v: f64) -> $t {
                 v as $t
-            }
-            #[inline]
-            fn to_f64(self) -> f64 {
-                f64::from(self)
             }
         }
     };
@@ -302,7 +297,7 @@ fn row_stride<T: Streamed>(a: ArrayView2<'_, T>, b: usize) -> Option<usize> {
 
 /// A row-major, contiguous copy of `x` in `T` (each entry rounded once).
 fn rounded<T: Streamed>(x: ArrayView2<'_, f64>) -> Array2<T> {
-    Array2::from_shape_fn(x.dim(), |(i, c)| T::from_f64(x[[i, c]]))
+    Array2::from_shape_fn(x.dim(), |(i, c)| T::round(x[[i, c]]))
 }
 
 /// Columns of `X` per kernel call: four broadcasts against two registers of `A`.
