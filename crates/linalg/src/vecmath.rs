@@ -60,8 +60,11 @@ macro_rules! exp_body {
         let y = p * scale * 2.0;
         let y = if x < EXP_FLUSH_BELOW { 0.0 } else { y };
         let y = if x > 709.78 { f64::INFINITY } else { y };
+        // `x + x` (NaN for NaN), not `x`: returning the input lets the compiler turn the slice
+        // loops' stores into masked stores (`vmaskmovps`), microcoded on AMD CPUs (a third of
+        // the `f32` loop's time on an EPYC).
         if nan {
-            x
+            x + x
         } else {
             y
         }
@@ -140,8 +143,11 @@ macro_rules! exp_f32_body {
         let y = p * f32::from_bits(kb) * 2.0;
         let y = if x < EXP_F32_FLUSH_BELOW { 0.0 } else { y };
         let y = if x > 88.72 { f32::INFINITY } else { y };
+        // `x + x` (NaN for NaN), not `x`: returning the input lets the compiler turn the slice
+        // loops' stores into masked stores (`vmaskmovps`), microcoded on AMD CPUs (a third of
+        // the `f32` loop's time on an EPYC).
         if nan {
-            x
+            x + x
         } else {
             y
         }
