@@ -544,6 +544,108 @@ fn sne_log_norm_f32(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64, out: &mu
 }
 }
 
+/// Largest sample dimension for which `f32` SNE normalisers are summed from the differences
+/// ([`DirectSneF32`]): `2d` operations per entry, against an `f64` GEMM whose `n · m`
+/// inner products are written and read again.
+const DIRECT_MAX_DIM: usize = 32;
+
+/// Columns per tile of [`sne_direct_exponents_f32`]: the row's tile and `Zᵀ`'s stay in the first
+/// cache level while the features pass over them, four at a time.
+const DIRECT_TILE: usize = 1024;
+
+with_avx2! {
+/// The exponents of an SNE row in `f32`, from the samples: `out[j] ← t_j = −‖x_i − z_j‖²/γ²`
+/// summed feature by feature from the differences (no cancellation, as
+/// `‖x_i‖² + ‖z_j‖² − 2⟨x_i, z_j⟩` has); returns `t_max`. `zt` holds `Zᵀ` (`xi.len()` rows of
+/// `m = out.len()` entries).
+fn sne_direct_exponents_f32(xi: &[f32], zt: &[f32], inv_g2: f32, out: &mut [f32]) -> f32 {
+    let m = out.len();
+    let mut mx = [f32::NEG_INFINITY; 8];
+    let mut j0 = 0;
+    while j0 < m {
+        let len = DIRECT_TILE.min(m - j0);
+        let tile = &mut out[j0..j0 + len];
+        tile.fill(0.0);
+        let z = |k: usize| &zt[k * m + j0..k * m + j0 + len];
+        let mut k = 0;
+        // Four features per pass over the tile (the same sums, in the same order, as one).
+        while k + 4 <= xi.len() {
+            let (x0, x1, x2, x3) = (xi[k], xi[k + 1], xi[k + 2], xi[k + 3]);
+            for ((((o, &a), &b), &c), &d) in tile.iter_mut().zip(z(k)).zip(z(k + 1)).zip(z(k + 2)).zip(z(k + 3)) {
+                let (a, b, c, d) = (x0 - a, x1 - b, x2 - c, x3 - d);
+                *o = (((*o + a * a) + b * b) + c * c) + d * d;
+            }
+            k += 4;
+        }
+        for (kk, &xk) in xi.iter().enumerate().skip(k) {
+            tile.iter_mut().zip(z(kk)).for_each(|(o, &zv)| {
+                let d = xk - zv;
+                *o += d * d;
+            });
+        }
+        let mut chunks = tile.chunks_exact_mut(8);
+        for c in &mut chunks {
+            for l in 0..8 {
+                let t = -c[l] * inv_g2;
+                c[l] = t;
+                mx[l] = if t > mx[l] { t } else { mx[l] };
+            }
+        }
+        for v in chunks.into_remainder() {
+            *v = -*v * inv_g2;
+            mx[0] = if *v > mx[0] { *v } else { mx[0] };
+        }
+        j0 += len;
+    }
+    mx.iter().fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a })
+}
+}
+
+with_avx2! {
+/// [`sne_direct_exponents_f32`] in `f64`, for the rows whose largest exponent is too far below
+/// zero for `f32` (every entry's error grows with `|t_j|`, not with `|t_j − t_max|`).
+fn sne_direct_exponents_f64(xi: &[f64], zt: &[f64], inv_g2: f64, out: &mut [f64]) -> f64 {
+    let m = out.len();
+    out.fill(0.0);
+    for (k, &xk) in xi.iter().enumerate() {
+        out.iter_mut().zip(&zt[k * m..(k + 1) * m]).for_each(|(o, &zv)| {
+            let d = xk - zv;
+            *o += d * d;
+        });
+    }
+    let mut mx = [f64::NEG_INFINITY; 4];
+    let mut chunks = out.chunks_exact_mut(4);
+    for c in &mut chunks {
+        for l in 0..4 {
+            let t = -c[l] * inv_g2;
+            c[l] = t;
+            mx[l] = if t > mx[l] { t } else { mx[l] };
+        }
+    }
+    for v in chunks.into_remainder() {
+        *v = -*v * inv_g2;
+        mx[0] = if *v > mx[0] { *v } else { mx[0] };
+    }
+    mx.iter().fold(f64::NEG_INFINITY, |a, &b| if b > a { b } else { a })
+}
+}
+
+with_avx2! {
+/// `out[j] ← exp(out[j] − top)` in `f32`; returns the sum (in `f64`).
+fn shifted_exp_sum_f32(out: &mut [f32], top: f32) -> f64 {
+    out.iter_mut().for_each(|v| *v -= top);
+    exp_sum(out)
+}
+}
+
+with_avx2! {
+/// A stored row divided by its sum, as [`sne_normalise`] does.
+fn normalise_f32(row: &mut [f32], sum: f64) -> () {
+    let inv = 1.0 / sum;
+    row.iter_mut().for_each(|v| *v = <f32 as Element>::from_f64(flush(f64::from(*v) * inv)));
+}
+}
+
 with_avx2! {
 /// The stored-type stage of an SNE row: `exp` ([`exp_sum`]), then every entry divided by the
 /// row sum (flushed); returns the sum.
@@ -595,6 +697,126 @@ fn sne_log_norm<T: Element>(
         }
     }
     with_slice(row, |s| on_slice(s, nxi, nz, inv_g2, buf))
+}
+
+/// Rows whose largest exponent `t_max` lies below `−DIRECT_TOP_LIMIT` are evaluated in `f64`
+/// ([`sne_direct_exponents_f64`]): the `f32` exponents carry an error of a few `ε_f32 |t_j|`, so
+/// the entries near the row's largest stay within about `10 ε_f32` of the `f64` route's.
+const DIRECT_TOP_LIMIT: f32 = 1.0;
+
+/// `f32` SNE rows between dense samples of small dimension, from the differences
+/// ([`sne_direct_exponents_f32`]): the samples moved by the mean of `Z` (distances do not change)
+/// and rounded once to `f32`, so that rounding is relative to their spread, not their offset.
+struct DirectSneF32<'a> {
+    x: ArrayView2<'a, f64>,
+    centre: Array1<f64>,
+    /// `Zᵀ`, moved, in `f64` and rounded to `f32`.
+    zt64: Vec<f64>,
+    zt: Vec<f32>,
+    gamma: f64,
+}
+
+/// A worker's buffers: the row's sample (both types) and `f64` exponents.
+#[derive(Default)]
+struct DirectScratch {
+    xi: Vec<f32>,
+    xi64: Vec<f64>,
+    t64: Vec<f64>,
+}
+
+impl<'a> DirectSneF32<'a> {
+    /// `None` unless both sides are dense with at most [`DIRECT_MAX_DIM`] features.
+    fn new(x: &'a Samples, z: &Samples, gamma: f64) -> Option<Self> {
+        let (Samples::Dense(x), Samples::Dense(z)) = (x, z) else {
+            return None;
+        };
+        if x.ncols() > DIRECT_MAX_DIM || x.ncols() != z.ncols() {
+            return None;
+        }
+        let centre = z.mean_axis(Axis(0)).unwrap_or_else(|| Array1::zeros(z.ncols()));
+        let zt64: Vec<f64> = z
+            .t()
+            .outer_iter()
+            .zip(&centre)
+            .flat_map(|(col, &c)| col.iter().map(move |&v| v - c).collect::<Vec<_>>())
+            .collect();
+        let zt = zt64.iter().map(|&v| round_f32(v)).collect();
+        Some(DirectSneF32 {
+            x: x.view(),
+            centre,
+            zt64,
+            zt,
+            gamma,
+        })
+    }
+
+    /// Row `i` in `out`: `exp(t_j − t_max)` in `f32`; returns `t_max` and the sum.
+    fn row(&self, i: usize, scratch: &mut DirectScratch, out: &mut [f32]) -> (f64, f64) {
+        let DirectScratch { xi, xi64, t64 } = scratch;
+        xi64.clear();
+        xi64.extend(self.x.row(i).iter().zip(&self.centre).map(|(&v, &c)| v - c));
+        xi.clear();
+        xi.extend(xi64.iter().map(|&v| round_f32(v)));
+        let inv_g2 = 1.0 / (self.gamma * self.gamma);
+        let top = sne_direct_exponents_f32(xi, &self.zt, round_f32(inv_g2), out);
+        if top >= -DIRECT_TOP_LIMIT {
+            return (f64::from(top), shifted_exp_sum_f32(out, top));
+        }
+        t64.resize(out.len(), 0.0);
+        let top = sne_direct_exponents_f64(xi64, &self.zt64, inv_g2, t64);
+        out.iter_mut()
+            .zip(t64.iter())
+            .for_each(|(o, &t)| *o = round_f32(t - top));
+        (top, shifted_exp_sum_f32(out, 0.0))
+    }
+
+    /// `log S_i` of every row.
+    fn log_normalizers(&self) -> Result<Vec<f64>> {
+        let m = self.zt.len() / self.centre.len().max(1);
+        let ln: Vec<f64> = (0..self.x.nrows())
+            .into_par_iter()
+            .map_init(
+                || (DirectScratch::default(), vec![0.0f32; m]),
+                |(scratch, out), i| {
+                    let (top, sum) = self.row(i, scratch, out);
+                    top + sum.ln()
+                },
+            )
+            .collect();
+        finite_normalizers(ln)
+    }
+
+    /// Every row of the stored matrix `g` (`n × m`, `f32`), divided by its sum; returns `log S_i`
+    /// of every row.
+    fn fill(&self, g: &mut Array2<f32>) -> Result<Vec<f64>> {
+        let ln: Vec<f64> = g
+            .outer_iter_mut()
+            .into_par_iter()
+            .enumerate()
+            .map_init(DirectScratch::default, |scratch, (i, row)| {
+                with_slice(row, |r| {
+                    let (top, sum) = self.row(i, scratch, r);
+                    normalise_f32(r, sum);
+                    top + sum.ln()
+                })
+            })
+            .collect();
+        finite_normalizers(ln)
+    }
+}
+
+/// `v` rounded to `f32`.
+#[allow(clippy::cast_possible_truncation)]
+fn round_f32(v: f64) -> f32 {
+    v as f32
+}
+
+/// The normalisers, or the first row whose sum vanished or overflowed.
+fn finite_normalizers(ln: Vec<f64>) -> Result<Vec<f64>> {
+    match ln.iter().position(|v| !v.is_finite()) {
+        Some(row) => Err(KernelError::DegenerateNormalizer { row }),
+        None => Ok(ln),
+    }
 }
 
 /// `log Σ exp(v)` over a slice, stable.
@@ -965,6 +1187,12 @@ impl KernelMatrix {
     fn evaluate_all(&self, precision: Precision) -> Result<(StoredMatrix, Option<Vec<f64>>)> {
         let (n, m) = (self.x.len(), self.z.len());
         let mut g = StoredMatrix::zeros(n, m, precision);
+        if let (StoredMatrix::F32(a), AnyKernel::Builtin(Kernel::Sne { gamma })) = (&mut g, &self.kernel) {
+            if let Some(direct) = DirectSneF32::new(&self.x, &self.z, *gamma) {
+                let log_norm = direct.fill(a)?;
+                return Ok((g, Some(log_norm)));
+            }
+        }
         let threads = rayon::current_num_threads();
         let chunk = match self.kernel {
             AnyKernel::Builtin(_) => self.chunk_rows(m).max(16).min(n.div_ceil(4 * threads).max(1)),
@@ -1085,6 +1313,11 @@ impl KernelMatrix {
     /// (as the entries of a matrix in `T` are evaluated), the sums in `f64`.
     fn blocked_log_normalizers<T: Element>(&self, gamma: f64) -> Result<Vec<f64>> {
         let (n, m) = (self.x.len(), self.z.len());
+        if T::PRECISION == Precision::F32 {
+            if let Some(direct) = DirectSneF32::new(&self.x, &self.z, gamma) {
+                return direct.log_normalizers();
+            }
+        }
         let all_cols: Vec<usize> = (0..m).collect();
         let chunk = self.chunk_rows(m);
         let starts: Vec<usize> = (0..n).step_by(chunk).collect();
@@ -2065,6 +2298,65 @@ mod tests {
 
     /// The vectorised SNE row against the textbook formula, for lengths around the 4-lane
     /// chunking and for distances so large that unshifted exponentials would underflow.
+    /// `f32` SNE normalisers summed from the differences (rows far from every column in `f64`):
+    /// within a few `f32` epsilons (times the exponents' range) of the `f64` log-sum-exp, also
+    /// for samples far from the origin, where `‖x‖² + ‖z‖² − 2⟨x, z⟩` in `f32` would lose every
+    /// digit; the matrix-free `f32` matrix takes them, and they agree with the `f64` pass.
+    #[test]
+    fn direct_f32_sne_normalisers_match_the_f64_log_sum_exp() -> Result<()> {
+        let mut rng = ksvd_linalg::random::rng_from_seed(5);
+        let gamma = 1.3;
+        // Rows taken in f32 and in f64 (their largest exponent below -DIRECT_TOP_LIMIT).
+        let mut routes = [0usize; 2];
+        for (n, m, d, offset) in [
+            (7usize, 1, 1usize, 0.0),
+            (40, 2500, 5, 0.0),
+            (33, 1031, 9, 1e3),
+            (5, 9, 32, -1e4),
+        ] {
+            let x = ksvd_linalg::random::gaussian_matrix(&mut rng, n, d) + offset;
+            let z = ksvd_linalg::random::gaussian_matrix(&mut rng, m, d) + offset;
+            let (sx, sz) = (Samples::dense(x.clone())?, Samples::dense(z.clone())?);
+            let got = DirectSneF32::new(&sx, &sz, gamma)
+                .map(|d| d.log_normalizers())
+                .transpose()?
+                .unwrap_or_default();
+            assert_eq!(got.len(), n);
+            for (i, &l) in got.iter().enumerate() {
+                let t: Vec<f64> = z
+                    .outer_iter()
+                    .map(|zj| -(&x.row(i) - &zj).mapv(|v| v * v).sum() / (gamma * gamma))
+                    .collect();
+                let range = t.iter().fold(0.0f64, |a, v| a.max(v.abs()));
+                let top = t.iter().fold(f64::NEG_INFINITY, |a, &v| a.max(v));
+                routes[usize::from(top < -f64::from(DIRECT_TOP_LIMIT))] += 1;
+                let want = log_sum_exp(t.iter().copied());
+                let tol = 8.0 * d as f64 * f64::from(f32::EPSILON) * (1.0 + range);
+                assert!(
+                    (l - want).abs() <= tol,
+                    "{n} x {m}, d {d}, offset {offset}: {l} vs {want}"
+                );
+            }
+            let free = |p| {
+                KernelMatrix::matrix_free_in(
+                    Samples::dense(x.clone())?,
+                    Samples::dense(z.clone())?,
+                    Kernel::Sne { gamma },
+                    p,
+                )
+            };
+            let (f32m, f64m) = (free(Precision::F32)?, free(Precision::F64)?);
+            assert_eq!(f32m.log_normalizers(), Some(&got[..]));
+            let ln64 = f64m.log_normalizers().unwrap_or(&[]);
+            assert_eq!(ln64.len(), n);
+            for (a, b) in got.iter().zip(ln64) {
+                assert!((a - b).abs() <= 1e-5 * b.abs().max(1.0), "{a} vs {b}");
+            }
+        }
+        assert!(routes[0] > 0 && routes[1] > 0, "rows of both routes: {routes:?}");
+        Ok(())
+    }
+
     #[test]
     fn sne_row_matches_the_scalar_formula() {
         for len in [1usize, 3, 4, 5, 8, 13] {
