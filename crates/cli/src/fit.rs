@@ -380,15 +380,25 @@ fn write_fit(args: &FitArgs, model: &KsvdModel, t0: Instant, node_names: Option<
         path: args.out.join("summary.json"),
         msg: e.to_string(),
     })? + "\n";
-    let mut files = matrix_files(&args.out, "u", &model.u().to_owned(), args.format)?;
+    // The two matrices' text and the model's bytes are formatted side by side.
+    let ((u_files, v_files), model_bytes) = rayon::join(
+        || {
+            rayon::join(
+                || matrix_files(&args.out, "u", &model.u().to_owned(), args.format),
+                || matrix_files(&args.out, "v", &model.v().to_owned(), args.format),
+            )
+        },
+        || model.to_bytes(),
+    );
+    let mut files = u_files?;
     files.extend(vector_files(
         &args.out,
         "s",
         &model.singular_values().to_owned(),
         args.format,
     )?);
-    files.extend(matrix_files(&args.out, "v", &model.v().to_owned(), args.format)?);
-    files.push((args.out.join("model.json"), model.to_bytes()?));
+    files.extend(v_files?);
+    files.push((args.out.join("model.json"), model_bytes?));
     files.push((args.out.join("summary.json"), summary.clone().into_bytes()));
     if let Some(names) = node_names {
         files.push((args.out.join("nodes.csv"), (names.join("\n") + "\n").into_bytes()));
