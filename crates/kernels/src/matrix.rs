@@ -1844,6 +1844,10 @@ impl MatrixBlocks for KernelMatrix {
         Ok(self.try_block(rows, cols)?)
     }
 
+    fn block_precision(&self) -> Precision {
+        self.precision()
+    }
+
     /// `G[rows, cols] W`: `O((|rows| + |cols|) k + nnz)` for the rank-one-plus-sparse form
     /// (`a_I (e_Jᵀ W) + C[I, J] W`), bounded-memory fused blocks otherwise.
     fn block_mul(&self, rows: &[usize], cols: &[usize], w: ArrayView2<'_, f64>) -> ksvd_linalg::Result<Array2<f64>> {

@@ -101,6 +101,12 @@ pub trait MatrixBlocks: LinearOperator {
     /// `A[rows, cols]` as a dense `|rows| x |cols|` matrix (indices in the given order).
     fn block(&self, rows: &[usize], cols: &[usize]) -> Result<Array2<f64>>;
 
+    /// The precision [`MatrixBlocks::block`]'s entries are evaluated in (`f64` values either
+    /// way): solvers of a block need not resolve it beyond its entries' rounding.
+    fn block_precision(&self) -> crate::Precision {
+        crate::Precision::F64
+    }
+
     /// The rows `A[rows, :]`.
     fn row_block(&self, rows: &[usize]) -> Result<Array2<f64>> {
         let cols: Vec<usize> = (0..self.ncols()).collect();

@@ -4,7 +4,7 @@ use crate::error::{require_rank, NystromError, Result};
 use crate::extension::{col_coefficients, landmark_scales, row_coefficients, scale_block};
 use crate::sampling::{sketched_leverage, uniform_indices, weighted_indices, Sampling};
 use ksvd_kernels::{KernelMatrix, Samples};
-use ksvd_linalg::{CsrMatrix, MatrixBlocks};
+use ksvd_linalg::{CsrMatrix, MatrixBlocks, Precision};
 use ksvd_solvers::{auto_svd, column_signs, dense_svd, randomized_svd, AutoParams, RsvdParams, SolverError, SvdResult};
 use ndarray::{Array1, Array2, ArrayView2, Axis};
 
@@ -58,7 +58,7 @@ pub enum InnerSolver {
     Dense,
     /// The top-`r` SVD to working accuracy by the cheaper exact method, as
     /// [`ksvd_solvers::auto_svd`]'s cost model picks it: the dense SVD, or block Lanczos
-    /// certified to `1e-12 · s₁` when `r` is small against the block (20 triplets of a
+    /// certified to `1e-12 · s₁` (`ε_f32 · s₁` for a block evaluated in `f32`) when `r` is small against the block (20 triplets of a
     /// 1000 × 1000 block in a fraction of the dense SVD's time); the dense SVD when that run does
     /// not certify.
     Exact,
@@ -80,14 +80,24 @@ impl Default for InnerSolver {
     }
 }
 
-/// Residual bound (relative to `s₁`) of [`InnerSolver::Exact`]'s Krylov path.
+/// Residual bound (relative to `s₁`) of [`InnerSolver::Exact`]'s Krylov path for a block of
+/// `f64` entries.
 const EXACT_INNER_TOL: f64 = 1e-12;
 
-/// [`InnerSolver::Exact`]: `auto_svd` at [`EXACT_INNER_TOL`], the dense SVD when it does not
-/// certify.
-fn exact_svd(block: ArrayView2<'_, f64>, rank: usize, seed: u64) -> Result<SvdResult> {
+/// [`InnerSolver::Exact`]'s residual bound for a block evaluated in `precision`: `ε_f32` for
+/// `f32` entries, which carry relative errors of `ε_f32 / 2` each (a smaller residual resolves
+/// only their rounding; the race's 1000 × 1000 block: 0.04 s of a 0.5 s float32 fit).
+fn exact_inner_tol(precision: Precision) -> f64 {
+    match precision {
+        Precision::F64 => EXACT_INNER_TOL,
+        Precision::F32 => f64::from(f32::EPSILON),
+    }
+}
+
+/// [`InnerSolver::Exact`]: `auto_svd` at `tol`, the dense SVD when it does not certify.
+fn exact_svd(block: ArrayView2<'_, f64>, rank: usize, seed: u64, tol: f64) -> Result<SvdResult> {
     let params = AutoParams {
-        tol: EXACT_INNER_TOL,
+        tol,
         seed,
         ..AutoParams::default()
     };
@@ -256,7 +266,7 @@ where
     scale_block(&mut block, row_scale.view(), col_scale.view())?;
     let sub = match params.inner {
         InnerSolver::Dense => dense_svd(block.view(), r)?,
-        InnerSolver::Exact => exact_svd(block.view(), r, params.seed)?,
+        InnerSolver::Exact => exact_svd(block.view(), r, params.seed, exact_inner_tol(g.block_precision()))?,
         InnerSolver::Rsvd {
             oversampling,
             power_iters,

@@ -389,3 +389,39 @@ fn exact_inner_solver_agrees_with_the_dense_svd() {
         }
     }
 }
+
+/// The exact inner solver resolves a block evaluated in `f32` to `ε_f32 · s₁` (its entries'
+/// rounding), a block in `f64` to `1e-12 · s₁`: against the dense SVD of the same sampled block,
+/// the sub-problem's singular values agree within those bounds (scaled by the rank) and its
+/// residuals meet them.
+#[test]
+fn exact_inner_solver_resolves_the_block_to_its_precision() {
+    use ksvd_kernels::{Kernel, KernelMatrix, Samples};
+    use ksvd_linalg::{MatrixBlocks, Precision};
+    use ksvd_nystrom::{asymmetric_nystrom, InnerSolver, NystromParams};
+    let mut rng = ksvd_linalg::random::rng_from_seed(3);
+    let x = ksvd_linalg::random::gaussian_matrix(&mut rng, 700, 5);
+    let z = ksvd_linalg::random::gaussian_matrix(&mut rng, 650, 5);
+    for (precision, tol) in [(Precision::F64, 1e-12), (Precision::F32, f64::from(f32::EPSILON))] {
+        let g = KernelMatrix::matrix_free_in(
+            Samples::dense(x.clone()).unwrap(),
+            Samples::dense(z.clone()).unwrap(),
+            Kernel::Sne { gamma: 1.5 },
+            precision,
+        )
+        .unwrap();
+        assert_eq!(g.block_precision(), precision);
+        let fit = |inner| {
+            let mut p = NystromParams::new(8, 400);
+            p.inner = inner;
+            asymmetric_nystrom(&g, &p).unwrap()
+        };
+        let (exact, dense) = (fit(InnerSolver::Exact), fit(InnerSolver::Dense));
+        let s1 = dense.sub.s[0];
+        for (a, b) in exact.sub.s.iter().zip(&dense.sub.s) {
+            assert!((a - b).abs() <= 8.0 * tol * s1, "{precision}: {a} vs {b}");
+        }
+        let worst = exact.sub.max_residual().unwrap_or(0.0);
+        assert!(worst <= tol, "{precision}: residual {worst:e} above {tol:e}");
+    }
+}
