@@ -549,23 +549,47 @@ fn sne_log_norm_f32(row: &mut [f64], nxi: f64, nz: &[f64], inv_g2: f64, out: &mu
 /// inner products are written and read again.
 const DIRECT_MAX_DIM: usize = 32;
 
-/// Columns per tile of [`sne_direct_exponents_f32`]: the row's tile and `Zᵀ`'s stay in the first
+/// Columns per tile of [`sne_direct_exponents`]: the row's tile and `Zᵀ`'s stay in the first
 /// cache level while the features pass over them, four at a time.
 const DIRECT_TILE: usize = 1024;
 
+/// The arithmetic of [`sne_direct_exponents`]: `f32`, or `f64` for the rows `f32` cannot resolve.
+trait DirectFloat:
+    Copy
+    + PartialOrd
+    + std::ops::Add<Output = Self>
+    + std::ops::Sub<Output = Self>
+    + std::ops::Mul<Output = Self>
+    + std::ops::Neg<Output = Self>
+{
+    const ZERO: Self;
+    const NEG_INFINITY: Self;
+}
+
+impl DirectFloat for f32 {
+    const ZERO: f32 = 0.0;
+    const NEG_INFINITY: f32 = f32::NEG_INFINITY;
+}
+
+impl DirectFloat for f64 {
+    const ZERO: f64 = 0.0;
+    const NEG_INFINITY: f64 = f64::NEG_INFINITY;
+}
+
 with_avx2! {
-/// The exponents of an SNE row in `f32`, from the samples: `out[j] ← t_j = −‖x_i − z_j‖²/γ²`
-/// summed feature by feature from the differences (no cancellation, as
-/// `‖x_i‖² + ‖z_j‖² − 2⟨x_i, z_j⟩` has); returns `t_max`. `zt` holds `Zᵀ` (`xi.len()` rows of
-/// `m = out.len()` entries).
-fn sne_direct_exponents_f32(xi: &[f32], zt: &[f32], inv_g2: f32, out: &mut [f32]) -> f32 {
+/// The exponents of an SNE row from the samples: `out[j] ← t_j = −‖x_i − z_j‖²/γ²` summed
+/// feature by feature from the differences (no cancellation, as `‖x_i‖² + ‖z_j‖² − 2⟨x_i, z_j⟩`
+/// has); returns `t_max`. `zt` holds `Zᵀ` (`xi.len()` rows of `m = out.len()` entries). In `f32`
+/// for every row of [`DirectSneF32`], in `f64` for the rows whose largest exponent is too far below
+/// zero for `f32` (every entry's error grows with `|t_j|`, not with `|t_j − t_max|`).
+fn sne_direct_exponents<T: DirectFloat>(xi: &[T], zt: &[T], inv_g2: T, out: &mut [T]) -> T {
     let m = out.len();
-    let mut mx = [f32::NEG_INFINITY; 8];
+    let mut mx = [T::NEG_INFINITY; 8];
     let mut j0 = 0;
     while j0 < m {
         let len = DIRECT_TILE.min(m - j0);
         let tile = &mut out[j0..j0 + len];
-        tile.fill(0.0);
+        tile.fill(T::ZERO);
         let z = |k: usize| &zt[k * m + j0..k * m + j0 + len];
         let mut k = 0;
         // Four features per pass over the tile (the same sums, in the same order, as one).
@@ -580,7 +604,7 @@ fn sne_direct_exponents_f32(xi: &[f32], zt: &[f32], inv_g2: f32, out: &mut [f32]
         for (kk, &xk) in xi.iter().enumerate().skip(k) {
             tile.iter_mut().zip(z(kk)).for_each(|(o, &zv)| {
                 let d = xk - zv;
-                *o += d * d;
+                *o = *o + d * d;
             });
         }
         let mut chunks = tile.chunks_exact_mut(8);
@@ -597,36 +621,7 @@ fn sne_direct_exponents_f32(xi: &[f32], zt: &[f32], inv_g2: f32, out: &mut [f32]
         }
         j0 += len;
     }
-    mx.iter().fold(f32::NEG_INFINITY, |a, &b| if b > a { b } else { a })
-}
-}
-
-with_avx2! {
-/// [`sne_direct_exponents_f32`] in `f64`, for the rows whose largest exponent is too far below
-/// zero for `f32` (every entry's error grows with `|t_j|`, not with `|t_j − t_max|`).
-fn sne_direct_exponents_f64(xi: &[f64], zt: &[f64], inv_g2: f64, out: &mut [f64]) -> f64 {
-    let m = out.len();
-    out.fill(0.0);
-    for (k, &xk) in xi.iter().enumerate() {
-        out.iter_mut().zip(&zt[k * m..(k + 1) * m]).for_each(|(o, &zv)| {
-            let d = xk - zv;
-            *o += d * d;
-        });
-    }
-    let mut mx = [f64::NEG_INFINITY; 4];
-    let mut chunks = out.chunks_exact_mut(4);
-    for c in &mut chunks {
-        for l in 0..4 {
-            let t = -c[l] * inv_g2;
-            c[l] = t;
-            mx[l] = if t > mx[l] { t } else { mx[l] };
-        }
-    }
-    for v in chunks.into_remainder() {
-        *v = -*v * inv_g2;
-        mx[0] = if *v > mx[0] { *v } else { mx[0] };
-    }
-    mx.iter().fold(f64::NEG_INFINITY, |a, &b| if b > a { b } else { a })
+    mx.iter().fold(T::NEG_INFINITY, |a, &b| if b > a { b } else { a })
 }
 }
 
@@ -639,21 +634,20 @@ fn shifted_exp_sum_f32(out: &mut [f32], top: f32) -> f64 {
 }
 
 with_avx2! {
-/// A stored row divided by its sum, as [`sne_normalise`] does.
-fn normalise_f32(row: &mut [f32], sum: f64) -> () {
-    let inv = 1.0 / sum;
-    row.iter_mut().for_each(|v| *v = <f32 as Element>::from_f64(flush(f64::from(*v) * inv)));
-}
-}
-
-with_avx2! {
 /// The stored-type stage of an SNE row: `exp` ([`exp_sum`]), then every entry divided by the
 /// row sum (flushed); returns the sum.
 fn sne_normalise<T: Element>(row: &mut [T]) -> f64 {
     let sum = exp_sum(row);
+    divide_by_sum(row, sum);
+    sum
+}
+}
+
+with_avx2! {
+/// Every entry of an SNE row divided by the row's sum (flushed), in its stored type.
+fn divide_by_sum<T: Element>(row: &mut [T], sum: f64) -> () {
     let inv = 1.0 / sum;
     row.iter_mut().for_each(|v| *v = T::from_f64(flush(v.to_f64() * inv)));
-    sum
 }
 }
 
@@ -700,12 +694,12 @@ fn sne_log_norm<T: Element>(
 }
 
 /// Rows whose largest exponent `t_max` lies below `−DIRECT_TOP_LIMIT` are evaluated in `f64`
-/// ([`sne_direct_exponents_f64`]): the `f32` exponents carry an error of a few `ε_f32 |t_j|`, so
+/// ([`sne_direct_exponents`] in `f64`): the `f32` exponents carry an error of a few `ε_f32 |t_j|`, so
 /// the entries near the row's largest stay within about `10 ε_f32` of the `f64` route's.
 const DIRECT_TOP_LIMIT: f32 = 1.0;
 
 /// `f32` SNE rows between dense samples of small dimension, from the differences
-/// ([`sne_direct_exponents_f32`]): the samples moved by the mean of `Z` (distances do not change)
+/// ([`sne_direct_exponents`] in `f32`): the samples moved by the mean of `Z` (distances do not change)
 /// and rounded once to `f32`, so that rounding is relative to their spread, not their offset.
 struct DirectSneF32<'a> {
     x: ArrayView2<'a, f64>,
@@ -713,7 +707,8 @@ struct DirectSneF32<'a> {
     /// `Zᵀ`, moved, in `f64` and rounded to `f32`.
     zt64: Vec<f64>,
     zt: Vec<f32>,
-    gamma: f64,
+    /// `1/γ²`.
+    inv_g2: f64,
 }
 
 /// A worker's buffers: the row's sample (both types) and `f64` exponents.
@@ -740,13 +735,13 @@ impl<'a> DirectSneF32<'a> {
             .zip(&centre)
             .flat_map(|(col, &c)| col.iter().map(move |&v| v - c).collect::<Vec<_>>())
             .collect();
-        let zt = zt64.iter().map(|&v| round_f32(v)).collect();
+        let zt = zt64.iter().map(|&v| <f32 as Element>::from_f64(v)).collect();
         Some(DirectSneF32 {
             x: x.view(),
             centre,
             zt64,
             zt,
-            gamma,
+            inv_g2: 1.0 / (gamma * gamma),
         })
     }
 
@@ -756,17 +751,16 @@ impl<'a> DirectSneF32<'a> {
         xi64.clear();
         xi64.extend(self.x.row(i).iter().zip(&self.centre).map(|(&v, &c)| v - c));
         xi.clear();
-        xi.extend(xi64.iter().map(|&v| round_f32(v)));
-        let inv_g2 = 1.0 / (self.gamma * self.gamma);
-        let top = sne_direct_exponents_f32(xi, &self.zt, round_f32(inv_g2), out);
+        xi.extend(xi64.iter().map(|&v| <f32 as Element>::from_f64(v)));
+        let top = sne_direct_exponents(xi, &self.zt, <f32 as Element>::from_f64(self.inv_g2), out);
         if top >= -DIRECT_TOP_LIMIT {
             return (f64::from(top), shifted_exp_sum_f32(out, top));
         }
         t64.resize(out.len(), 0.0);
-        let top = sne_direct_exponents_f64(xi64, &self.zt64, inv_g2, t64);
+        let top = sne_direct_exponents(xi64, &self.zt64, self.inv_g2, t64);
         out.iter_mut()
             .zip(t64.iter())
-            .for_each(|(o, &t)| *o = round_f32(t - top));
+            .for_each(|(o, &t)| *o = <f32 as Element>::from_f64(t - top));
         (top, shifted_exp_sum_f32(out, 0.0))
     }
 
@@ -796,19 +790,13 @@ impl<'a> DirectSneF32<'a> {
             .map_init(DirectScratch::default, |scratch, (i, row)| {
                 with_slice(row, |r| {
                     let (top, sum) = self.row(i, scratch, r);
-                    normalise_f32(r, sum);
+                    divide_by_sum(r, sum);
                     top + sum.ln()
                 })
             })
             .collect();
         finite_normalizers(ln)
     }
-}
-
-/// `v` rounded to `f32`.
-#[allow(clippy::cast_possible_truncation)]
-fn round_f32(v: f64) -> f32 {
-    v as f32
 }
 
 /// The normalisers, or the first row whose sum vanished or overflowed.
@@ -2300,8 +2288,6 @@ mod tests {
         Ok(())
     }
 
-    /// The vectorised SNE row against the textbook formula, for lengths around the 4-lane
-    /// chunking and for distances so large that unshifted exponentials would underflow.
     /// `f32` SNE normalisers summed from the differences (rows far from every column in `f64`):
     /// within a few `f32` epsilons (times the exponents' range) of the `f64` log-sum-exp, also
     /// for samples far from the origin, where `‖x‖² + ‖z‖² − 2⟨x, z⟩` in `f32` would lose every
@@ -2361,6 +2347,8 @@ mod tests {
         Ok(())
     }
 
+    /// The vectorised SNE row against the textbook formula, for lengths around the 4-lane
+    /// chunking and for distances so large that unshifted exponentials would underflow.
     #[test]
     fn sne_row_matches_the_scalar_formula() {
         for len in [1usize, 3, 4, 5, 8, 13] {
