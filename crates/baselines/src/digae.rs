@@ -291,23 +291,45 @@ fn col_sums(a: &Array2<f64>) -> Array2<f64> {
     a.sum_axis(Axis(0)).insert_axis(Axis(0))
 }
 
-/// The positions `0..` of `keys` (each `< rows`) grouped by key, in order within each group (a
-/// stable counting sort): group `r` is `order[offsets[r]..offsets[r + 1]]`.
-fn group_in_order(rows: usize, keys: impl Iterator<Item = usize> + Clone) -> (Vec<usize>, Vec<usize>) {
+/// The rows of `sum_j c_j from[other_j]`, one per key: for every `(key, other, c)` of `pairs`
+/// (each `key < rows`), row `key` of the result adds `c` times row `other` of `from`, its pairs in
+/// the order of `pairs` (rows in parallel), so every row is the sequential loop's to the bit.
+/// The pairs are first moved to their row's group by a stable counting sort that carries
+/// `(other, c)` along: the parallel rows then read their pairs contiguously instead of through
+/// an index into `pairs` (a cache miss per pair on BlogCatalog's 1.1 million pairs).
+fn scatter_rows(
+    rows: usize,
+    pairs: impl Iterator<Item = (usize, u32, f64)> + Clone,
+    from: ArrayView2<'_, f64>,
+) -> Array2<f64> {
     let mut offsets = vec![0usize; rows + 1];
-    for k in keys.clone() {
+    for (k, _, _) in pairs.clone() {
         offsets[k + 1] += 1;
     }
     for r in 0..rows {
         offsets[r + 1] += offsets[r];
     }
     let mut next = offsets.clone();
-    let mut order = vec![0usize; offsets[rows]];
-    for (pos, k) in keys.enumerate() {
-        order[next[k]] = pos;
+    let mut grouped = vec![(0u32, 0.0f64); offsets[rows]];
+    for (k, other, c) in pairs {
+        grouped[next[k]] = (other, c);
         next[k] += 1;
     }
-    (offsets, order)
+    let mut g = Array2::zeros((rows, from.ncols()));
+    g.axis_iter_mut(Axis(0))
+        .into_par_iter()
+        .enumerate()
+        .for_each(|(r, mut row)| {
+            for &(other, c) in &grouped[offsets[r]..offsets[r + 1]] {
+                let src = from.row(other as usize);
+                // `*y += c * x` is `scaled_add`'s arithmetic; contiguous rows take the slice loop.
+                match (row.as_slice_mut(), src.as_slice()) {
+                    (Some(y), Some(x)) => y.iter_mut().zip(x).for_each(|(y, &x)| *y += c * x),
+                    _ => row.scaled_add(c, &src),
+                }
+            }
+        });
+    g
 }
 
 impl Graph {
@@ -493,23 +515,8 @@ impl Graph {
             weighted.extend(pairs.iter().zip(&terms).map(|(&p, &(_, c))| (p, c)));
         }
         // dL/dS row i: sum over its pairs (i, j) of c t_j; dL/dT row j: over (i, j) of c s_i.
-        let scatter =
-            |rows: usize, key: fn(&(u32, u32)) -> usize, from: ArrayView2<'_, f64>, other: fn(&(u32, u32)) -> usize| {
-                let (offsets, order) = group_in_order(rows, weighted.iter().map(|(p, _)| key(p)));
-                let mut g = Array2::zeros((rows, from.ncols()));
-                g.axis_iter_mut(Axis(0))
-                    .into_par_iter()
-                    .enumerate()
-                    .for_each(|(r, mut row)| {
-                        for &k in &order[offsets[r]..offsets[r + 1]] {
-                            let (p, c) = &weighted[k];
-                            row.scaled_add(*c, &from.row(other(p)));
-                        }
-                    });
-                g
-            };
-        let gs = scatter(s.nrows(), |p| p.0 as usize, t, |p| p.1 as usize);
-        let gt = scatter(t.nrows(), |p| p.1 as usize, s, |p| p.0 as usize);
+        let gs = scatter_rows(s.nrows(), weighted.iter().map(|&((i, j), c)| (i as usize, j, c)), t);
+        let gt = scatter_rows(t.nrows(), weighted.iter().map(|&((i, j), c)| (j as usize, i, c)), s);
         (loss, gs, gt)
     }
 
