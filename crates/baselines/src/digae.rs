@@ -46,7 +46,7 @@ use crate::error::{check_adjacency, ensure, ensure_nonnegative, ensure_positive,
 use crate::util::{stream, stream_seed};
 use ksvd_graph_tasks::{auc_ap, link_scores, ArcSplit};
 use ksvd_linalg::random::gaussian_matrix;
-use ksvd_linalg::{dense, CsrMatrix};
+use ksvd_linalg::{dense, vecmath, CsrMatrix};
 use ndarray::{Array2, ArrayView2, Axis, Zip};
 use rand::Rng;
 use rayon::prelude::*;
@@ -321,12 +321,7 @@ fn scatter_rows(
         .enumerate()
         .for_each(|(r, mut row)| {
             for &(other, c) in &grouped[offsets[r]..offsets[r + 1]] {
-                let src = from.row(other as usize);
-                // `*y += c * x` is `scaled_add`'s arithmetic; contiguous rows take the slice loop.
-                match (row.as_slice_mut(), src.as_slice()) {
-                    (Some(y), Some(x)) => y.iter_mut().zip(x).for_each(|(y, &x)| *y += c * x),
-                    _ => row.scaled_add(c, &src),
-                }
+                vecmath::add_scaled(row.view_mut(), c, from.row(other as usize));
             }
         });
     g

@@ -339,12 +339,7 @@ impl CsrMatrix {
                 orow.fill(0.0);
                 let (idx, val) = self.row(i);
                 for (&j, &v) in idx.iter().zip(val) {
-                    let xrow = x.row(j);
-                    // `scaled_add`'s arithmetic (`y + v x`, two roundings); contiguous rows as slices.
-                    match (orow.as_slice_mut(), xrow.as_slice()) {
-                        (Some(y), Some(xs)) => y.iter_mut().zip(xs).for_each(|(y, &xv)| *y += v * xv),
-                        _ => orow.scaled_add(v, &xrow),
-                    }
+                    crate::vecmath::add_scaled(orow.view_mut(), v, x.row(j));
                 }
             });
     }

@@ -12,7 +12,8 @@
 //!
 //! [`CompensatedSum`] accumulates sums of products as if in twice the working precision
 //! (Ogita, Rump and Oishi's `Dot2`), with a rigorous bound on its error: for residuals and
-//! small bilinear forms whose value is far below the size of their terms.
+//! small bilinear forms whose value is far below the size of their terms. [`add_scaled`] is the
+//! row update `y += c x` of sparse products and scatters.
 
 /// Arguments below this give `exp = 0` exactly (`e^-700 ≈ 1e-304`).
 pub const EXP_FLUSH_BELOW: f64 = -700.0;
@@ -413,5 +414,16 @@ mod tests {
         assert!((acc.value() - exact).abs() <= f64::EPSILON * exact.abs().max(1.0) * 2.0);
         // The bound is tight enough to matter, and plain summation is visibly worse.
         assert!(acc.error_bound() < 1e-3 * (plain - exact).abs().max(1.0));
+    }
+}
+
+/// `y += c x` with `ndarray`'s `scaled_add` arithmetic (`y + c x`, two roundings, so the same
+/// bits), as a plain slice loop when both rows are contiguous: the row update of sparse products
+/// and gradient scatters, where `scaled_add`'s generic iteration cost time per short row.
+#[inline]
+pub fn add_scaled(mut y: ndarray::ArrayViewMut1<'_, f64>, c: f64, x: ndarray::ArrayView1<'_, f64>) {
+    match (y.as_slice_mut(), x.as_slice()) {
+        (Some(ys), Some(xs)) => ys.iter_mut().zip(xs).for_each(|(y, &x)| *y += c * x),
+        _ => y.scaled_add(c, &x),
     }
 }
