@@ -12,9 +12,7 @@ use crate::krylov::{orthogonality, Stall, ORTHOGONALITY_TOL};
 use crate::lanczos::{check_tol, default_block, lanczos_svd_with_progress, lanczos_with_stall, LanczosParams};
 use crate::shift_invert::{shift_invert_svd, ShiftInvertParams};
 use crate::slicing::{slice_svd, SliceParams};
-use crate::svd::{
-    check_rank, dense_svd_numbers, dense_svd_operator, gram_floor, gram_svd_above, gram_svd_numbers, SvdResult,
-};
+use crate::svd::{check_rank, dense_svd_numbers, dense_svd_operator, gram_svd_above, gram_svd_numbers, SvdResult};
 use crate::SolverError;
 use ksvd_linalg::dense;
 use ksvd_linalg::{LinearOperator, LowRankUpdate, MemoryBudget, ProgressFn};
@@ -129,7 +127,7 @@ fn gram_after_stall<O: LinearOperator + ?Sized>(
     // matrix that overflows, an eigendecomposition that does not converge) leaves the matrix to
     // the fallback, and so do Gram eigenvalues that put `σ_rank` too far below `σ₁` for the
     // route ([`gram_floor`]; given up before its Rayleigh–Ritz step).
-    let r = gram_svd_above(op, rank, gram_floor(params.tol)).ok()??;
+    let r = gram_svd_above(op, rank, Some(params.tol)).ok()?;
     let certified = r.max_residual().is_some_and(|x| x <= params.tol) && orthogonality(&r) <= ORTHOGONALITY_TOL;
     certified.then_some(r)
 }

@@ -255,14 +255,14 @@ pub fn gram_svd_numbers(n: usize, m: usize, rank: usize) -> usize {
 /// [`SolverError::InvalidParameter`] (`budget`) when [`gram_svd_numbers`] do not fit
 /// [`MemoryBudget::auto`]; [`SolverError::NonFinite`] for a matrix with NaN or infinite entries.
 pub fn gram_svd_operator<O: LinearOperator + ?Sized>(op: &O, rank: usize) -> Result<SvdResult> {
-    // A floor of zero never gives up.
-    gram_svd_above(op, rank, 0.0)?.ok_or(SolverError::NonFinite)
+    gram_svd_above(op, rank, None)
 }
 
-/// [`gram_svd_operator`], given up (`Ok(None)`) before its Rayleigh–Ritz step when the Gram
-/// matrix's `rank`-th eigenvalue is below `floor · λ₁`: `σ_rank` too far below `σ₁` for the
-/// route's accuracy (see [`gram_floor`]).
-pub(crate) fn gram_svd_above<O: LinearOperator + ?Sized>(op: &O, rank: usize, floor: f64) -> Result<Option<SvdResult>> {
+/// [`gram_svd_operator`], given up before its Rayleigh–Ritz step when a tolerance `tol` is given
+/// and the Gram matrix's `rank`-th eigenvalue lies below [`gram_floor`]`(tol) · λ₁`: `σ_rank` too
+/// far below `σ₁` for the route to meet `tol`. That is [`SolverError::NotConverged`] with the
+/// forecast residual (`3 ε σ₁ / σ_rank`, relative to `σ₁`; none was computed).
+pub(crate) fn gram_svd_above<O: LinearOperator + ?Sized>(op: &O, rank: usize, tol: Option<f64>) -> Result<SvdResult> {
     let (n, m) = (op.nrows(), op.ncols());
     check_rank(n, m, rank)?;
     // The short side's Gram matrix; `G` is freed before the eigendecomposition.
@@ -280,8 +280,16 @@ pub(crate) fn gram_svd_above<O: LinearOperator + ?Sized>(op: &O, rank: usize, fl
         }
     };
     let (values, basis) = dense::symmetric_eigen_top_owned(gram, rank)?;
-    if floor > 0.0 && rank > 0 && !(values[rank - 1] >= floor * values[0]) {
-        return Ok(None);
+    if let Some(tol) = tol.filter(|_| rank > 0) {
+        if !(values[rank - 1] >= gram_floor(tol) * values[0]) {
+            let ratio = values[rank - 1] / values[0];
+            return Err(SolverError::NotConverged {
+                solver: "Gram route (stopped before its Rayleigh–Ritz step: sigma_rank too far below sigma_1)",
+                iterations: 0,
+                residual: 3.0 * f64::EPSILON / ratio.max(0.0).sqrt(),
+                tol,
+            });
+        }
     }
     // `basis` spans the short side's singular subspace; its image spans the other side's.
     let image = if short_is_right {
@@ -300,7 +308,7 @@ pub(crate) fn gram_svd_above<O: LinearOperator + ?Sized>(op: &O, rank: usize, fl
     };
     let mut result = SvdResult::new(u, small.s, v);
     result.normalize_signs();
-    result.certify(op).map(Some)
+    result.certify(op)
 }
 
 /// The smallest `λ_rank / λ₁` of the Gram matrix at which [`gram_svd_operator`] is expected to
@@ -330,7 +338,8 @@ mod tests {
     use ndarray::array;
 
     /// The Gram route gives up before its Rayleigh–Ritz step when `σ_rank / σ₁` lies below
-    /// `30 ε / tol` (here 1e-10 at tolerance 1e-8), and not with a floor of zero.
+    /// `30 ε / tol` (here 1e-10 at tolerance 1e-8), with a typed error that forecasts a residual
+    /// above the tolerance, and not without a tolerance.
     #[test]
     fn the_gram_route_gives_up_below_its_floor() {
         let n = 60;
@@ -343,9 +352,13 @@ mod tests {
         .unwrap();
         let s = Array1::from_shape_fn(n, |i| 10f64.powf(-10.0 * i as f64 / 19.0));
         let g = (&u * &s).dot(&u.t());
-        assert!(gram_svd_above(&g, 20, gram_floor(1e-8)).unwrap().is_none());
-        assert!(gram_svd_above(&g, 10, gram_floor(1e-8)).unwrap().is_some());
-        assert!(gram_svd_above(&g, 20, 0.0).unwrap().is_some());
+        let stopped = gram_svd_above(&g, 20, Some(1e-8));
+        assert!(
+            matches!(stopped, Err(SolverError::NotConverged { residual, tol, .. }) if residual > 1e-8 && tol == 1e-8),
+            "{stopped:?}"
+        );
+        assert!(gram_svd_above(&g, 10, Some(1e-8)).is_ok());
+        assert!(gram_svd_above(&g, 20, None).is_ok());
     }
 
     /// The largest magnitude decides, the first of equal magnitudes wins, a zero column is `+1`.
