@@ -140,7 +140,7 @@ pub(crate) fn gemm_into_t<T: faer::traits::ComplexField + Copy + Default>(
 /// [`NARROW_ROW_BLOCK`], one sequential faer product each, instead of faer's own parallel
 /// split: a tall `A` times a block of a few dozen vectors, as in the orthogonalisation of a
 /// Krylov block against its basis (`W −= U C`). faer's parallel kernel keeps two cores only
-/// partly busy there (13025 rows, 48 columns, inner 48-1152: 13-18 GFLOP/s against 20-27 split
+/// partly busy there (13025 rows, 48 columns, inner 48-1152: 13-22 GFLOP/s against 19-27 split
 /// by rows, two AMD EPYC cores). Each entry of `out` is the same sum of the same products in
 /// the same order either way, so the result is the same to the bit (tested); wide outputs
 /// (faer already fills the cores: 32-40 GFLOP/s at 250-480 columns, 26-33 split) and long inner
