@@ -286,7 +286,7 @@ pub(crate) fn gram_svd_above<O: LinearOperator + ?Sized>(op: &O, rank: usize, to
             return Err(SolverError::NotConverged {
                 solver: "Gram route (stopped before its Rayleigh–Ritz step: sigma_rank too far below sigma_1)",
                 iterations: 0,
-                residual: 3.0 * f64::EPSILON / ratio.max(0.0).sqrt(),
+                residual: gram_forecast_residual(ratio),
                 tol,
             });
         }
@@ -311,13 +311,26 @@ pub(crate) fn gram_svd_above<O: LinearOperator + ?Sized>(op: &O, rank: usize, to
     result.certify(op)
 }
 
+/// The Gram route's residual model: the residuals of the side its Rayleigh–Ritz step does not
+/// project are about [`GRAM_RESIDUAL_FACTOR`]` · ε σ₁ / σ_rank` relative to `σ₁` (1.3e-12 and
+/// 1.7e-12 on random kernel matrices of order 2708 and 3327 with `σ_rank / σ₁ = 5.5e-4`; 8.5e-14
+/// on Table 1's Cora SNE kernel at 0.47).
+const GRAM_RESIDUAL_FACTOR: f64 = 3.0;
+/// How far below the tolerance [`gram_floor`] wants the forecast residual.
+const GRAM_MARGIN: f64 = 10.0;
+
+/// The residual (relative to `σ₁`) the Gram route is forecast to leave when the Gram matrix's
+/// eigenvalues have `λ_rank / λ₁ = eigen_ratio`, i.e. `σ_rank / σ₁ = √eigen_ratio`.
+fn gram_forecast_residual(eigen_ratio: f64) -> f64 {
+    GRAM_RESIDUAL_FACTOR * f64::EPSILON / eigen_ratio.max(0.0).sqrt()
+}
+
 /// The smallest `λ_rank / λ₁` of the Gram matrix at which [`gram_svd_operator`] is expected to
-/// meet the relative residual `tol`: the residuals of the side its Rayleigh–Ritz step does not
-/// project are a few `ε σ₁ / σ_rank` relative to `σ₁` (1.3e-12 and 1.7e-12 on random kernel
-/// matrices of order 2708 and 3327 with `σ_rank / σ₁ = 5.5e-4`; 8.5e-14 on Table 1's Cora SNE
-/// kernel at 0.47), so `σ_rank / σ₁ ≥ 30 ε / tol` leaves a margin of about ten.
+/// meet the relative residual `tol`: where [`gram_forecast_residual`] is [`GRAM_MARGIN`] times
+/// below `tol`, i.e. `σ_rank / σ₁ ≥ 30 ε / tol`.
 pub(crate) fn gram_floor(tol: f64) -> f64 {
-    let ratio = 30.0 * f64::EPSILON / tol;
+    // (10 · 3) is exactly 30: the floor is the same number as when it was written `30 ε / tol`.
+    let ratio = GRAM_MARGIN * GRAM_RESIDUAL_FACTOR * f64::EPSILON / tol;
     ratio * ratio
 }
 
@@ -338,7 +351,7 @@ mod tests {
     use ndarray::array;
 
     /// The Gram route gives up before its Rayleigh–Ritz step when `σ_rank / σ₁` lies below
-    /// `30 ε / tol` (here 1e-10 at tolerance 1e-8), with a typed error that forecasts a residual
+    /// `30 ε / tol` (here `σ₂₀ / σ₁ = 1e-10`, below 6.7e-7 at tolerance 1e-8), with a typed error that forecasts a residual
     /// above the tolerance, and not without a tolerance.
     #[test]
     fn the_gram_route_gives_up_below_its_floor() {
@@ -359,6 +372,21 @@ mod tests {
         );
         assert!(gram_svd_above(&g, 10, Some(1e-8)).is_ok());
         assert!(gram_svd_above(&g, 20, None).is_ok());
+    }
+
+    /// The floor is where the forecast residual lies the margin below the tolerance, and it is the
+    /// same number as `(30 ε / tol)²`, the form in which Table 1's committed cells were decided.
+    #[test]
+    fn the_floor_is_the_forecast_with_its_margin() {
+        for tol in [1e-4, 1e-6, 1e-8, 1e-10, 1e-12] {
+            let forecast = gram_forecast_residual(gram_floor(tol));
+            assert!(
+                (forecast * GRAM_MARGIN / tol - 1.0).abs() < 8.0 * f64::EPSILON,
+                "{tol}: {forecast}"
+            );
+            let written = 30.0 * f64::EPSILON / tol;
+            assert_eq!(gram_floor(tol).to_bits(), (written * written).to_bits(), "{tol}");
+        }
     }
 
     /// The largest magnitude decides, the first of equal magnitudes wins, a zero column is `+1`.
