@@ -23,6 +23,8 @@
 //!   threads, status, note, paper, diff, quick`) and the summary against the paper.
 //! - [`render`] and [`plot`] — Markdown pages laid out like the paper's tables, `REPORT.md`, SVG/PNG figures.
 //! - [`timings`] — `results/timings.csv`: wall time, cells (cached), threads and load of each spec's latest run.
+//! - [`values`] — `cargo xtask check-values`: the quick run's values bit for bit against the committed
+//!   `results/quick-values.csv` (CI runs it), so a change that moves a value is seen where it is made.
 //! - [`fsx`] — every output file is written atomically (temporary file, fsync, rename), through `ksvd_datasets::write_atomic`.
 //!
 //! Outputs per spec: `results/<name>.csv` and `.parquet` (tidy rows), `<name>.summary.csv` (means over seeds,
@@ -45,3 +47,4 @@ pub mod spec;
 #[cfg(test)]
 mod tidy;
 pub mod timings;
+pub mod values;

@@ -10,7 +10,7 @@ use std::process::ExitCode;
 use anyhow::Result;
 use clap::{Parser, Subcommand};
 
-use xtask::{experiments, fsx, reproduce};
+use xtask::{experiments, fsx, reproduce, values};
 
 #[derive(Parser, Debug)]
 #[command(
@@ -46,6 +46,19 @@ enum Command {
         /// output directory (after editing a spec's layout, say).
         #[arg(long, conflicts_with = "no_cache")]
         render_only: bool,
+    },
+    /// Compare the quick run's values (results/quick/) bit for bit with results/quick-values.csv,
+    /// skipping measurements of the machine; exits non-zero when one differs.
+    CheckValues {
+        /// Directory of the quick results.
+        #[arg(long, value_name = "DIR")]
+        dir: Option<PathBuf>,
+        /// The reference file.
+        #[arg(long, value_name = "FILE")]
+        reference: Option<PathBuf>,
+        /// Write the reference from the quick results instead (after a change meant to move values).
+        #[arg(long)]
+        bless: bool,
     },
     /// List every spec with its kind and one-line description.
     List,
@@ -105,6 +118,16 @@ fn list() -> Result<()> {
 fn run(cli: Cli) -> Result<bool> {
     match cli.command {
         Command::List => list().map(|()| true),
+        Command::CheckValues { dir, reference, bless } => {
+            let root = fsx::project_root();
+            let specs = reproduce::load_specs(&root.join("experiments"), true, &experiments::registry())?;
+            values::check(
+                &specs,
+                &dir.unwrap_or_else(|| root.join("results").join("quick")),
+                &reference.unwrap_or_else(|| root.join("results").join("quick-values.csv")),
+                bless,
+            )
+        }
         Command::Table1Config { file } => experiments::graph_config(&file).map(|()| true),
         Command::ScalingChild {
             method,

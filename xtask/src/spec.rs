@@ -140,6 +140,10 @@ pub struct Metric {
     /// Decimals shown in Markdown tables.
     #[serde(default = "default_decimals")]
     pub decimals: usize,
+    /// A measurement of the machine (wall time, memory, speed-up) rather than a value the code
+    /// fixes: `cargo xtask check-values` does not compare it ([`crate::values`]).
+    #[serde(default)]
+    pub measured: bool,
 }
 
 fn default_decimals() -> usize {
