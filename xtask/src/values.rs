@@ -9,8 +9,11 @@
 //! `measured` (wall times, memory, speed-ups: measurements of the machine). The specs with time
 //! budgets (`timing`, `spectrum`: how many repeats or scan steps fit) are compared too: their
 //! quick runs gave the same 651 values on a quiet machine and on one slowed to about half speed
-//! (2026-11-29). A spec without a quick result is skipped (`--only` runs); a key missing on either
-//! side is a difference.
+//! (2026-11-29). A key missing on either side is a difference. Every spec with a result in the
+//! directory is compared, however old: run the whole quick reproduction first (after an `--only`
+//! run the other specs' older results are compared, and `--bless` would write them), with no
+//! cached cells (the cell cache's keys do not cover the library code) and with 2 threads, as CI
+//! does (`--no-cache --threads 2`).
 //!
 //! `--bless` writes the reference from the current quick run instead (atomically): after a change
 //! meant to move values, with the affected full specs re-run and the move recorded in their
@@ -43,9 +46,11 @@ struct Checked {
 }
 
 impl Checked {
-    /// Bit-for-bit equality (a NaN equals the same NaN; `0.0` differs from `-0.0`).
+    /// Bit-for-bit equality, except that every NaN equals every NaN (the reference writes them
+    /// all as `NaN`); `0.0` differs from `-0.0`.
     fn same(&self, other: &Checked) -> bool {
-        self.status == other.status && self.value.map(f64::to_bits) == other.value.map(f64::to_bits)
+        let bits = |v: Option<f64>| v.map(|v| if v.is_nan() { f64::NAN.to_bits() } else { v.to_bits() });
+        self.status == other.status && bits(self.value) == bits(other.value)
     }
 
     fn show(&self) -> String {
@@ -86,6 +91,12 @@ fn spec_values(spec: &Spec, dir: &Path) -> Result<Option<BTreeMap<Key, Checked>>
             r.seed.map(|s| s.to_string()).unwrap_or_default(),
             0,
         );
+        if [&key.1, &key.2, &key.3, &key.4]
+            .iter()
+            .any(|f| f.contains(['\n', '\r']))
+        {
+            bail!("{}: a line break in the key {key:?}", path.display());
+        }
         while out.contains_key(&key) {
             key.6 += 1;
         }
@@ -101,9 +112,10 @@ fn spec_values(spec: &Spec, dir: &Path) -> Result<Option<BTreeMap<Key, Checked>>
     Ok(Some(out))
 }
 
-/// A CSV field, quoted when it holds a comma, a quote or a line break.
+/// A CSV field, quoted when it holds a comma or a quote (keys hold no line breaks:
+/// [`spec_values`] refuses them).
 fn field(s: &str) -> String {
-    if s.contains([',', '"', '\n', '\r']) {
+    if s.contains([',', '"']) {
         format!("\"{}\"", s.replace('"', "\"\""))
     } else {
         s.to_string()
@@ -192,10 +204,10 @@ fn parse(text: &str, what: &str) -> Result<BTreeMap<Key, Checked>> {
             .with_context(at)?;
         let status = Status::parse(&status).with_context(|| format!("{}: unknown status `{status}`", at()))?;
         let value = optional::<f64>(&value, "a number").with_context(at)?;
-        out.insert(
-            (spec, dataset, method, metric, setting, seed, occurrence),
-            Checked { status, value, threads },
-        );
+        let key = (spec, dataset, method, metric, setting, seed, occurrence);
+        if out.insert(key.clone(), Checked { status, value, threads }).is_some() {
+            bail!("{}: the key {key:?} again", at());
+        }
     }
     Ok(out)
 }
@@ -267,8 +279,9 @@ pub fn check(specs: &[Spec], dir: &Path, reference: &Path, bless: bool) -> Resul
     let compared = reference_values
         .keys()
         .filter(|k| ran.contains(&k.0))
-        .count()
-        .max(current.len());
+        .chain(current.keys())
+        .collect::<std::collections::BTreeSet<_>>()
+        .len();
     println!(
         "quick values: {} of {compared} differ from {}:",
         diffs.len(),
@@ -401,7 +414,23 @@ mod tests {
     }
 
     #[test]
+    fn every_nan_equals_every_nan_and_signed_zeros_differ() {
+        let negative_nan = f64::from_bits(f64::NAN.to_bits() | (1 << 63));
+        assert!(ok(negative_nan).same(&ok(f64::NAN)));
+        let mut values = BTreeMap::new();
+        values.insert(key("rmse", ""), ok(negative_nan));
+        let back = parse(&render(&values), "test").unwrap();
+        assert!(back[&key("rmse", "")].same(&ok(negative_nan)));
+        assert!(!ok(0.0).same(&ok(-0.0)));
+        assert!(!ok(f64::NAN).same(&ok(1.0)));
+    }
+
+    #[test]
     fn malformed_references_are_refused_with_the_line() {
+        let twice =
+            format!("{HEADER}\ntable3,yacht,kpca_rbf,rmse,,0,0,ok,1,2\ntable3,yacht,kpca_rbf,rmse,,0,0,ok,1,2\n");
+        let e = format!("{:#}", parse(&twice, "r").unwrap_err());
+        assert!(e.contains("r:3") && e.contains("again"), "{e}");
         assert!(parse("spec,value\n", "r")
             .unwrap_err()
             .to_string()
