@@ -4,7 +4,7 @@
 //! cargo xtask list
 //! cargo xtask reproduce [--only NAME]... [--quick] [--out DIR] [--threads N] [--no-cache] [--render-only]
 //! ```
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::process::ExitCode;
 
 use anyhow::Result;
@@ -115,6 +115,17 @@ fn list() -> Result<()> {
     Ok(())
 }
 
+/// Where `reproduce` writes by default: `results/`, or `results/quick/` for `--quick` (so a quick
+/// run never overwrites the committed full results); `check-values` reads the quick one.
+fn results_dir(root: &Path, quick: bool) -> PathBuf {
+    let results = root.join("results");
+    if quick {
+        results.join("quick")
+    } else {
+        results
+    }
+}
+
 fn run(cli: Cli) -> Result<bool> {
     match cli.command {
         Command::List => list().map(|()| true),
@@ -123,7 +134,7 @@ fn run(cli: Cli) -> Result<bool> {
             let specs = reproduce::load_specs(&root.join("experiments"), true, &experiments::registry())?;
             values::check(
                 &specs,
-                &dir.unwrap_or_else(|| root.join("results").join("quick")),
+                &dir.unwrap_or_else(|| results_dir(&root, true)),
                 &reference.unwrap_or_else(|| root.join("results").join("quick-values.csv")),
                 bless,
             )
@@ -151,14 +162,7 @@ fn run(cli: Cli) -> Result<bool> {
             let opts = reproduce::Options {
                 only,
                 quick,
-                out: out.unwrap_or_else(|| {
-                    let results = root.join("results");
-                    if quick {
-                        results.join("quick")
-                    } else {
-                        results
-                    }
-                }),
+                out: out.unwrap_or_else(|| results_dir(&root, quick)),
                 threads,
                 no_cache,
                 render_only,

@@ -75,7 +75,7 @@ pub(crate) fn bar_style() -> ProgressStyle {
 }
 
 /// `<out>/<spec>.parquet`: the stored tidy rows of a spec's last run.
-fn stored_path(spec: &Spec, out: &Path) -> PathBuf {
+pub(crate) fn stored_path(spec: &Spec, out: &Path) -> PathBuf {
     out.join(format!("{}.parquet", spec.name()))
 }
 

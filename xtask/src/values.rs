@@ -64,22 +64,15 @@ impl Checked {
 
 /// The checked rows of `spec`'s result in `dir`, or `None` when it has none.
 fn spec_values(spec: &Spec, dir: &Path) -> Result<Option<BTreeMap<Key, Checked>>> {
-    let path = dir.join(format!("{}.parquet", spec.name()));
+    let path = crate::reproduce::stored_path(spec, dir);
     if !path.exists() {
         return Ok(None);
     }
     let mut out = BTreeMap::new();
-    let measured: Vec<&str> = spec
-        .file
-        .metrics
-        .iter()
-        .filter(|m| m.measured)
-        .map(|m| m.id.as_str())
-        .collect();
     let tidy = rows::from_frame(&rows::read_parquet(&path)?).with_context(|| format!("reading {}", path.display()))?;
     for t in tidy {
         let r = t.row;
-        if measured.contains(&r.metric.as_str()) {
+        if spec.metric(&r.metric).is_some_and(|m| m.measured) {
             continue;
         }
         let mut key = (
