@@ -17,7 +17,8 @@
 //!
 //! Every entry of a result is summed in an order fixed by the shapes alone (over the rows of `A`
 //! in order for `Aᵀ X`; lane by lane along the row, then the lanes in order, for `A X`), so
-//! results depend neither on the thread count nor on the instruction set. With AVX-512 the
+//! results depend neither on the thread count nor on the instruction set (AVX2 or AVX-512;
+//! faer's fallback sums in another order). With AVX-512 the
 //! kernels use 512-bit registers in that same order: `Aᵀ X`'s panels are twice as wide, and
 //! `A X` keeps the partial sums of 256-bit lanes, two columns of `X` to a register (`Xᵀ` copied
 //! with the two columns' chunks interleaved). `f64` matrices are multiplied in `f64`; `f32` ones
@@ -42,7 +43,8 @@ pub(crate) enum Isa {
 impl Isa {
     /// The widest the CPU runs (checked at run time), or `None` without AVX2 and FMA.
     pub(crate) fn detect() -> Option<Isa> {
-        Isa::available().last().copied()
+        static DETECTED: std::sync::OnceLock<Option<Isa>> = std::sync::OnceLock::new();
+        *DETECTED.get_or_init(|| Isa::available().last().copied())
     }
 
     /// Every instruction set of the kernels the CPU runs, narrowest first.
@@ -113,12 +115,14 @@ pub(crate) trait Streamed: crate::Element + std::ops::Add<Output = Self> {
     /// `j = 0, LANES, …, len − LANES`, for `r < nrows`, `c < nc`. With [`Isa::Avx2`], `xt_c` is
     /// `xt[c·ldx ..]`; with [`Isa::Avx512`], columns `2p` and `2p + 1` are interleaved chunk by
     /// chunk at `xt[p·ldx ..]` (`xt[p·ldx + 2j ..]` holds column `2p`'s `LANES` entries from `j`,
-    /// then column `2p + 1`'s).
+    /// then column `2p + 1`'s; an odd `nc`'s last pair is read whole, its second half unused).
     ///
     /// # Safety
-    /// `isa` runs here; `a` holds `nrows` rows of `len` entries at stride `lda`, `xt` holds the
-    /// columns' `len` entries as above, `acc` holds `nrows · nc · LANES` entries; `len` is a
-    /// multiple of `LANES`, `(nrows, nc)` at most [`Isa::dot_block`] and at least `(1, 1)`.
+    /// `isa` runs here; `a` holds `nrows` rows of `len` entries at stride `lda`; `xt` holds `nc`
+    /// rows of `len` entries at stride `ldx` (AVX2), or `nc.div_ceil(2)` pairs of `2·len`
+    /// entries at stride `ldx`, starting at a pair (AVX-512); `acc` holds `nrows · nc · LANES`
+    /// entries; `len` is a multiple of `LANES`, `(nrows, nc)` at most [`Isa::dot_block`] and at
+    /// least `(1, 1)`.
     #[allow(clippy::too_many_arguments)]
     unsafe fn dots(
         isa: Isa,
@@ -321,8 +325,10 @@ macro_rules! dot_kernel_512 {
         ) {
             use std::arch::x86_64::*;
             // SAFETY: the caller guarantees the extents (see `Streamed::dots`; `nc` is `2·NP − 1`
-            // or `2·NP`); the CPU has the features this function is compiled for. Every pointer
-            // cast reads or writes 256 bits of `$t` entries through their bits.
+            // or `2·NP`, and an odd `nc`'s last pair is read whole); the CPU has the features
+            // this function is compiled for. Every pointer cast reads or writes 256 bits (`A`'s
+            // chunks, the accumulators) or 512 bits (a pair of `Xᵀ`) of `$t` entries through
+            // their bits.
             unsafe {
                 let half = |r: usize, c: usize| acc.add((r * nc + c) * $lanes) as *mut f64;
                 let mut s: [[$vec; NP]; R] = [[$from(_mm512_setzero_pd()); NP]; R];
@@ -515,11 +521,15 @@ pub(crate) fn at_x_into<T: Streamed>(
     a: ArrayView2<'_, T>,
     x: ArrayView2<'_, f64>,
 ) -> bool {
-    Isa::detect().is_some_and(|isa| at_x_with(isa, out, a, x))
+    // SAFETY: the CPU runs the instruction set it reports.
+    Isa::detect().is_some_and(|isa| unsafe { at_x_with(isa, out, a, x) })
 }
 
-/// [`at_x_into`] with the instruction set given; it must run here.
-fn at_x_with<T: Streamed>(
+/// [`at_x_into`] with the instruction set given.
+///
+/// # Safety
+/// The CPU runs `isa` (it is one of [`Isa::available`]).
+unsafe fn at_x_with<T: Streamed>(
     isa: Isa,
     mut out: ArrayViewMut2<'_, f64>,
     a: ArrayView2<'_, T>,
@@ -624,11 +634,15 @@ fn interleaved<T: Streamed>(xt: &[T], m: usize, b: usize, len: usize, lanes: usi
 /// layout; `X` is read in `f64` and rounded once to `T`. Returns `false`, leaving `out` untouched,
 /// where the kernel does not apply (as [`at_x_into`]). Shapes are the caller's to check.
 pub(crate) fn a_x_into<T: Streamed>(out: ArrayViewMut2<'_, f64>, a: ArrayView2<'_, T>, x: ArrayView2<'_, f64>) -> bool {
-    Isa::detect().is_some_and(|isa| a_x_with(isa, out, a, x))
+    // SAFETY: the CPU runs the instruction set it reports.
+    Isa::detect().is_some_and(|isa| unsafe { a_x_with(isa, out, a, x) })
 }
 
-/// [`a_x_into`] with the instruction set given; it must run here.
-fn a_x_with<T: Streamed>(
+/// [`a_x_into`] with the instruction set given.
+///
+/// # Safety
+/// The CPU runs `isa` (it is one of [`Isa::available`]).
+unsafe fn a_x_with<T: Streamed>(
     isa: Isa,
     mut out: ArrayViewMut2<'_, f64>,
     a: ArrayView2<'_, T>,
@@ -673,6 +687,8 @@ fn a_x_with<T: Streamed>(
                     let mut c0 = 0;
                     while c0 < b {
                         let nc = dot_cols.min(b - c0);
+                        // Pairs of Xᵀ start at even columns: AVX-512's dot block is 8 columns.
+                        debug_assert!(c0 % per_col == 0);
                         // SAFETY: `isa` runs here (the caller's promise); rows i0 + r0 .. + nr of
                         // A exist with columns j0 + len ≤ vec_len ≤ m; the kernel's view of
                         // columns c0 .. c0 + nc of Xᵀ holds `per_col · vec_len` entries per
@@ -732,7 +748,7 @@ mod tests {
     use super::*;
     use ndarray::ShapeBuilder;
 
-    type Kernel<T> = fn(Isa, ArrayViewMut2<'_, f64>, ArrayView2<'_, T>, ArrayView2<'_, f64>) -> bool;
+    type Kernel<T> = unsafe fn(Isa, ArrayViewMut2<'_, f64>, ArrayView2<'_, T>, ArrayView2<'_, f64>) -> bool;
 
     /// `Aᵀ X` summed in f64 in the kernel's order (rows of `A` in order).
     fn reference_atx(a: ArrayView2<'_, f64>, x: ArrayView2<'_, f64>) -> Array2<f64> {
@@ -769,7 +785,8 @@ mod tests {
     }
 
     /// The kernel against its ordered sum, equal bit for bit (both fuse every multiply-add),
-    /// with every instruction set the CPU runs and 1 to 3 threads.
+    /// with every instruction set the CPU runs and 1 to 3 threads, on `A` and on a row-strided
+    /// copy of it (its columns within a wider matrix).
     fn assert_exact(
         kernel: Kernel<f64>,
         reference: fn(ArrayView2<'_, f64>, ArrayView2<'_, f64>) -> Array2<f64>,
@@ -777,12 +794,25 @@ mod tests {
         x: &Array2<f64>,
     ) {
         let want = reference(a.view(), x.view());
+        let (n, m) = a.dim();
+        let wide = Array2::from_shape_fn((n, m + 3), |(i, j)| if j < m { a[[i, j]] } else { f64::NAN });
+        let strided = wide.slice(ndarray::s![.., ..m]);
         for isa in Isa::available() {
-            for threads in [1, 2, 3] {
+            // (ndarray gives a single column the stride 0, which the kernels refuse.)
+            let views = [(1, a.view()), (2, a.view()), (3, a.view()), (2, strided)];
+            for (threads, a) in views.into_iter().take(if m > 1 { 4 } else { 3 }) {
                 let pool = rayon::ThreadPoolBuilder::new().num_threads(threads).build().unwrap();
                 let mut out = Array2::from_elem(want.dim(), f64::NAN);
-                assert!(pool.install(|| kernel(isa, out.view_mut(), a.view(), x.view())));
-                assert_eq!(out, want, "A {:?} X {:?} {isa:?} threads {threads}", a.dim(), x.dim());
+                // SAFETY: `isa` is one the CPU runs.
+                assert!(pool.install(|| unsafe { kernel(isa, out.view_mut(), a, x.view()) }));
+                assert_eq!(
+                    out,
+                    want,
+                    "A {:?} {:?} X {:?} {isa:?} threads {threads}",
+                    a.dim(),
+                    a.strides(),
+                    x.dim()
+                );
             }
         }
     }
@@ -805,7 +835,8 @@ mod tests {
         let mut first: Option<Array2<f64>> = None;
         for isa in Isa::available() {
             let mut out = Array2::<f64>::zeros(exact.dim().f());
-            assert!(kernel(isa, out.view_mut(), a32, x.view()));
+            // SAFETY: `isa` is one the CPU runs.
+            assert!(unsafe { kernel(isa, out.view_mut(), a32, x.view()) });
             let err = (&out - &exact).iter().fold(0.0f64, |s, v| s.max(v.abs()));
             assert!(
                 err <= terms as f64 * f64::from(f32::EPSILON) * scale.max(1.0),
