@@ -8,9 +8,9 @@
 //! time for one read of `A` (0.065 s).
 //!
 //! * `Aᵀ X` ([`at_x_into`]): each task owns a band of `A`'s columns (of the result's rows) and
-//!   walks down the rows of `A` a few at a time (eight with AVX2): the row segments are sequential streams,
-//!   each panel of two registers' width is one or two cache lines per row, and the band's
-//!   accumulators stay in cache (0.09–0.12 s on the case above).
+//!   walks down the rows of `A` a few at a time (eight with AVX2): the row segments are
+//!   sequential streams, each panel of two registers' width is one or two cache lines per row,
+//!   and the band's accumulators stay in cache (0.09–0.12 s on the case above).
 //! * `A X` ([`a_x_into`]): each task owns a block of rows of `A` and takes dot products along
 //!   them with the columns of `X` (copied once, transposed), a few rows and columns at a time,
 //!   in the lanes of 256-bit registers summed at the end.
@@ -616,15 +616,17 @@ const ROWS_PER_TASK: usize = 24;
 /// every column chunk of `X` passes over them.
 const TILE: usize = 512;
 
-/// `Xᵀ`'s first `len` columns for the 512-bit dot kernel: the columns of `X` (of `xt`, `b × m`
-/// row-major) in pairs, each pair's two rows of `Xᵀ` interleaved `lanes` entries at a time
-/// (a missing second column of an odd `b` is zeros). Pair `p` starts at `p · 2 len`.
-fn interleaved<T: Streamed>(xt: &[T], m: usize, b: usize, len: usize, lanes: usize) -> Vec<T> {
-    let mut xp = vec![T::default(); b.div_ceil(2) * 2 * len];
-    for (c, col) in xt.chunks_exact(m).enumerate() {
+/// `Xᵀ`'s first `len` columns for the 512-bit dot kernel, each entry of `X` rounded once to
+/// `T`: the columns of `X` in pairs, each pair's two rows of `Xᵀ` interleaved [`Streamed::LANES`]
+/// entries at a time (a missing second column of an odd `b` is zeros). Pair `p` starts at
+/// `p · 2 len`; `len` is a multiple of the lanes.
+fn interleaved<T: Streamed>(x: ArrayView2<'_, f64>, len: usize) -> Vec<T> {
+    let lanes = T::LANES;
+    let mut xp = vec![T::default(); x.ncols().div_ceil(2) * 2 * len];
+    for (c, col) in x.columns().into_iter().enumerate() {
         let pair = &mut xp[c / 2 * 2 * len..][..2 * len];
-        for (q, chunk) in col[..len].chunks_exact(lanes).enumerate() {
-            pair[(2 * q + c % 2) * lanes..][..lanes].copy_from_slice(chunk);
+        for (j, &v) in col.iter().take(len).enumerate() {
+            pair[(2 * (j / lanes) + c % 2) * lanes + j % lanes] = T::round(v);
         }
     }
     xp
@@ -654,17 +656,12 @@ unsafe fn a_x_with<T: Streamed>(
         return false;
     };
     let (dot_rows, dot_cols) = isa.dot_block();
-    let xt = rounded::<T>(x.t());
-    let xt = xt.as_slice().unwrap_or(&[]);
     let vec_len = m / T::LANES * T::LANES;
-    // The dot kernel's view of Xᵀ: its rows (AVX2), or its rows' pairs interleaved (AVX-512).
-    let xp = match isa {
-        Isa::Avx2 => Vec::new(),
-        Isa::Avx512 => interleaved(xt, m, b, vec_len, T::LANES),
-    };
+    // The dot kernel's copy of Xᵀ, rounded once: its rows (AVX2), or its rows' pairs
+    // interleaved (AVX-512). The columns beyond `vec_len` round X's entries in the same way.
     let (dot_xt, per_col, ld) = match isa {
-        Isa::Avx2 => (xt, 1, m),
-        Isa::Avx512 => (&xp[..], 2, 2 * vec_len),
+        Isa::Avx2 => (rounded::<T>(x.t()).into_raw_vec_and_offset().0, 1, m),
+        Isa::Avx512 => (interleaved::<T>(x, vec_len), 2, 2 * vec_len),
     };
     let base = a.as_ptr() as usize;
     let xt_ptr = dot_xt.as_ptr() as usize;
@@ -730,7 +727,7 @@ unsafe fn a_x_with<T: Streamed>(
                                 s = s + acc[lanes + l];
                             }
                             for j in vec_len..m {
-                                s = T::mul_add(s, row[j], xt[(c0 + c) * m + j]);
+                                s = T::mul_add(s, row[j], T::round(x[[j, c0 + c]]));
                             }
                             o[[r0 + r, c0 + c]] = s.to_f64();
                         }
