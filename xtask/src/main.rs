@@ -183,6 +183,10 @@ fn run(cli: Cli) -> Result<bool> {
 }
 
 fn main() -> ExitCode {
+    // The cells allocate and free large arrays again and again: keeping freed memory for reuse
+    // saves the page faults and zeroing of fresh mappings (ksvd_linalg::retain_freed_memory has
+    // the measurements). Peak-memory measurements release it first (large_scale::memory).
+    ksvd_linalg::retain_freed_memory();
     match run(Cli::parse()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,

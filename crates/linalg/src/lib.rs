@@ -16,7 +16,8 @@
 //!   out-neighbours) whose swap leaves it unchanged; they split off exactly repeated singular
 //!   values and reduce the matrix ([`TwinReduced`]).
 //! * [`MemoryBudget`]: how much memory a computation may hold (kernel matrices are stored
-//!   when they fit, evaluated matrix-free beyond).
+//!   when they fit, evaluated matrix-free beyond); [`retain_freed_memory`], the allocator
+//!   policy of long batch jobs.
 //! * [`StoredMatrix`]: a dense matrix kept in `f64` or `f32` ([`Precision`]); its products with
 //!   thin blocks (`G X`, `Gᵀ X`, at most 128 columns) stream along its rows with AVX2 and FMA, each entry summed in an
 //!   order fixed by the shapes (the same result for every thread count), faer's GEMM elsewhere.
@@ -61,7 +62,7 @@ mod vocabulary;
 pub use cholesky::{CholeskyPattern, Inertia, SparseCholesky, SparseLdlt};
 pub use csr::CsrMatrix;
 pub use error::{check_finite, check_nonempty, LinalgError, Result};
-pub use memory::{MemoryBudget, FIXED_DENSE_ENTRIES};
+pub use memory::{release_free_memory, retain_freed_memory, MemoryBudget, FIXED_DENSE_ENTRIES};
 pub use operator::{
     check_indices, materialize, LinearOperator, LowRankUpdate, MatrixBlocks, SparsePlusLowRank, Transposed,
 };

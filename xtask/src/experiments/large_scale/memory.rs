@@ -14,10 +14,13 @@ pub fn current_rss_bytes() -> Option<u64> {
 }
 
 /// Resets the peak (`VmHWM`) to the current resident size by writing `5` to
-/// `/proc/self/clear_refs` (Linux ≥ 4.0). Returns whether it worked; when it did not, peaks of
+/// `/proc/self/clear_refs` (Linux ≥ 4.0), after returning the allocator's free memory to the
+/// system ([`ksvd_linalg::release_free_memory`]: xtask keeps freed memory for reuse, which would
+/// otherwise count in the next peak). Returns whether it worked; when it did not, peaks of
 /// successive measurements in one process accumulate, and a child process per measurement is the
 /// honest alternative (what the scaling benchmark does with its `cargo xtask scaling-child`).
 pub fn reset_peak_rss() -> bool {
+    ksvd_linalg::release_free_memory();
     std::fs::write("/proc/self/clear_refs", "5").is_ok()
 }
 
