@@ -155,6 +155,12 @@ fn run(cli: Cli) -> Result<bool> {
             no_cache,
             render_only,
         } => {
+            // The cells allocate and free large arrays again and again: keeping freed memory
+            // for reuse saves the page faults and zeroing of fresh mappings
+            // (ksvd_linalg::retain_freed_memory has the measurements). In-process peak-memory
+            // measurements release it first (large_scale::memory); the scaling benchmark's
+            // children (`scaling-child`) keep the allocator as a library user's process has it.
+            ksvd_linalg::retain_freed_memory();
             let root = fsx::project_root();
             let threads = threads
                 .map(|t| t as usize)
@@ -183,10 +189,6 @@ fn run(cli: Cli) -> Result<bool> {
 }
 
 fn main() -> ExitCode {
-    // The cells allocate and free large arrays again and again: keeping freed memory for reuse
-    // saves the page faults and zeroing of fresh mappings (ksvd_linalg::retain_freed_memory has
-    // the measurements). Peak-memory measurements release it first (large_scale::memory).
-    ksvd_linalg::retain_freed_memory();
     match run(Cli::parse()) {
         Ok(true) => ExitCode::SUCCESS,
         Ok(false) => ExitCode::FAILURE,
