@@ -40,16 +40,19 @@ pub(crate) fn advise_huge_pages<T>(a: &mut [T]) {
 /// returns freed memory at the top of its heaps to the system; every reuse then faults the pages
 /// in again and the kernel zeroes them. This sets the mmap threshold to 2 GiB (larger blocks are
 /// still mapped), keeps up to 2 GiB of free memory at the top of a heap (the trim threshold) and
-/// grows the heap 256 MiB at a time. On Pubmed's DiGAE cell of Table 1 (AMD EPYC, 2 threads) that took the
-/// process from 19 million page faults and 32 s of system time to 0.16 million and 0.7 s, and
-/// the cell from 80 s to 59 s, with the same values: only where memory comes from changes, never
-/// a result. The cost is resident memory: freed memory counts until the process ends or
-/// [`release_free_memory`] is called. Returns whether the policy was set: only on Linux with glibc
-/// (elsewhere the system allocator is left as it is).
+/// grows the heap 256 MiB at a time. On Pubmed's DiGAE cell of Table 1 (AMD EPYC, 2 threads)
+/// that took the process from 19 million page faults and 32 s of system time to 0.16 million and
+/// 0.7 s, and the cell from 80 s to 59 s, with the same values: only where memory comes from
+/// changes, never a result. The cost is resident memory: freed memory counts until the process
+/// ends or [`release_free_memory`] is called. Returns whether the policy was set: only on Linux
+/// with glibc (elsewhere the system allocator is left as it is).
 pub fn retain_freed_memory() -> bool {
     #[cfg(all(target_os = "linux", target_env = "gnu"))]
     // SAFETY: mallopt only changes glibc's allocation parameters (it takes the arenas' locks);
     // any values are valid, and a refused one leaves the previous setting.
+    // The order matters: the settings stop at the first one refused, and the trim threshold
+    // must not be set without the mmap threshold (setting it turns off glibc's adaptive mmap
+    // threshold, and Pubmed's DiGAE cell then took 145 s and 63 million page faults).
     unsafe {
         libc::mallopt(libc::M_MMAP_THRESHOLD, i32::MAX) == 1
             && libc::mallopt(libc::M_TRIM_THRESHOLD, i32::MAX) == 1
